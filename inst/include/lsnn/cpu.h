@@ -1,0 +1,29 @@
+// Run-time detection of the vector units the hot kernels can use.
+//
+// R builds packages with portable flags (-O2, SSE2 on x86-64), so the
+// kernels are compiled twice: once for that baseline and once for AVX2 + FMA
+// (see src/kernels_avx2.cpp). This header decides, once per process, which
+// of the two the running CPU can execute.
+#ifndef LSNN_CPU_H
+#define LSNN_CPU_H
+
+namespace lsnn {
+
+enum class SimdLevel { generic = 0, avx2 = 1 };
+
+inline bool cpu_has_avx2_fma() {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+inline const char* simd_level_name(SimdLevel level) {
+  return level == SimdLevel::avx2 ? "avx2+fma" : "generic";
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_CPU_H

@@ -1,0 +1,44 @@
+// The hot loops of the kNN search, behind a table of function pointers so
+// that one build carries two versions of them: the portable baseline R
+// compiles with, and AVX2 + FMA, chosen at run time (see cpu.h).
+//
+// The bodies live in kernels_impl.h, which a translation unit includes once
+// per target inside its own namespace (src/kernels_generic.cpp,
+// src/kernels_avx2.cpp). Algorithms take a `const DistanceKernels&` and never
+// know which version they run.
+#ifndef LSNN_KERNELS_H
+#define LSNN_KERNELS_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lsnn {
+
+struct DistanceKernels {
+  // out[a * m + b] = <A_a, B_b> for the row-major blocks A (na x d) and
+  // B (m x d): the single-precision matrix product that dominates the exact
+  // search.
+  void (*dot_tile)(const float* A, std::size_t na, const float* B,
+                   std::size_t m, std::size_t d, float* out);
+  // out[a * m + b] = sum_k |A_ak - B_bk| (manhattan tiles).
+  void (*l1_tile)(const float* A, std::size_t na, const float* B,
+                  std::size_t m, std::size_t d, float* out);
+  // Writes to pos the positions b < m with s[b] <= threshold[b] (or
+  // <= threshold[0] for every b when `one_threshold`); returns their count.
+  std::size_t (*positions_at_most)(const float* s, const float* threshold,
+                                   bool one_threshold, std::size_t m,
+                                   std::uint32_t* pos);
+  // Exact double-precision distances between two rows stored as float or
+  // double: sum (x - y)^2, sum x * y, sum |x - y|.
+  double (*sqdist_f)(const float* x, const float* y, std::size_t d);
+  double (*sqdist_d)(const double* x, const double* y, std::size_t d);
+  double (*dot_f)(const float* x, const float* y, std::size_t d);
+  double (*dot_d)(const double* x, const double* y, std::size_t d);
+  double (*l1_f)(const float* x, const float* y, std::size_t d);
+  double (*l1_d)(const double* x, const double* y, std::size_t d);
+  const char* name;
+};
+
+}  // namespace lsnn
+
+#endif  // LSNN_KERNELS_H

@@ -1,0 +1,240 @@
+// Bodies of the DistanceKernels (kernels.h). Not a normal header: a
+// translation unit defines LSNN_KERNEL_NAMESPACE (and, for the AVX2 build,
+// LSNN_KERNEL_AVX2 plus the target pragma) and includes it once, so every
+// function here is compiled for exactly one instruction set and lives in a
+// namespace of its own (no two versions can be merged by the linker).
+//
+// The loops use GCC/Clang vector extensions of 32 bytes: one AVX register in
+// the AVX2 build, a pair of SSE2 registers in the baseline build.
+#ifndef LSNN_KERNEL_NAMESPACE
+#error "define LSNN_KERNEL_NAMESPACE before including lsnn/kernels_impl.h"
+#endif
+
+#include <Eigen/Core>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels.h"
+
+#if defined(__SSE2__) || defined(LSNN_KERNEL_AVX2)
+#include <immintrin.h>
+#define LSNN_HAVE_X86_VECTORS 1
+#endif
+
+namespace lsnn {
+namespace LSNN_KERNEL_NAMESPACE {
+
+typedef float f8 __attribute__((vector_size(32)));
+typedef double d4 __attribute__((vector_size(32)));
+typedef float f4 __attribute__((vector_size(16)));
+
+inline f8 load8(const float* p) {
+  f8 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline d4 load4(const double* p) {
+  d4 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline d4 load4_widen(const float* p) {
+  f4 v;
+  std::memcpy(&v, p, sizeof(v));
+  return __builtin_convertvector(v, d4);
+}
+typedef std::int32_t i8 __attribute__((vector_size(32)));
+typedef std::int64_t l4 __attribute__((vector_size(32)));
+
+inline double hsum(d4 v) { return (v[0] + v[2]) + (v[1] + v[3]); }
+// |v| by clearing the sign bits (portable across GCC and Clang vectors).
+inline f8 vabs(f8 v) {
+  i8 bits;
+  std::memcpy(&bits, &v, sizeof(v));
+  bits &= 0x7fffffff;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+inline d4 vabs(d4 v) {
+  l4 bits;
+  std::memcpy(&bits, &v, sizeof(v));
+  bits &= 0x7fffffffffffffffLL;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
+inline void dot_tile(const float* A, std::size_t na, const float* B,
+                     std::size_t m, std::size_t d, float* out) {
+  typedef Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> RowMajorF;
+  Eigen::Map<const RowMajorF> a(A, na, d);
+  Eigen::Map<const RowMajorF> b(B, m, d);
+  Eigen::Map<RowMajorF> o(out, na, m);
+  o.noalias() = a * b.transpose();
+}
+
+inline void l1_tile(const float* A, std::size_t na, const float* B,
+                    std::size_t m, std::size_t d, float* out) {
+  const std::size_t d8 = d - d % 8;
+  // Four rows of B at a time share each load of a row of A.
+  for (std::size_t a = 0; a < na; ++a) {
+    const float* x = A + a * d;
+    std::size_t b = 0;
+    for (; b + 4 <= m; b += 4) {
+      const float* y0 = B + b * d;
+      const float* y1 = y0 + d;
+      const float* y2 = y1 + d;
+      const float* y3 = y2 + d;
+      f8 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+      for (std::size_t k = 0; k < d8; k += 8) {
+        const f8 xv = load8(x + k);
+        s0 += vabs(xv - load8(y0 + k));
+        s1 += vabs(xv - load8(y1 + k));
+        s2 += vabs(xv - load8(y2 + k));
+        s3 += vabs(xv - load8(y3 + k));
+      }
+      float r[4] = {0, 0, 0, 0};
+      for (int l = 0; l < 8; ++l) {
+        r[0] += s0[l];
+        r[1] += s1[l];
+        r[2] += s2[l];
+        r[3] += s3[l];
+      }
+      for (std::size_t k = d8; k < d; ++k) {
+        r[0] += std::fabs(x[k] - y0[k]);
+        r[1] += std::fabs(x[k] - y1[k]);
+        r[2] += std::fabs(x[k] - y2[k]);
+        r[3] += std::fabs(x[k] - y3[k]);
+      }
+      for (int l = 0; l < 4; ++l) out[a * m + b + l] = r[l];
+    }
+    for (; b < m; ++b) {
+      const float* y = B + b * d;
+      f8 s = {0};
+      for (std::size_t k = 0; k < d8; k += 8) s += vabs(load8(x + k) - load8(y + k));
+      float r = 0;
+      for (int l = 0; l < 8; ++l) r += s[l];
+      for (std::size_t k = d8; k < d; ++k) r += std::fabs(x[k] - y[k]);
+      out[a * m + b] = r;
+    }
+  }
+}
+
+inline std::size_t positions_at_most(const float* s, const float* threshold,
+                                     bool one_threshold, std::size_t m,
+                                     std::uint32_t* pos) {
+  std::size_t count = 0;
+  std::size_t b = 0;
+#if defined(LSNN_KERNEL_AVX2)
+  const __m256 t1 = _mm256_set1_ps(threshold[0]);
+  for (; b + 8 <= m; b += 8) {
+    const __m256 t = one_threshold ? t1 : _mm256_loadu_ps(threshold + b);
+    unsigned mask = static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(s + b), t, _CMP_LE_OQ)));
+    while (mask) {
+      pos[count++] = static_cast<std::uint32_t>(b + __builtin_ctz(mask));
+      mask &= mask - 1;
+    }
+  }
+#elif defined(LSNN_HAVE_X86_VECTORS)
+  const __m128 t1 = _mm_set1_ps(threshold[0]);
+  for (; b + 4 <= m; b += 4) {
+    const __m128 t = one_threshold ? t1 : _mm_loadu_ps(threshold + b);
+    unsigned mask = static_cast<unsigned>(
+        _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(s + b), t)));
+    while (mask) {
+      pos[count++] = static_cast<std::uint32_t>(b + __builtin_ctz(mask));
+      mask &= mask - 1;
+    }
+  }
+#endif
+  for (; b < m; ++b) {
+    pos[count] = static_cast<std::uint32_t>(b);
+    count += s[b] <= threshold[one_threshold ? 0 : b];
+  }
+  return count;
+}
+
+// The exact distances accumulate in double whatever the storage type, in four
+// independent lanes, so their rounding error is that of a double sum.
+inline double sqdist_f(const float* x, const float* y, std::size_t d) {
+  d4 s = {0, 0, 0, 0};
+  std::size_t k = 0;
+  for (; k + 4 <= d; k += 4) {
+    const d4 t = load4_widen(x + k) - load4_widen(y + k);
+    s += t * t;
+  }
+  double r = hsum(s);
+  for (; k < d; ++k) {
+    const double t = static_cast<double>(x[k]) - static_cast<double>(y[k]);
+    r += t * t;
+  }
+  return r;
+}
+
+inline double sqdist_d(const double* x, const double* y, std::size_t d) {
+  d4 s = {0, 0, 0, 0};
+  std::size_t k = 0;
+  for (; k + 4 <= d; k += 4) {
+    const d4 t = load4(x + k) - load4(y + k);
+    s += t * t;
+  }
+  double r = hsum(s);
+  for (; k < d; ++k) {
+    const double t = x[k] - y[k];
+    r += t * t;
+  }
+  return r;
+}
+
+inline double dot_f(const float* x, const float* y, std::size_t d) {
+  d4 s = {0, 0, 0, 0};
+  std::size_t k = 0;
+  for (; k + 4 <= d; k += 4) s += load4_widen(x + k) * load4_widen(y + k);
+  double r = hsum(s);
+  for (; k < d; ++k) r += static_cast<double>(x[k]) * static_cast<double>(y[k]);
+  return r;
+}
+
+inline double dot_d(const double* x, const double* y, std::size_t d) {
+  d4 s = {0, 0, 0, 0};
+  std::size_t k = 0;
+  for (; k + 4 <= d; k += 4) s += load4(x + k) * load4(y + k);
+  double r = hsum(s);
+  for (; k < d; ++k) r += x[k] * y[k];
+  return r;
+}
+
+inline double l1_f(const float* x, const float* y, std::size_t d) {
+  d4 s = {0, 0, 0, 0};
+  std::size_t k = 0;
+  for (; k + 4 <= d; k += 4) s += vabs(load4_widen(x + k) - load4_widen(y + k));
+  double r = hsum(s);
+  for (; k < d; ++k) r += std::fabs(static_cast<double>(x[k]) - static_cast<double>(y[k]));
+  return r;
+}
+
+inline double l1_d(const double* x, const double* y, std::size_t d) {
+  d4 s = {0, 0, 0, 0};
+  std::size_t k = 0;
+  for (; k + 4 <= d; k += 4) s += vabs(load4(x + k) - load4(y + k));
+  double r = hsum(s);
+  for (; k < d; ++k) r += std::fabs(x[k] - y[k]);
+  return r;
+}
+
+inline const DistanceKernels& distance_kernels() {
+  static const DistanceKernels table = {
+      &dot_tile, &l1_tile, &positions_at_most, &sqdist_f, &sqdist_d,
+      &dot_f,    &dot_d,   &l1_f,              &l1_d,
+#if defined(LSNN_KERNEL_AVX2)
+      "avx2+fma"
+#else
+      "generic"
+#endif
+  };
+  return table;
+}
+
+}  // namespace LSNN_KERNEL_NAMESPACE
+}  // namespace lsnn

@@ -1,0 +1,78 @@
+// The R side of lsnn's execution policy (see inst/include/lsnn/parallel.h):
+// RcppParallel for the threads, R's event loop for Ctrl-C, message() for
+// progress. Only parallel_for's body runs off the main thread.
+#ifndef LSNN_R_EXECUTOR_H
+#define LSNN_R_EXECUTOR_H
+
+#include <Rcpp.h>
+#include <RcppParallel.h>
+
+#include <lsnn/parallel.h>
+
+#include <string>
+
+namespace lsnn_r {
+
+inline void check_interrupt_unsafe(void*) { R_CheckUserInterrupt(); }
+
+// R_CheckUserInterrupt() long-jumps on Ctrl-C, which must not cross C++
+// frames; R_ToplevelExec contains the jump and reports it as FALSE.
+inline bool user_interrupted() {
+  return R_ToplevelExec(check_interrupt_unsafe, nullptr) == FALSE;
+}
+
+class RExecutor {
+ public:
+  RExecutor(int n_threads, bool verbose)
+      : n_threads_(n_threads < 1 ? 1 : n_threads), verbose_(verbose) {}
+
+  std::size_t n_threads() const { return static_cast<std::size_t>(n_threads_); }
+
+  template <typename Body>
+  void parallel_for(std::size_t begin, std::size_t end, Body&& body,
+                    std::size_t grain = 1) {
+    if (begin >= end) return;
+    if (n_threads_ <= 1 || end - begin <= grain) {
+      body(begin, end);
+      return;
+    }
+    BodyWorker<Body> worker(body);
+    RcppParallel::parallelFor(begin, end, worker, grain, n_threads_);
+  }
+
+  bool interrupted() { return user_interrupted(); }
+
+  void report(const std::string& text) {
+    if (!verbose_) return;
+    Rcpp::Function message("message");
+    message(text);
+  }
+
+  bool verbose() const { return verbose_; }
+
+ private:
+  template <typename Body>
+  struct BodyWorker : public RcppParallel::Worker {
+    explicit BodyWorker(Body& body) : body_(body) {}
+    void operator()(std::size_t begin, std::size_t end) override { body_(begin, end); }
+    Body& body_;
+  };
+
+  int n_threads_;
+  bool verbose_;
+};
+
+// Runs a call into the core, turning lsnn's interrupt into an R interrupt and
+// any other C++ exception into an R error with its message.
+template <typename F>
+auto run_core(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const lsnn::interrupted_error&) {
+    throw Rcpp::internal::InterruptedException();
+  }
+}
+
+}  // namespace lsnn_r
+
+#endif  // LSNN_R_EXECUTOR_H

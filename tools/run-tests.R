@@ -1,0 +1,12 @@
+# Runs lsnn's testthat suite against the installed package and ends with one
+# summary line, "tests: N passed, N failed, N skipped"; exits 1 on failure.
+library(testthat)
+library(lsnn)
+results <- as.data.frame(test_dir("tests/testthat", package = "lsnn",
+                                  load_package = "installed",
+                                  reporter = ProgressReporter$new(show_praise = FALSE),
+                                  stop_on_failure = FALSE))
+failed <- sum(results$failed) + sum(results$error)
+cat(sprintf("tests: %d passed, %d failed, %d skipped\n",
+            sum(results$passed), failed, sum(results$skipped)))
+quit(status = if (failed > 0) 1 else 0)
