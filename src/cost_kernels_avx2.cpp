@@ -1,0 +1,71 @@
+// The AVX2 + FMA build of the cost kernels, chosen at run time like the
+// distance kernels: see src/kernels_avx2.cpp for why the preamble below
+// (standard headers first, ISA macros by hand, Eigen renamed) is needed.
+#include "cost_kernels.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+
+#include <algorithm>
+#include <cassert>
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iosfwd>
+#include <iostream>
+#include <istream>
+#include <limits>
+#include <new>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#ifndef __AVX__
+#define __AVX__ 1
+#endif
+#ifndef __AVX2__
+#define __AVX2__ 1
+#endif
+#ifndef __FMA__
+#define __FMA__ 1
+#endif
+#ifndef __SSE3__
+#define __SSE3__ 1
+#endif
+#ifndef __SSSE3__
+#define __SSSE3__ 1
+#endif
+#ifndef __SSE4_1__
+#define __SSE4_1__ 1
+#endif
+#ifndef __SSE4_2__
+#define __SSE4_2__ 1
+#endif
+#define Eigen lsnn_avx2_cost_Eigen
+#define LSNN_KERNEL_NAMESPACE avx2
+#define LSNN_KERNEL_AVX2 1
+#include <lsnn/cost_kernels_impl.h>
+#pragma GCC pop_options
+
+namespace lsnn_r {
+const lsnn::CostKernels* avx2_cost_kernels() { return &lsnn::avx2::cost_kernels(); }
+}  // namespace lsnn_r
+
+#else
+
+namespace lsnn_r {
+const lsnn::CostKernels* avx2_cost_kernels() { return nullptr; }
+}  // namespace lsnn_r
+
+#endif

@@ -1,0 +1,10 @@
+// The baseline build of the cost kernels: R's own compiler flags.
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+#define LSNN_KERNEL_NAMESPACE generic
+#include <lsnn/cost_kernels_impl.h>
+
+#include "cost_kernels.h"
+
+namespace lsnn_r {
+const lsnn::CostKernels& generic_cost_kernels() { return lsnn::generic::cost_kernels(); }
+}  // namespace lsnn_r
