@@ -5,8 +5,9 @@
 //    row, or every other point) such that the Shannon entropy (natural log)
 //    of the row's normalised weights equals log(perplexity) within `tol`.
 //    A safeguarded Newton iteration on log(beta) inside a bisection bracket:
-//    a step that leaves the bracket is replaced by a bisection (or a doubling
-//    / halving while one end is open). The rows are then normalised,
+//    a step that leaves the bracket is replaced by a bisection (of log(beta)
+//    while the bracket spans more than a factor 2; a doubling or halving
+//    while one end is open). The rows are then normalised,
 //    symmetrised (p_ij + p_ji) / 2 and scaled to sum 1.
 //  - UMAP's smoothed kNN memberships: rho_i, the distance to the
 //    local_connectivity-th nearest non-zero neighbour (interpolated when
@@ -72,6 +73,7 @@ inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
   mean /= static_cast<double>(m);
   beta = mean > 0.0 ? 1.0 / mean : 1.0;
   double lo = 0.0, hi = std::numeric_limits<double>::infinity();
+  double dx = HUGE_VAL, dx_old = HUGE_VAL;  // the last two steps of log(beta)
   double mom[3];
   bool converged = false;
   for (int step = 0; step < s.max_steps; ++step) {
@@ -88,18 +90,27 @@ inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
     } else {
       hi = beta;
     }
-    // dH / dlog(beta) = -beta^2 Var(d)
+    // Newton on log(beta): dH / dlog(beta) = -beta^2 Var(d). As in rtsafe,
+    // a Newton step is taken only if it stays inside the bracket and is less
+    // than half the step before last; otherwise the bracket is bisected.
     const double var = mom[2] / mom[0] - e1 * e1;
-    double next = var > 0.0 ? beta * std::exp(diff / (beta * beta * var)) : NAN;
-    if (!(next > lo && next < hi)) {
+    double next = NAN;
+    if (var > 0.0) {
+      const double step = std::min(4.0, std::max(-4.0, diff / (beta * beta * var)));
+      next = beta * std::exp(step);
+      if (!(next > lo && next < hi) || 2.0 * std::fabs(step) > std::fabs(dx_old)) next = NAN;
+    }
+    if (std::isnan(next)) {
       if (std::isinf(hi)) {
         next = beta * 2.0;
       } else if (lo == 0.0) {
         next = hi / 2.0;
       } else {
-        next = 0.5 * (lo + hi);
+        next = hi > 2.0 * lo ? std::sqrt(lo * hi) : 0.5 * (lo + hi);  // bisect log(beta)
       }
     }
+    dx_old = dx;
+    dx = std::log(next / beta);
     if (next == beta) break;  // the bracket cannot shrink any further
     beta = next;
   }
