@@ -28,11 +28,13 @@
 #' **Defaults by method**, chosen by measurement (final cost and 15-nearest
 #' neighbour preservation after 500-1000 iterations on 1,000 Fashion-MNIST
 #' images, 50 principal components, over a grid of step sizes, exaggerations
-#' and initial scales): `"tsne"`: `eta = max(200, n / 12)` (50 to 200 gave
-#' the same cost, 500 and more a worse one), `exaggeration = 12` up to
+#' and initial scales, and on 75 to 150 points): `"tsne"`: `eta = n / 12`
+#' (at n = 1,000, 50 to 200 gave the same cost and 500 a worse one; at
+#' n = 75 to 150, 200 oscillated while n / 12 converged), `exaggeration = 12` up to
 #' iteration 250; `"largevis"`: `gamma = 1 / (10 n)` (with P summing to 1
 #' the repulsion must be about 1/n of t-SNE's: `gamma = 1` gives a uniform
-#' disc, `1 / (1000 n)` crowded clusters), `eta = max(50, n / 20)`,
+#' disc, `1 / (1000 n)` crowded clusters), `eta = n / 20` (25 to 50 best at
+#' n = 1,000),
 #' `exaggeration = 4` up to iteration 250, `eps = 0.1`; `"umap"` and
 #' `"tumap"`: `eta = 0.03` (0.01 to 0.03 best, 0.3 and more diverge), no
 #' exaggeration, `eps = 0.001`, a and b from [umap_ab()] (1 for `"tumap"`).
@@ -167,7 +169,7 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
   if (is.null(gamma)) gamma <- if (lv) 1 / (10 * n) else 1
   cs <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                          alpha = alpha, spread = spread, min_dist = min_dist)
-  if (is.null(eta)) eta <- switch(method, tsne = max(200, n / 12), largevis = max(50, n / 20), 0.03)
+  if (is.null(eta)) eta <- switch(method, tsne = n / 12, largevis = n / 20, 0.03)
   if (is.null(exaggeration)) exaggeration <- switch(method, tsne = 12, largevis = 4, 1)
   if (is.null(stop_lying_iter)) stop_lying_iter <- if (exaggeration != 1) 250L else 0L
   for (arg in c("eta", "exaggeration", "stop_lying_iter", "init_sdev")) {
