@@ -49,8 +49,13 @@ NULL
 #' set.seed(1)
 #' s <- scurvehole(2000)
 #' nrow(s$X)
-#' plot(s$X[, "x"], s$X[, "y"], col = hcl.colors(64)[cut(s$label, 64)],
-#'      pch = 20, cex = 0.5, asp = 1)
+#' col <- hcl.colors(64)[cut(s$label, 64)]
+#' op <- par(mfrow = c(1, 2))
+#' plot(s$X[, "x"], s$X[, "z"], col = col, pch = 20, cex = 0.5, asp = 1,
+#'      main = "the S")
+#' plot(s$label, s$X[, "y"], col = col, pch = 20, cex = 0.5, asp = 1,
+#'      xlab = "t", ylab = "y", main = "the sheet unrolled")
+#' par(op)
 #' @export
 scurvehole <- function(n = 10000, noise = 0) {
   n <- check_count(n, "n")

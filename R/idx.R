@@ -113,10 +113,11 @@ read_idx <- function(path, n = NULL, flatten = TRUE) {
 #' @examples
 #' if (has_fashion_mnist()) {
 #'   f <- fashion_mnist(n = 1000)
-#'   dim(f$X)
-#'   table(f$label)
+#'   print(dim(f$X))
+#'   print(table(f$label))
+#'   # Pixels are stored row by row: the transpose, flipped to draw row 1 on top.
 #'   image(matrix(f$X[1, ], 28, 28)[, 28:1], col = grey.colors(256, 1, 0),
-#'         main = f$label[1])
+#'         main = f$label[1], axes = FALSE)
 #' }
 #' @export
 fashion_mnist <- function(path = NULL, n = NULL) {
