@@ -115,3 +115,15 @@ test_that("bad input gives clear errors", {
   expect_error(extended_knn(data.frame(a = letters), nn_kind = "exact"), "no numeric columns")
   expect_error(extended_knn(Matrix::Diagonal(5), nn_kind = "exact"), "dgCMatrix")
 })
+
+test_that("rows that float cannot rank are settled by the second pass", {
+  set.seed(17)
+  # 30 near-copies of each point, apart by far less than float resolution
+  X <- matrix(rep(rnorm(20), each = 30), ncol = 2) + rnorm(600, sd = 1e-9)
+  data <- lsnn:::prepare_data(X, "euclidean")
+  g <- lsnn:::.exact_knn_dense(data$x, 12, "euclidean", 2L, FALSE, "auto", 0L)
+  expect_gt(attr(g, "lsnn_refined_rows"), 0)
+  ref <- ref_knn(X, 12)
+  expect_identical(g$idx, ref$idx)
+  expect_equal(g$dist, ref$dist, tolerance = 1e-12, ignore_attr = TRUE)
+})
