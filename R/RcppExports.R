@@ -33,3 +33,31 @@
     .Call(`_lsnn_simd_kernels`, simd)
 }
 
+.float_gemm_rate <- function(m, d, reps, n_threads, simd) {
+    .Call(`_lsnn_float_gemm_rate`, m, d, reps, n_threads, simd)
+}
+
+.exact_knn_dense <- function(x, k, metric, n_threads, verbose, simd, block_rows) {
+    .Call(`_lsnn_exact_knn_dense`, x, k, metric, n_threads, verbose, simd, block_rows)
+}
+
+.exact_knn_sparse <- function(row_ptr, col, val, n, d, k, metric, n_threads, verbose, simd, block_rows) {
+    .Call(`_lsnn_exact_knn_sparse`, row_ptr, col, val, n, d, k, metric, n_threads, verbose, simd, block_rows)
+}
+
+.locally_scaled_distances <- function(idx, dist, scale_from, scale_to, n_threads) {
+    .Call(`_lsnn_locally_scaled_distances_cpp`, idx, dist, scale_from, scale_to, n_threads)
+}
+
+.locally_scaled_graph <- function(idx, dist, n_cols, n_neighbors, scale_from, scale_to, n_threads) {
+    .Call(`_lsnn_locally_scaled_graph_cpp`, idx, dist, n_cols, n_neighbors, scale_from, scale_to, n_threads)
+}
+
+.sort_graph_rows <- function(idx, dist, sort_values, decreasing, self_first, n_threads) {
+    .Call(`_lsnn_sort_graph_rows_cpp`, idx, dist, sort_values, decreasing, self_first, n_threads)
+}
+
+.neighbor_overlap <- function(idx1, idx2, k, n_threads) {
+    .Call(`_lsnn_neighbor_overlap_cpp`, idx1, idx2, k, n_threads)
+}
+

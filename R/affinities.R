@@ -135,35 +135,17 @@ umap_ab <- function(spread = 1, min_dist = 0.1) {
 
 # ---- helpers shared by the embedding functions (prefix ne_) ----
 
-ne_is_graph <- function(x) {
-  is.list(x) && !is.data.frame(x) && all(c("idx", "dist") %in% names(x))
-}
+ne_is_graph <- function(x) is_graph(x)
 
+# The package's graph checks (check_graph(): the point itself in column 1),
+# plus at least one neighbour besides the point.
 ne_check_graph <- function(g, what) {
-  idx <- g$idx
-  dist <- g$dist
-  if (!is.matrix(idx) || !is.matrix(dist) || !is.numeric(idx) || !is.numeric(dist)) {
-    stop(sprintf("%s$idx and %s$dist must be numeric matrices", what, what), call. = FALSE)
-  }
-  if (!identical(dim(idx), dim(dist))) {
-    stop(sprintf("%s$idx and %s$dist must have the same dimensions", what, what),
-         call. = FALSE)
-  }
-  n <- nrow(idx)
-  if (n < 2 || ncol(idx) < 2) {
+  g <- check_graph(g, what)
+  if (nrow(g$idx) < 2 || ncol(g$idx) < 2) {
     stop(sprintf("%s must have at least 2 rows and 2 columns (the point itself first)",
                  what), call. = FALSE)
   }
-  if (anyNA(idx) || anyNA(dist)) stop(sprintf("%s contains NA", what), call. = FALSE)
-  if (any(idx < 1 | idx > n | idx != round(idx))) {
-    stop(sprintf("%s$idx must hold row numbers between 1 and %d", what, n), call. = FALSE)
-  }
-  if (any(!is.finite(dist)) || any(dist < 0)) {
-    stop(sprintf("%s$dist must be finite and non-negative", what), call. = FALSE)
-  }
-  storage.mode(idx) <- "integer"
-  storage.mode(dist) <- "double"
-  list(idx = idx, dist = dist)
+  g
 }
 
 ne_data_matrix <- function(X, what) {
@@ -190,11 +172,7 @@ ne_check_number <- function(x, what) {
   }
 }
 
-ne_check_threads <- function(n_threads) {
-  ne_check_number(n_threads, "n_threads")
-  if (n_threads < 1) stop("n_threads must be at least 1", call. = FALSE)
-  as.integer(n_threads)
-}
+ne_check_threads <- function(n_threads) check_n_threads(n_threads)
 
 ne_dgc <- function(n, p, i, x) {
   methods::new("dgCMatrix", i = i, p = p, x = x, Dim = c(as.integer(n), as.integer(n)))

@@ -149,6 +149,121 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// float_gemm_rate
+double float_gemm_rate(int m, int d, int reps, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_float_gemm_rate(SEXP mSEXP, SEXP dSEXP, SEXP repsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type m(mSEXP);
+    Rcpp::traits::input_parameter< int >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(float_gemm_rate(m, d, reps, n_threads, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// exact_knn_dense
+Rcpp::List exact_knn_dense(Rcpp::NumericMatrix x, int k, std::string metric, int n_threads, bool verbose, std::string simd, int block_rows);
+RcppExport SEXP _lsnn_exact_knn_dense(SEXP xSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP block_rowsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    Rcpp::traits::input_parameter< int >::type block_rows(block_rowsSEXP);
+    rcpp_result_gen = Rcpp::wrap(exact_knn_dense(x, k, metric, n_threads, verbose, simd, block_rows));
+    return rcpp_result_gen;
+END_RCPP
+}
+// exact_knn_sparse
+Rcpp::List exact_knn_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, int n, int d, int k, std::string metric, int n_threads, bool verbose, std::string simd, int block_rows);
+RcppExport SEXP _lsnn_exact_knn_sparse(SEXP row_ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP nSEXP, SEXP dSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP block_rowsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type row_ptr(row_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    Rcpp::traits::input_parameter< int >::type block_rows(block_rowsSEXP);
+    rcpp_result_gen = Rcpp::wrap(exact_knn_sparse(row_ptr, col, val, n, d, k, metric, n_threads, verbose, simd, block_rows));
+    return rcpp_result_gen;
+END_RCPP
+}
+// locally_scaled_distances_cpp
+Rcpp::NumericMatrix locally_scaled_distances_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int scale_from, int scale_to, int n_threads);
+RcppExport SEXP _lsnn_locally_scaled_distances_cpp(SEXP idxSEXP, SEXP distSEXP, SEXP scale_fromSEXP, SEXP scale_toSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< int >::type scale_from(scale_fromSEXP);
+    Rcpp::traits::input_parameter< int >::type scale_to(scale_toSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(locally_scaled_distances_cpp(idx, dist, scale_from, scale_to, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// locally_scaled_graph_cpp
+Rcpp::List locally_scaled_graph_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int n_cols, int n_neighbors, int scale_from, int scale_to, int n_threads);
+RcppExport SEXP _lsnn_locally_scaled_graph_cpp(SEXP idxSEXP, SEXP distSEXP, SEXP n_colsSEXP, SEXP n_neighborsSEXP, SEXP scale_fromSEXP, SEXP scale_toSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< int >::type n_cols(n_colsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_neighbors(n_neighborsSEXP);
+    Rcpp::traits::input_parameter< int >::type scale_from(scale_fromSEXP);
+    Rcpp::traits::input_parameter< int >::type scale_to(scale_toSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(locally_scaled_graph_cpp(idx, dist, n_cols, n_neighbors, scale_from, scale_to, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sort_graph_rows_cpp
+Rcpp::List sort_graph_rows_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, Rcpp::Nullable<Rcpp::NumericMatrix> sort_values, bool decreasing, bool self_first, int n_threads);
+RcppExport SEXP _lsnn_sort_graph_rows_cpp(SEXP idxSEXP, SEXP distSEXP, SEXP sort_valuesSEXP, SEXP decreasingSEXP, SEXP self_firstSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type sort_values(sort_valuesSEXP);
+    Rcpp::traits::input_parameter< bool >::type decreasing(decreasingSEXP);
+    Rcpp::traits::input_parameter< bool >::type self_first(self_firstSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(sort_graph_rows_cpp(idx, dist, sort_values, decreasing, self_first, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// neighbor_overlap_cpp
+double neighbor_overlap_cpp(Rcpp::IntegerMatrix idx1, Rcpp::IntegerMatrix idx2, int k, int n_threads);
+RcppExport SEXP _lsnn_neighbor_overlap_cpp(SEXP idx1SEXP, SEXP idx2SEXP, SEXP kSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx1(idx1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx2(idx2SEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(neighbor_overlap_cpp(idx1, idx2, k, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 6},
@@ -159,6 +274,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 23},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
+    {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
+    {"_lsnn_exact_knn_dense", (DL_FUNC) &_lsnn_exact_knn_dense, 7},
+    {"_lsnn_exact_knn_sparse", (DL_FUNC) &_lsnn_exact_knn_sparse, 11},
+    {"_lsnn_locally_scaled_distances_cpp", (DL_FUNC) &_lsnn_locally_scaled_distances_cpp, 5},
+    {"_lsnn_locally_scaled_graph_cpp", (DL_FUNC) &_lsnn_locally_scaled_graph_cpp, 7},
+    {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},
+    {"_lsnn_neighbor_overlap_cpp", (DL_FUNC) &_lsnn_neighbor_overlap_cpp, 4},
     {NULL, NULL, 0}
 };
 

@@ -12,6 +12,9 @@ test_that("far-apart clusters stay apart in every method's embedding", {
   }
   Y <- embed(g, "tsne", perplexity = 5, max_iter = 500)
   expect_true(clusters_apart(Y, fc$label), label = "tsne on a graph")
+  # UMAP on the data matrix: its own exact kNN graph
+  Y <- embed(fc$X, "umap", n_neighbors = 10, max_iter = 300)
+  expect_true(clusters_apart(Y, fc$label), label = "umap on data")
 })
 
 test_that("embed is reproducible with set.seed and does not depend on n_threads", {
@@ -92,5 +95,5 @@ test_that("embed rejects bad input", {
   expect_error(embed(X, nn = exact_graph(X[1:20, ], 5)), "rows")
   expect_error(embed(X, eta = -1), "eta")
   expect_error(embed(X, n_components = 0), "n_components")
-  expect_error(embed(list(idx = 1, dist = 2)), "numeric matrices")
+  expect_error(embed(list(idx = 1, dist = 2)), "numeric matrix")
 })

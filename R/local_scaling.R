@@ -1,0 +1,132 @@
+#' Locally scaled nearest neighbours
+#'
+#' The neighbour selection of PaCMAP, built on the local scale of TriMap:
+#' find each row's extended neighbourhood, give every candidate the locally
+#' scaled value \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}, where \eqn{\sigma_i} is
+#' the mean distance from row i to its 4th to 6th nearest other rows, and keep
+#' the `n_neighbors` best. Rows in dense regions thereby lend neighbours to
+#' rows in sparse ones less readily than a plain kNN graph does.
+#'
+#' `locally_scaled_knn()` runs [extended_knn()] and then [enn_to_lsnn()];
+#' use those two directly to reuse one extended graph for several
+#' `n_neighbors`.
+#'
+#' The scaled values only choose the neighbours: the graph returned lists
+#' them with their ordinary distances, in increasing order, ready for
+#' `uwot::umap(X, nn_method = )`.
+#'
+#' @inheritParams extended_knn
+#' @param n_neighbors Number of neighbours to return per row, the row itself
+#'   included (as uwot counts them); capped at `n - 1`.
+#' @param n_extra Extra neighbours searched beyond `n_neighbors` to choose
+#'   from (50, as in PaCMAP).
+#' @param scale_from,scale_to The columns of the extended graph whose mean
+#'   distance is the local scale \eqn{\sigma_i}. Column 1 is the row itself,
+#'   so the default 5 to 7 are the 4th to 6th neighbours. \eqn{\sigma_i} is
+#'   at least 1e-10, so rows of duplicates give finite values.
+#' @param ret_knn If `TRUE`, also return the plain kNN graph of the same size.
+#' @return A graph `list(idx, dist)` with `n_neighbors` columns (see
+#'   [extended_knn()] for the format); with `ret_knn = TRUE`, a list with
+#'   elements `lsnn` and `knn`, both graphs.
+#' @references
+#' Zelnik-Manor, L. and Perona, P. (2004). Self-tuning spectral clustering.
+#' \emph{Advances in Neural Information Processing Systems}, 17.
+#'
+#' Amid, E. and Warmuth, M. K. (2019). TriMap: Large-scale dimensionality
+#' reduction using triplets. \emph{arXiv:1910.00204}.
+#'
+#' Wang, Y., Huang, H., Rudin, C. and Shaposhnik, Y. (2021). Understanding how
+#' dimension reduction tools work: an empirical approach to deciphering t-SNE,
+#' UMAP, TriMap, and PaCMAP for data visualization. \emph{Journal of Machine
+#' Learning Research}, 22(201), 1-73.
+#' @examples
+#' X <- as.matrix(iris[, 1:4])
+#' res <- locally_scaled_knn(X, n_neighbors = 15, nn_kind = "exact", ret_knn = TRUE)
+#' neighbor_overlap(res$lsnn, res$knn)
+#' \donttest{
+#' if (requireNamespace("uwot", quietly = TRUE)) {
+#'   emb <- uwot::umap(X, nn_method = res$lsnn)
+#' }
+#' }
+#' @export
+locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5, scale_to = 7,
+                               n_threads = 1, nn_kind = "approx", ret_knn = FALSE,
+                               verbose = FALSE, metric = "euclidean") {
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0)
+  ret_knn <- check_flag(ret_knn, "ret_knn")
+  n <- NROW(X)
+  if (n >= 2) n_neighbors <- min(n_neighbors, n - 1L)
+  enn <- extended_knn(X, n_neighbors, n_extra = n_extra, n_threads = n_threads,
+                      nn_kind = nn_kind, verbose = verbose, metric = metric)
+  # All n_extra + 1 further columns of the extended graph are candidates.
+  lsnn <- enn_to_lsnn(enn, n_neighbors, scale_from, scale_to, n_extra = n_extra + 1L,
+                      n_threads = n_threads)
+  if (ret_knn) {
+    return(list(lsnn = lsnn, knn = truncate_graph(enn, n_neighbors)))
+  }
+  lsnn
+}
+
+#' Locally scaled neighbours from an extended graph
+#'
+#' Picks the locally scaled nearest neighbours (see [locally_scaled_knn()])
+#' from an extended kNN graph, such as one from [extended_knn()] or any other
+#' source in the same format.
+#'
+#' @param enn An extended kNN graph: `list(idx, dist)`, n x k matrices, each
+#'   row starting with the row itself.
+#' @param n_neighbors Number of neighbours to return per row, the row itself
+#'   included; capped at `n - 1`.
+#' @inheritParams locally_scaled_knn
+#' @param n_extra Candidates considered beyond `n_neighbors`: the first
+#'   `n_neighbors + n_extra` columns of `enn` are used (all of them when it
+#'   has fewer).
+#' @param n_threads Number of threads.
+#' @return A graph `list(idx, dist)` with `min(n_neighbors, n - 1)` columns,
+#'   the row itself first, then its chosen neighbours by increasing distance.
+#' @examples
+#' X <- as.matrix(iris[, 1:4])
+#' enn <- extended_knn(X, n_neighbors = 15, n_extra = 50, nn_kind = "exact")
+#' lsnn15 <- enn_to_lsnn(enn, n_neighbors = 15)
+#' lsnn10 <- enn_to_lsnn(enn, n_neighbors = 10)
+#' @export
+enn_to_lsnn <- function(enn, n_neighbors, scale_from = 5, scale_to = 7, n_extra = 51,
+                        n_threads = 1) {
+  enn <- check_graph(enn, "enn")
+  if (missing(n_neighbors)) stop_arg("'n_neighbors' is missing")
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0)
+  n_threads <- check_n_threads(n_threads)
+  n <- nrow(enn$idx)
+  n_cols <- min(ncol(enn$idx), n_neighbors + n_extra)
+  n_neighbors <- max(min(n_neighbors, n - 1L), 1L)
+  if (n_neighbors > n_cols) {
+    stop_arg("'enn' has ", n_cols, " columns to choose from, fewer than n_neighbors = ",
+             n_neighbors)
+  }
+  scale <- check_scale_columns(scale_from, scale_to, n_cols)
+  .locally_scaled_graph(enn$idx, enn$dist, n_cols, n_neighbors, scale[1], scale[2], n_threads)
+}
+
+#' Locally scaled distances of a graph
+#'
+#' For every entry of a kNN graph, the locally scaled squared distance
+#' \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}, where \eqn{\sigma_i} is the mean of
+#' row i's distances in columns `scale_from` to `scale_to` (at least 1e-10).
+#'
+#' @param idx,dist The graph's `n x k` index and distance matrices (row i's
+#'   first column is row i itself).
+#' @inheritParams locally_scaled_knn
+#' @return An `n x k` matrix of locally scaled values, aligned with `idx`.
+#' @examples
+#' X <- as.matrix(iris[, 1:4])
+#' enn <- extended_knn(X, n_neighbors = 15, n_extra = 10, nn_kind = "exact")
+#' lsd <- locally_scaled_distances(enn$idx, enn$dist)
+#' lsd[1:3, 1:5]
+#' @export
+locally_scaled_distances <- function(idx, dist, scale_from = 5, scale_to = 7) {
+  graph <- check_graph(list(idx = idx, dist = dist), "graph")
+  scale <- check_scale_columns(scale_from, scale_to, ncol(graph$idx))
+  .locally_scaled_distances(graph$idx, graph$dist, scale[1], scale[2], 1L)
+}

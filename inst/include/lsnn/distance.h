@@ -1,0 +1,419 @@
+// Metrics and the prepared rows that every neighbour search reads.
+//
+// A search needs two views of the data:
+//  - exact distances between two rows, in double precision, from the data as
+//    the user gave it (these are the distances lsnn reports);
+//  - fast single-precision "scores" of whole blocks of rows, through matrix
+//    products, to find candidates. A score is monotone in the distance and
+//    differs from its exact value by at most `score_tolerance(i)`, a bound
+//    derived from the float rounding model; searches use it to prove that
+//    the candidates they keep contain the true neighbours (exact_knn.h).
+//
+// Score space: euclidean, the squared distance of rows shifted by the column
+// means and scaled by a power of two (both exact in double and cancelling in
+// differences, they keep |x|^2 small next to the distances it is compared
+// with); cosine and correlation, 2 - 2 cos (the squared distance of unit
+// rows); manhattan, the L1 distance of shifted and scaled rows.
+#ifndef LSNN_DISTANCE_H
+#define LSNN_DISTANCE_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels.h"
+
+namespace lsnn {
+
+enum class Metric { euclidean, cosine, correlation, manhattan };
+
+inline Metric parse_metric(const std::string& name) {
+  if (name == "euclidean") return Metric::euclidean;
+  if (name == "cosine") return Metric::cosine;
+  if (name == "correlation") return Metric::correlation;
+  if (name == "manhattan") return Metric::manhattan;
+  throw std::invalid_argument("unknown metric '" + name + "'");
+}
+
+// A dense matrix as R stores it: column-major, n rows, d columns.
+struct DenseColumnMajor {
+  const double* data;
+  std::size_t n;
+  std::size_t d;
+};
+
+// A sparse matrix by rows (CSR): row i has entries row_ptr[i] .. row_ptr[i+1]-1
+// with 0-based columns col[] and values val[]; columns sorted within a row.
+struct SparseRows {
+  const int* row_ptr;
+  const int* col;
+  const double* val;
+  std::size_t n;
+  std::size_t d;
+};
+
+class RowData {
+ public:
+  RowData(const DenseColumnMajor& x, Metric metric, const DistanceKernels& kernels)
+      : metric_(metric), kernels_(&kernels), n_(x.n), d_(x.d) {
+    prepare_dense(x);
+  }
+
+  RowData(const SparseRows& x, Metric metric, const DistanceKernels& kernels)
+      : metric_(metric), kernels_(&kernels), n_(x.n), d_(x.d), sparse_(x) {
+    if (metric == Metric::manhattan || metric == Metric::correlation) {
+      throw std::invalid_argument(
+          "the sparse path supports metric = \"euclidean\" or \"cosine\"; "
+          "convert the data with as.matrix() for other metrics");
+    }
+    is_sparse_ = true;
+    prepare_sparse();
+  }
+
+  std::size_t n() const { return n_; }
+  std::size_t d() const { return d_; }
+  Metric metric() const { return metric_; }
+  bool sparse() const { return is_sparse_; }
+  const DistanceKernels& kernels() const { return *kernels_; }
+
+  // The reported distance for a score-space value computed by exact_score().
+  double distance_from_exact_score(double score) const {
+    switch (metric_) {
+      case Metric::euclidean: return std::sqrt(score / (scale_ * scale_));
+      case Metric::cosine:
+      case Metric::correlation: return 0.5 * score;
+      case Metric::manhattan: return score / scale_;
+    }
+    return score;
+  }
+
+  // The exact score of rows i and j in double precision from the data as
+  // given (the scale is a power of two, so multiplying by it is exact).
+  double exact_score(std::size_t i, std::size_t j) const {
+    switch (metric_) {
+      case Metric::euclidean:
+        return raw_sqdist(i, j) * (scale_ * scale_);
+      case Metric::cosine:
+      case Metric::correlation: {
+        const double ni = norm_[i], nj = norm_[j];
+        if (ni == 0.0 || nj == 0.0) return (ni == 0.0 && nj == 0.0) ? 0.0 : 2.0;
+        double c = raw_dot(i, j) / (ni * nj);
+        c = std::min(1.0, std::max(-1.0, c));
+        return 2.0 - 2.0 * c;
+      }
+      case Metric::manhattan:
+        return raw_l1(i, j) * scale_;
+    }
+    return 0.0;
+  }
+
+  double exact_distance(std::size_t i, std::size_t j) const {
+    return distance_from_exact_score(exact_score(i, j));
+  }
+
+  // Rows [begin, end) transformed to score space in single precision, row-
+  // major into out ((end - begin) x d), with the float rows' squared norms
+  // (as used in score = |a|^2 + |b|^2 - 2 a.b) into sqnorm. Sparse data is
+  // not materialised here: see sparse_dot_tile().
+  void load_block(std::size_t begin, std::size_t end, float* out, float* sqnorm) const {
+    for (std::size_t i = begin; i < end; ++i) {
+      float* row = out + (i - begin) * d_;
+      load_row(i, row);
+      if (metric_ == Metric::manhattan) {
+        sqnorm[i - begin] = 0.0f;
+      } else if (unit_rows() && norm_[i] == 0.0) {
+        // A zero row sits at cosine distance 1 from every non-zero row: with a
+        // zero vector that is score 1 + |b|^2 = 2, given a stored norm of 1.
+        sqnorm[i - begin] = 1.0f;
+      } else {
+        double s = 0.0;
+        for (std::size_t k = 0; k < d_; ++k) s += static_cast<double>(row[k]) * row[k];
+        sqnorm[i - begin] = static_cast<float>(s);
+      }
+    }
+  }
+
+  // Rows [begin, ...) already in score space, when the data allows scoring
+  // straight from storage (else nullptr: use load_block), and their squared
+  // norms.
+  const float* direct_rows(std::size_t begin) const {
+    return direct_ ? &xf_[begin * d_] : nullptr;
+  }
+  const float* direct_sqnorms(std::size_t begin) const { return &sqnorm_direct_[begin]; }
+
+  // Scores of sparse rows [a0, a1) against [b0, b1), row-major into out,
+  // accumulated in double through a dense scratch row (length d).
+  void sparse_score_tile(std::size_t a0, std::size_t a1, std::size_t b0,
+                         std::size_t b1, double* scratch, float* out) const {
+    const std::size_t m = b1 - b0;
+    for (std::size_t a = a0; a < a1; ++a) {
+      for (int p = sparse_.row_ptr[a]; p < sparse_.row_ptr[a + 1]; ++p) {
+        scratch[sparse_.col[p]] = sparse_.val[p] * row_factor(a);
+      }
+      const double na = score_sqnorm(a);
+      for (std::size_t b = b0; b < b1; ++b) {
+        double dot = 0.0;
+        for (int p = sparse_.row_ptr[b]; p < sparse_.row_ptr[b + 1]; ++p) {
+          dot += scratch[sparse_.col[p]] * sparse_.val[p];
+        }
+        dot *= row_factor(b);
+        out[(a - a0) * m + (b - b0)] = static_cast<float>(na + score_sqnorm(b) - 2.0 * dot);
+      }
+      for (int p = sparse_.row_ptr[a]; p < sparse_.row_ptr[a + 1]; ++p) scratch[sparse_.col[p]] = 0.0;
+    }
+  }
+
+  // Bound on |float score(i, j) - exact_score(i, j)| for every j, from the
+  // standard model of floating-point arithmetic: each float product sum of d
+  // terms is within gamma_d |a||b| of its exact value, plus the rounding of
+  // the inputs and of the final additions; doubled for safety.
+  double score_tolerance(std::size_t i) const { return tolerance_[i]; }
+
+  // Rows whose float scores cannot rank their neighbours: zero rows under
+  // cosine or correlation (all other zero rows are at distance 0 from them,
+  // but score like any other row). Searches treat them exactly.
+  bool needs_exact_search(std::size_t i) const {
+    return unit_rows() && norm_[i] == 0.0;
+  }
+
+ private:
+  bool unit_rows() const {
+    return metric_ == Metric::cosine || metric_ == Metric::correlation;
+  }
+
+  // Multiplier taking a stored row to score space.
+  double row_factor(std::size_t i) const {
+    if (unit_rows()) return norm_[i] > 0.0 ? 1.0 / norm_[i] : 0.0;
+    return scale_;
+  }
+
+  double score_sqnorm(std::size_t i) const {
+    if (unit_rows()) return 1.0;
+    return sqnorm_sparse_[i];
+  }
+
+  void load_row(std::size_t i, float* row) const {
+    const double f = row_factor(i);
+    const bool shift = !unit_rows();
+    if (store_float_) {
+      const float* x = &xf_[i * d_];
+      for (std::size_t k = 0; k < d_; ++k) {
+        row[k] = static_cast<float>((static_cast<double>(x[k]) - (shift ? center_[k] : 0.0)) * f);
+      }
+    } else {
+      const double* x = &xd_[i * d_];
+      for (std::size_t k = 0; k < d_; ++k) {
+        row[k] = static_cast<float>((x[k] - (shift ? center_[k] : 0.0)) * f);
+      }
+    }
+  }
+
+  double raw_sqdist(std::size_t i, std::size_t j) const {
+    if (is_sparse_) return sparse_sqdist(i, j);
+    return store_float_ ? kernels_->sqdist_f(&xf_[i * d_], &xf_[j * d_], d_)
+                        : kernels_->sqdist_d(&xd_[i * d_], &xd_[j * d_], d_);
+  }
+  double raw_dot(std::size_t i, std::size_t j) const {
+    if (is_sparse_) return sparse_dot(i, j);
+    return store_float_ ? kernels_->dot_f(&xf_[i * d_], &xf_[j * d_], d_)
+                        : kernels_->dot_d(&xd_[i * d_], &xd_[j * d_], d_);
+  }
+  double raw_l1(std::size_t i, std::size_t j) const {
+    return store_float_ ? kernels_->l1_f(&xf_[i * d_], &xf_[j * d_], d_)
+                        : kernels_->l1_d(&xd_[i * d_], &xd_[j * d_], d_);
+  }
+
+  double sparse_dot(std::size_t i, std::size_t j) const {
+    int p = sparse_.row_ptr[i], pe = sparse_.row_ptr[i + 1];
+    int q = sparse_.row_ptr[j], qe = sparse_.row_ptr[j + 1];
+    double s = 0.0;
+    while (p < pe && q < qe) {
+      if (sparse_.col[p] < sparse_.col[q]) {
+        ++p;
+      } else if (sparse_.col[q] < sparse_.col[p]) {
+        ++q;
+      } else {
+        s += sparse_.val[p++] * sparse_.val[q++];
+      }
+    }
+    return s;
+  }
+
+  double sparse_sqdist(std::size_t i, std::size_t j) const {
+    int p = sparse_.row_ptr[i], pe = sparse_.row_ptr[i + 1];
+    int q = sparse_.row_ptr[j], qe = sparse_.row_ptr[j + 1];
+    double s = 0.0;
+    while (p < pe || q < qe) {
+      double t;
+      if (q >= qe || (p < pe && sparse_.col[p] < sparse_.col[q])) {
+        t = sparse_.val[p++];
+      } else if (p >= pe || sparse_.col[q] < sparse_.col[p]) {
+        t = -sparse_.val[q++];
+      } else {
+        t = sparse_.val[p++] - sparse_.val[q++];
+      }
+      s += t * t;
+    }
+    return s;
+  }
+
+  static double power_of_two_at_most(double x) {
+    if (!(x > 0.0) || !std::isfinite(x)) return 1.0;
+    int e;
+    std::frexp(x, &e);
+    return std::ldexp(1.0, e - 1);
+  }
+
+  void prepare_dense(const DenseColumnMajor& x) {
+    // Correlation is cosine of rows centred on their means, computed once in
+    // double; everything else keeps the values as given.
+    std::vector<double> row_mean;
+    if (metric_ == Metric::correlation) {
+      row_mean.assign(n_, 0.0);
+      for (std::size_t k = 0; k < d_; ++k) {
+        const double* col = x.data + k * n_;
+        for (std::size_t i = 0; i < n_; ++i) row_mean[i] += col[i];
+      }
+      for (double& m : row_mean) m /= static_cast<double>(d_);
+    }
+    // Rows are stored row-major. Data that float represents exactly (pixel
+    // intensities, counts) is stored as float, halving the memory the search
+    // needs and feeding the matrix products without conversion.
+    store_float_ = metric_ != Metric::correlation;
+    for (std::size_t t = 0; store_float_ && t < n_ * d_; ++t) {
+      const double v = x.data[t];
+      store_float_ = static_cast<double>(static_cast<float>(v)) == v;
+    }
+    if (store_float_) {
+      xf_.resize(n_ * d_);
+    } else {
+      xd_.resize(n_ * d_);
+    }
+    for (std::size_t k = 0; k < d_; ++k) {
+      const double* col = x.data + k * n_;
+      for (std::size_t i = 0; i < n_; ++i) {
+        const double v = row_mean.empty() ? col[i] : col[i] - row_mean[i];
+        if (store_float_) {
+          xf_[i * d_ + k] = static_cast<float>(v);
+        } else {
+          xd_[i * d_ + k] = v;
+        }
+      }
+    }
+    norm_.assign(n_, 0.0);
+    double biggest_norm = 0.0;
+    for (std::size_t i = 0; i < n_; ++i) {
+      double r2 = 0.0;
+      for (std::size_t k = 0; k < d_; ++k) {
+        const double v = store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
+        r2 += v * v;
+      }
+      norm_[i] = std::sqrt(r2);
+      biggest_norm = std::max(biggest_norm, norm_[i]);
+    }
+    // Euclidean distances of float-exact data are scored straight from the
+    // stored rows, with no per-tile conversion (the price is a looser error
+    // bound without centring, which the exactness proof absorbs), as long as
+    // squared norms stay far from float overflow and underflow.
+    direct_ = metric_ == Metric::euclidean && store_float_ && biggest_norm < 1e15 &&
+              (biggest_norm == 0.0 || biggest_norm > 1e-15);
+    center_.assign(d_, 0.0);
+    if (!unit_rows() && !direct_) {
+      for (std::size_t k = 0; k < d_; ++k) {
+        const double* col = x.data + k * n_;
+        double s = 0.0;
+        for (std::size_t i = 0; i < n_; ++i) s += col[i];
+        center_[k] = s / static_cast<double>(n_);
+      }
+    }
+    // Row sizes in score space (before scaling), for scale and tolerance.
+    std::vector<double> size(n_, 0.0);
+    for (std::size_t i = 0; i < n_; ++i) {
+      double s2 = 0.0, s1 = 0.0;
+      for (std::size_t k = 0; k < d_; ++k) {
+        const double v = store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
+        const double c = v - center_[k];
+        s2 += c * c;
+        s1 += std::fabs(c);
+      }
+      size[i] = metric_ == Metric::manhattan ? s1 : std::sqrt(s2);
+    }
+    finish_tolerance(size);
+    if (direct_) {
+      sqnorm_direct_.resize(n_);
+      for (std::size_t i = 0; i < n_; ++i) sqnorm_direct_[i] = static_cast<float>(norm_[i] * norm_[i]);
+    }
+  }
+
+  void prepare_sparse() {
+    center_.assign(d_, 0.0);
+    norm_.assign(n_, 0.0);
+    std::vector<double> size(n_, 0.0);
+    for (std::size_t i = 0; i < n_; ++i) {
+      double s2 = 0.0;
+      for (int p = sparse_.row_ptr[i]; p < sparse_.row_ptr[i + 1]; ++p) s2 += sparse_.val[p] * sparse_.val[p];
+      norm_[i] = std::sqrt(s2);
+      size[i] = norm_[i];
+    }
+    finish_tolerance(size);
+    sqnorm_sparse_.resize(n_);
+    for (std::size_t i = 0; i < n_; ++i) sqnorm_sparse_[i] = norm_[i] * norm_[i] * scale_ * scale_;
+  }
+
+  // `size` is each row's norm in score space before scaling (L2, or L1 for
+  // manhattan).
+  void finish_tolerance(const std::vector<double>& size) {
+    const double u = std::ldexp(1.0, -24);  // float unit roundoff
+    const double dd = static_cast<double>(std::max<std::size_t>(d_, 1));
+    const double gamma = dd * u / (1.0 - dd * u);
+    tolerance_.assign(n_, 0.0);
+    if (unit_rows()) {
+      scale_ = 1.0;
+      // Unit rows, |a| = |b| = 1 (zero rows have a = 0, dot exactly 0).
+      const double t = is_sparse_ ? 2.0 * u * 4.0 : 2.0 * gamma + 5.0 * u * 4.0;
+      for (std::size_t i = 0; i < n_; ++i) tolerance_[i] = 2.0 * t;
+      return;
+    }
+    double biggest = 0.0;
+    for (double s : size) biggest = std::max(biggest, s);
+    scale_ = direct_ ? 1.0 : 1.0 / power_of_two_at_most(biggest);
+    const double m = biggest * scale_;
+    for (std::size_t i = 0; i < n_; ++i) {
+      const double a = size[i] * scale_;
+      double t;
+      if (metric_ == Metric::manhattan) {
+        t = (gamma + 2.0 * u) * (a + m);
+      } else if (is_sparse_) {
+        t = 2.0 * u * (a + m) * (a + m);
+      } else {
+        t = 2.0 * gamma * a * m + 5.0 * u * (a + m) * (a + m);
+      }
+      tolerance_[i] = 2.0 * t;
+    }
+  }
+
+  Metric metric_;
+  const DistanceKernels* kernels_;
+  std::size_t n_, d_;
+  bool is_sparse_ = false;
+  SparseRows sparse_{nullptr, nullptr, nullptr, 0, 0};
+  bool store_float_ = false;
+  bool direct_ = false;
+  std::vector<float> sqnorm_direct_;
+  std::vector<float> xf_;
+  std::vector<double> xd_;
+  std::vector<double> center_;
+  std::vector<double> norm_;  // L2 norm of each stored row (row-centred for correlation)
+  std::vector<double> sqnorm_sparse_;
+  std::vector<double> tolerance_;
+  double scale_ = 1.0;
+};
+
+}  // namespace lsnn
+
+#endif  // LSNN_DISTANCE_H

@@ -1,0 +1,142 @@
+// Locally scaled nearest neighbours (Zelnik-Manor and Perona's local scale,
+// as TriMap and PaCMAP use it to pick neighbours).
+//
+// sigma_i is the mean distance from row i to the neighbours in columns
+// scale_from..scale_to of its extended graph (columns counted from 1 with the
+// row itself in column 1, so the default 5..7 are the 4th to 6th other
+// neighbours), floored at 1e-10 so rows of duplicates stay finite. Each
+// candidate j of row i gets the scaled value d_ij^2 / sigma_i / sigma_j; the
+// locally scaled graph keeps the row itself and the n_neighbors - 1 others
+// with the smallest scaled values, then lists them by distance.
+//
+// The arithmetic follows R's definitions exactly (the mean accumulates in
+// long double as rowMeans() does; the two divisions happen in that order),
+// and every tie is broken by the position in the input row, as R's stable
+// order() would: the results match a plain R implementation value for value.
+#ifndef LSNN_LOCAL_SCALING_H
+#define LSNN_LOCAL_SCALING_H
+
+#include <algorithm>
+#include <cstddef>
+#include <numeric>
+#include <vector>
+
+#include "graph_sort.h"
+#include "parallel.h"
+
+namespace lsnn {
+
+constexpr double min_local_scale = 1e-10;
+
+// sigma for every row; scale_from and scale_to are 1-based columns.
+template <typename Executor>
+std::vector<double> local_scales(const GraphView& g, std::size_t scale_from,
+                                 std::size_t scale_to, Executor& executor) {
+  std::vector<double> sigma(g.n);
+  const long double count = static_cast<long double>(scale_to - scale_from + 1);
+  executor.parallel_for(0, g.n, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      long double sum = 0.0L;
+      for (std::size_t c = scale_from - 1; c < scale_to; ++c) sum += g.dist[i + c * g.n];
+      sigma[i] = std::max(static_cast<double>(sum / count), min_local_scale);
+    }
+  }, 1024);
+  return sigma;
+}
+
+inline double locally_scaled(double d, double sigma_i, double sigma_j) {
+  return d * d / sigma_i / sigma_j;
+}
+
+// out (column-major n x k): d_ij^2 / sigma_i / sigma_j for every entry.
+template <typename Executor>
+void locally_scaled_distances(const GraphView& g, std::size_t scale_from,
+                              std::size_t scale_to, double* out, Executor& executor) {
+  const std::vector<double> sigma = local_scales(g, scale_from, scale_to, executor);
+  batched_for(executor, g.n, 16384, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      for (std::size_t c = 0; c < g.k; ++c) {
+        const std::size_t e = i + c * g.n;
+        out[e] = locally_scaled(g.dist[e], sigma[i], sigma[g.idx[e] - g.base]);
+      }
+    }
+  });
+}
+
+// The locally scaled graph: n x n_neighbors into out_idx / out_dist, from the
+// first g.k columns of an extended graph (self in column 0).
+template <typename Executor>
+void locally_scaled_graph(const GraphView& g, std::size_t n_neighbors,
+                          std::size_t scale_from, std::size_t scale_to,
+                          int* out_idx, double* out_dist, Executor& executor) {
+  const std::vector<double> sigma = local_scales(g, scale_from, scale_to, executor);
+  const std::size_t n = g.n, k = g.k, keep = n_neighbors - 1;
+  batched_for(executor, n, 8192, [&](std::size_t begin, std::size_t end) {
+    std::vector<double> scaled(k);
+    std::vector<std::size_t> order(k > 0 ? k - 1 : 0);
+    std::vector<std::size_t> rank(k);
+    for (std::size_t i = begin; i < end; ++i) {
+      for (std::size_t c = 1; c < k; ++c) {
+        const std::size_t e = i + c * n;
+        scaled[c] = locally_scaled(g.dist[e], sigma[i], sigma[g.idx[e] - g.base]);
+      }
+      std::iota(order.begin(), order.end(), std::size_t(1));
+      // The `keep` smallest scaled values, ties by column: a stable order.
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return scaled[a] < scaled[b]; });
+      // Then by distance; equal distances keep their scaled order.
+      std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep),
+                       [&](std::size_t a, std::size_t b) {
+                         return g.dist[i + a * n] < g.dist[i + b * n];
+                       });
+      out_idx[i] = g.idx[i];
+      out_dist[i] = g.dist[i];
+      for (std::size_t c = 0; c < keep; ++c) {
+        out_idx[i + (c + 1) * n] = g.idx[i + order[c] * n];
+        out_dist[i + (c + 1) * n] = g.dist[i + order[c] * n];
+      }
+    }
+  });
+}
+
+// Mean over rows of |first k of a ∩ first k of b| / k.
+template <typename Executor>
+double neighbour_overlap(const GraphView& a, const GraphView& b, std::size_t k,
+                         Executor& executor) {
+  std::vector<double> row_overlap(a.n);
+  executor.parallel_for(0, a.n, [&](std::size_t begin, std::size_t end) {
+    std::vector<int> x(k), y(k);
+    for (std::size_t i = begin; i < end; ++i) {
+      for (std::size_t c = 0; c < k; ++c) {
+        x[c] = a.idx[i + c * a.n];
+        y[c] = b.idx[i + c * b.n];
+      }
+      std::sort(x.begin(), x.end());
+      std::sort(y.begin(), y.end());
+      // Duplicated indices within a row count once.
+      const auto xe = std::unique(x.begin(), x.end());
+      const auto ye = std::unique(y.begin(), y.end());
+      std::size_t common = 0;
+      for (auto p = x.begin(), q = y.begin(); p != xe && q != ye;) {
+        if (*p < *q) {
+          ++p;
+        } else if (*q < *p) {
+          ++q;
+        } else {
+          ++common;
+          ++p;
+          ++q;
+        }
+      }
+      row_overlap[i] = static_cast<double>(common) / static_cast<double>(k);
+    }
+  }, 1024);
+  // Summed in row order so the result does not depend on the threads.
+  double total = 0.0;
+  for (double v : row_overlap) total += v;
+  return a.n > 0 ? total / static_cast<double>(a.n) : 0.0;
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_LOCAL_SCALING_H

@@ -1,0 +1,33 @@
+// Conversions between R graphs (list(idx, dist), 1-based) and the core's.
+#ifndef LSNN_R_GRAPH_CONVERT_H
+#define LSNN_R_GRAPH_CONVERT_H
+
+#include <Rcpp.h>
+
+#include <lsnn/graph.h>
+#include <lsnn/graph_sort.h>
+
+namespace lsnn_r {
+
+inline Rcpp::List graph_to_r(const lsnn::KnnGraph& g) {
+  Rcpp::IntegerMatrix idx(static_cast<int>(g.n), static_cast<int>(g.k));
+  Rcpp::NumericMatrix dist(static_cast<int>(g.n), static_cast<int>(g.k));
+  int* pi = idx.begin();
+  double* pd = dist.begin();
+  for (std::size_t e = 0; e < g.idx.size(); ++e) {
+    pi[e] = g.idx[e] + 1;
+    pd[e] = g.dist[e];
+  }
+  return Rcpp::List::create(Rcpp::Named("idx") = idx, Rcpp::Named("dist") = dist);
+}
+
+// Both matrices are checked in R (shapes, types, ranges) before they get here.
+inline lsnn::GraphView graph_view(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericMatrix& dist,
+                                  int n_cols) {
+  return lsnn::GraphView{idx.begin(), dist.begin(), static_cast<std::size_t>(idx.nrow()),
+                         static_cast<std::size_t>(n_cols), 1};
+}
+
+}  // namespace lsnn_r
+
+#endif  // LSNN_R_GRAPH_CONVERT_H

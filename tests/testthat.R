@@ -1,0 +1,4 @@
+library(testthat)
+library(lsnn)
+
+test_check("lsnn")
