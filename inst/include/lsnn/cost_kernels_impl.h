@@ -304,72 +304,140 @@ inline void pair_tile(const PairProblem& prob, std::size_t i0, std::size_t i1,
   }
 }
 
-// 0 log 0 = 0
-inline double xlogx(double x) { return x > 0.0 ? x * std::log(x) : 0.0; }
-
-// The stored entries of P, one row at a time (scalar: nnz(P) is small next
-// to the n^2 pairs).
-inline void sparse_rows(const PairProblem& prob, std::size_t r0, std::size_t r1,
-                        bool want_cost, const SparseSums& out) {
-  const std::size_t n = prob.n, d = prob.d, stride = prob.stride;
+// The stored entries of P, one row at a time, four entries per step (the
+// coordinates of the four columns gathered into a vector). Entries on the
+// diagonal or equal to 0 are masked off.
+template <CostMethod M, bool Cost, int DC>
+void sparse_rows_t(const PairProblem& prob, std::size_t r0, std::size_t r1,
+                   const SparseSums& out) {
+  const std::size_t n = prob.n, stride = prob.stride;
+  const std::size_t d = DC > 0 ? static_cast<std::size_t>(DC) : prob.d;
   const double* Y = prob.Y;
-  const double alpha = prob.alpha, a = prob.a, b = prob.b, eps = prob.eps;
-  const double scale = prob.p_scale;
-  std::vector<double> force(d);
+  const Consts k(prob);
+  const d4 scale = splat(prob.p_scale), zero = splat(0.0);
+  constexpr std::size_t kStack = DC > 0 ? static_cast<std::size_t>(DC) : 1;
+  alignas(32) double acc_stack[4 * kStack];
+  double yi_stack[kStack];
+  std::vector<double> heap;
+  double* accp = acc_stack;
+  double* yi = yi_stack;
+  if (DC == 0) {
+    heap.resize(5 * d + 4);
+    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.data());
+    addr = (addr + 31) & ~static_cast<std::uintptr_t>(31);
+    accp = reinterpret_cast<double*>(addr);
+    yi = accp + 4 * d;
+  }
   for (std::size_t i = r0; i < r1; ++i) {
-    for (std::size_t c = 0; c < d; ++c) force[c] = 0.0;
-    double cost = 0.0, rowsum = 0.0;
-    for (int e = prob.ptr[i]; e < prob.ptr[i + 1]; ++e) {
-      const std::size_t j = static_cast<std::size_t>(prob.col[e]);
-      const double p0 = prob.val[e];
-      if (j == i || p0 == 0.0) continue;
-      const double p = p0 * scale;
-      double s = 0.0;
+    for (std::size_t c = 0; c < d; ++c) {
+      yi[c] = Y[c * stride + i];
+      store(accp + 4 * c, zero);
+    }
+    d4 acc_cost = zero, acc_sum = zero;
+    const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
+    for (int e = e0; e < e1; e += 4) {
+      std::size_t jl[4];
+      d4 p0 = zero;
+      for (int l = 0; l < 4; ++l) {
+        if (e + l < e1) {
+          jl[l] = static_cast<std::size_t>(prob.col[e + l]);
+          p0[l] = jl[l] == i ? 0.0 : prob.val[e + l];
+        } else {
+          jl[l] = i;
+        }
+      }
+      const l4 live = as_mask(p0 > zero);
+      d4 s = zero;
       for (std::size_t c = 0; c < d; ++c) {
-        const double t = Y[c * stride + i] - Y[c * stride + j];
+        const double* yc = Y + c * stride;
+        const d4 t = splat(yi[c]) - d4{yc[jl[0]], yc[jl[1]], yc[jl[2]], yc[jl[3]]};
         s += t * t;
       }
-      double coef = 0.0;
-      switch (prob.method) {
-        case CostMethod::tsne: {
-          const double w = 1.0 / (1.0 + s);
-          coef = p * w;
-          rowsum += p0;
-          if (want_cost) cost += xlogx(p0) + p0 * std::log1p(s);
-          break;
-        }
-        case CostMethod::largevis: {
-          const double w = 1.0 / (1.0 + alpha * s);
-          coef = alpha * p * w;
-          if (want_cost) cost += p0 * std::log1p(alpha * s);
-          break;
-        }
-        case CostMethod::largevis_exp: {
-          const double em = std::exp(-s);
-          const double w = em / (1.0 + em);
-          coef = p * (1.0 - w);
-          if (want_cost) cost += p0 * (s + std::log1p(em));
-          break;
-        }
-        case CostMethod::umap: {
-          const double u = b == 1.0 ? a * s : a * std::pow(s, b);
-          const double w = 1.0 / (1.0 + u);
-          // attraction a b s^(b-1) w v and the (1 - v) correction of the
-          // all-pairs repulsion; (y_i - y_j) = 0 when s = 0
-          if (s > 0.0) coef = p * (b * u * w / s + b * w / (s + eps));
-          if (want_cost) cost += xlogx(p0) + xlogx(1.0 - p0) + p0 * std::log(u + eps);
-          break;
+      const d4 p = p0 * scale;
+      d4 coef, cost = zero;
+      if constexpr (M == CostMethod::tsne) {
+        const d4 w = k.one / (k.one + s);
+        coef = p * w;
+        acc_sum += p0;
+        if constexpr (Cost) cost = p0 * (vlog(p0) + vlog(k.one + s));
+      } else if constexpr (M == CostMethod::largevis) {
+        const d4 u = k.alpha * s;
+        coef = k.alpha * p / (k.one + u);
+        if constexpr (Cost) cost = p0 * vlog(k.one + u);
+      } else if constexpr (M == CostMethod::largevis_exp) {
+        const d4 em = vexp(-s);
+        const d4 w = em / (k.one + em);
+        coef = p * (k.one - w);
+        if constexpr (Cost) cost = p0 * (s + vlog(k.one + em));
+      } else {
+        const d4 u = k.b_is_one ? k.a * s : k.a * vexp(k.b * vlog(s));
+        const d4 w = k.one / (k.one + u);
+        // attraction a b s^(b-1) w v and the (1 - v) correction of the
+        // all-pairs repulsion; (y_i - y_j) = 0 when s = 0
+        coef = keep(as_mask(s > zero), p * (k.b * u * w / s + k.b * w / (s + k.eps)));
+        if constexpr (Cost) {
+          const d4 q = k.one - p0;
+          const d4 qlogq = keep(as_mask(q > zero), q * vlog(q));
+          cost = p0 * vlog(p0) + qlogq + p0 * vlog(u + k.eps);
         }
       }
-      if (coef != 0.0) {
-        for (std::size_t c = 0; c < d; ++c) {
-          force[c] += coef * (Y[c * stride + i] - Y[c * stride + j]);
-        }
+      coef = keep(live, coef);
+      if constexpr (Cost) acc_cost += keep(live, cost);
+      for (std::size_t c = 0; c < d; ++c) {
+        const double* yc = Y + c * stride;
+        const d4 t = splat(yi[c]) - d4{yc[jl[0]], yc[jl[1]], yc[jl[2]], yc[jl[3]]};
+        store(accp + 4 * c, load(accp + 4 * c) + coef * t);
       }
     }
-    for (std::size_t c = 0; c < d; ++c) out.A[c * n + i] = force[c];
-    out.C[i] = cost;
-    out.S[i] = rowsum;
+    for (std::size_t c = 0; c < d; ++c) out.A[c * n + i] = hsum(load(accp + 4 * c));
+    out.C[i] = Cost ? hsum(acc_cost) : 0.0;
+    out.S[i] = hsum(acc_sum);
+  }
+}
+
+template <CostMethod M, bool Cost>
+void sparse_rows_m(const PairProblem& prob, std::size_t r0, std::size_t r1,
+                   const SparseSums& out) {
+  switch (prob.d) {
+    case 1:
+      sparse_rows_t<M, Cost, 1>(prob, r0, r1, out);
+      break;
+    case 2:
+      sparse_rows_t<M, Cost, 2>(prob, r0, r1, out);
+      break;
+    case 3:
+      sparse_rows_t<M, Cost, 3>(prob, r0, r1, out);
+      break;
+    default:
+      sparse_rows_t<M, Cost, 0>(prob, r0, r1, out);
+  }
+}
+
+template <CostMethod M>
+void sparse_rows_c(const PairProblem& prob, std::size_t r0, std::size_t r1, bool want_cost,
+                   const SparseSums& out) {
+  if (want_cost) {
+    sparse_rows_m<M, true>(prob, r0, r1, out);
+  } else {
+    sparse_rows_m<M, false>(prob, r0, r1, out);
+  }
+}
+
+inline void sparse_rows(const PairProblem& prob, std::size_t r0, std::size_t r1,
+                        bool want_cost, const SparseSums& out) {
+  switch (prob.method) {
+    case CostMethod::tsne:
+      sparse_rows_c<CostMethod::tsne>(prob, r0, r1, want_cost, out);
+      break;
+    case CostMethod::largevis:
+      sparse_rows_c<CostMethod::largevis>(prob, r0, r1, want_cost, out);
+      break;
+    case CostMethod::largevis_exp:
+      sparse_rows_c<CostMethod::largevis_exp>(prob, r0, r1, want_cost, out);
+      break;
+    case CostMethod::umap:
+      sparse_rows_c<CostMethod::umap>(prob, r0, r1, want_cost, out);
+      break;
   }
 }
 
