@@ -7,13 +7,13 @@ test_that("far-apart clusters stay apart in every method's embedding", {
     expect_true(clusters_apart(Y, fc$label), label = m)
   }
   for (m in c("umap", "tumap")) {
-    Y <- embed(fc$X, m, nn = g, max_iter = 300)
+    Y <- embed(fc$X, m, nn = g, max_iter = 500)
     expect_true(clusters_apart(Y, fc$label), label = m)
   }
   Y <- embed(g, "tsne", perplexity = 5, max_iter = 500)
   expect_true(clusters_apart(Y, fc$label), label = "tsne on a graph")
   # UMAP on the data matrix: its own exact kNN graph
-  Y <- embed(fc$X, "umap", n_neighbors = 10, max_iter = 300)
+  Y <- embed(fc$X, "umap", n_neighbors = 10, max_iter = 500)
   expect_true(clusters_apart(Y, fc$label), label = "umap on data")
 })
 

@@ -31,7 +31,8 @@ struct PairProblem {
   double b;
   double eps;
   // The sparse input affinities, CSR (P is symmetric, so this is also its
-  // CSC form): row i holds col[ptr[i] .. ptr[i + 1]) with values val.
+  // CSC form): row i holds col[ptr[i] .. ptr[i + 1]) with values val, no
+  // diagonal entry, each row padded with zeros to a multiple of 4 entries.
   const int* ptr;
   const int* col;
   const double* val;

@@ -305,8 +305,9 @@ inline void pair_tile(const PairProblem& prob, std::size_t i0, std::size_t i1,
 }
 
 // The stored entries of P, one row at a time, four entries per step (the
-// coordinates of the four columns gathered into a vector). Entries on the
-// diagonal or equal to 0 are masked off.
+// coordinates of the four columns gathered into a vector). Each row's
+// entries come in whole groups of four (costs.h pads them with zeros, which
+// are masked off) and hold no diagonal entry.
 template <CostMethod M, bool Cost, int DC>
 void sparse_rows_t(const PairProblem& prob, std::size_t r0, std::size_t r1,
                    const SparseSums& out) {
@@ -336,16 +337,11 @@ void sparse_rows_t(const PairProblem& prob, std::size_t r0, std::size_t r1,
     d4 acc_cost = zero, acc_sum = zero;
     const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
     for (int e = e0; e < e1; e += 4) {
-      std::size_t jl[4];
-      d4 p0 = zero;
-      for (int l = 0; l < 4; ++l) {
-        if (e + l < e1) {
-          jl[l] = static_cast<std::size_t>(prob.col[e + l]);
-          p0[l] = jl[l] == i ? 0.0 : prob.val[e + l];
-        } else {
-          jl[l] = i;
-        }
-      }
+      const std::size_t jl[4] = {static_cast<std::size_t>(prob.col[e]),
+                                 static_cast<std::size_t>(prob.col[e + 1]),
+                                 static_cast<std::size_t>(prob.col[e + 2]),
+                                 static_cast<std::size_t>(prob.col[e + 3])};
+      const d4 p0 = load(prob.val + e);
       const l4 live = as_mask(p0 > zero);
       d4 s = zero;
       for (std::size_t c = 0; c < d; ++c) {

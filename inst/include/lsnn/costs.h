@@ -70,7 +70,11 @@ class CostEvaluator {
       : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
     if (d_ == 0) throw std::invalid_argument("the embedding needs at least one dimension");
     stride_ = (n_ + 3) & ~static_cast<std::size_t>(3);
-    block_ = n_ <= 8192 ? 128 : 256;
+    // about 256 points per block, the number of blocks a multiple of 4 so
+    // that each round has an even number of tiles; a function of n only
+    const std::size_t target = 4 * std::max<std::size_t>(1, (n_ + 512) / 1024);
+    block_ = ((n_ + target - 1) / target + 3) & ~static_cast<std::size_t>(3);
+    block_ = std::max<std::size_t>(block_, 4);
     Y_.assign(d_ * stride_, 0.0);
     F_.assign(d_ * stride_, 0.0);
     Z_.assign(stride_, 0.0);
@@ -78,6 +82,7 @@ class CostEvaluator {
     A_.assign(d_ * n_, 0.0);
     Cs_.assign(n_, 0.0);
     S_.assign(n_, 0.0);
+    pad_affinities();
     make_schedule();
   }
 
@@ -111,9 +116,9 @@ class CostEvaluator {
     prob.a = settings_.a;
     prob.b = settings_.b;
     prob.eps = settings_.eps;
-    prob.ptr = P_.ptr;
-    prob.col = P_.col;
-    prob.val = P_.val;
+    prob.ptr = ptr_.data();
+    prob.col = col_.data();
+    prob.val = val_.data();
     prob.p_scale = p_scale;
 
     const PairSums sums = {F_.data(), Z_.data(), C_.data()};
@@ -183,6 +188,35 @@ class CostEvaluator {
     bool diagonal;
   };
 
+  // The kernels' copy of P: no diagonal or zero entries, each row padded to
+  // a multiple of 4 with zeros (pointing at the row itself).
+  void pad_affinities() {
+    ptr_.assign(n_ + 1, 0);
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::size_t m = 0;
+      for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
+        m += static_cast<std::size_t>(P_.col[e]) != i && P_.val[e] > 0.0;
+      }
+      total += (m + 3) & ~static_cast<std::size_t>(3);
+      if (total > 2147483647u) throw std::length_error("too many non-zero affinities");
+      ptr_[i + 1] = static_cast<int>(total);
+    }
+    col_.assign(total, 0);
+    val_.assign(total, 0.0);
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::size_t o = static_cast<std::size_t>(ptr_[i]);
+      for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
+        if (static_cast<std::size_t>(P_.col[e]) != i && P_.val[e] > 0.0) {
+          col_[o] = P_.col[e];
+          val_[o] = P_.val[e];
+          ++o;
+        }
+      }
+      for (; o < static_cast<std::size_t>(ptr_[i + 1]); ++o) col_[o] = static_cast<int>(i);
+    }
+  }
+
   // Blocks of `block_` points; round 0 holds the diagonal tiles, then the
   // circle method pairs up the blocks so each round's tiles are disjoint.
   void make_schedule() {
@@ -225,6 +259,8 @@ class CostEvaluator {
   SparseView P_;
   std::size_t n_, d_, stride_, block_;
   std::vector<double> Y_, F_, Z_, C_, A_, Cs_, S_;
+  std::vector<int> ptr_, col_;
+  std::vector<double> val_;
   std::vector<std::vector<Tile>> rounds_;
 };
 
