@@ -151,8 +151,8 @@ inline void pair_terms(const Consts& k, d4 s, d4& c, d4& z, d4& e) {
     z = w;
   } else if constexpr (M == CostMethod::largevis) {
     const d4 u = k.alpha * s;
-    const d4 w = k.one / (k.one + u);
-    c = -(k.gamma * w) / (s + k.eps);
+    // -gamma w / (s + eps) with one division
+    c = -k.gamma / ((k.one + u) * (s + k.eps));
     if constexpr (Cost) e = k.gamma * vlog((k.one + u) / (u + k.eps));
   } else if constexpr (M == CostMethod::largevis_exp) {
     const d4 em = vexp(-s);
@@ -161,8 +161,8 @@ inline void pair_terms(const Consts& k, d4 s, d4& c, d4& z, d4& e) {
     if constexpr (Cost) e = k.gamma * vlog(k.one + em);
   } else {
     const d4 u = k.b_is_one ? k.a * s : k.a * vexp(k.b * vlog(s));
-    const d4 w = k.one / (k.one + u);
-    c = (k.neg_b * w) / (s + k.eps);
+    // -b w / (s + eps) with one division
+    c = k.neg_b / ((k.one + u) * (s + k.eps));
     if constexpr (Cost) e = vlog((k.one + u) / (u + k.eps));
   }
 }
