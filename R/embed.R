@@ -267,8 +267,11 @@ ne_pca <- function(X, k) {
   Y
 }
 
-# Eigenvectors 2..k+1 of D^-1/2 A D^-1/2 (the smallest but one of the
-# normalised Laplacian); NULL when no eigensolver succeeds.
+# The top k + 1 eigenvectors of D^-1/2 A D^-1/2 (the smallest of the
+# normalised Laplacian) without the trivial one, D^1/2 1: it is projected out
+# and the k remaining directions kept, which also works when the graph has
+# several components (eigenvalue 1 repeated). NULL when no eigensolver
+# succeeds.
 ne_spectral <- function(A, k) {
   n <- nrow(A)
   if (k + 1 >= n) return(NULL)
@@ -278,8 +281,7 @@ ne_spectral <- function(A, k) {
   M <- Matrix::forceSymmetric(Dh %*% A %*% Dh)
   V <- NULL
   if (n <= 200) {
-    e <- eigen(as.matrix(M), symmetric = TRUE)
-    V <- e$vectors[, 2:(k + 1), drop = FALSE]
+    V <- eigen(as.matrix(M), symmetric = TRUE)$vectors[, seq_len(k + 1), drop = FALSE]
   } else {
     if (requireNamespace("RSpectra", quietly = TRUE)) {
       res <- tryCatch(
@@ -288,9 +290,7 @@ ne_spectral <- function(A, k) {
           opts = list(tol = 1e-6, maxitr = 2000, ncv = min(n, max(2 * (k + 1) + 1, 20)),
                       initvec = stats::rnorm(n)))),
         error = function(e) NULL)
-      if (!is.null(res) && res$nconv >= k + 1) {
-        V <- res$vectors[, order(res$values, decreasing = TRUE)[2:(k + 1)], drop = FALSE]
-      }
+      if (!is.null(res) && res$nconv >= k + 1) V <- res$vectors[, seq_len(k + 1)]
     }
     if (is.null(V) && requireNamespace("irlba", quietly = TRUE)) {
       # M + I is positive semi-definite: its top singular vectors are M's
@@ -299,11 +299,12 @@ ne_spectral <- function(A, k) {
         suppressWarnings(irlba::partial_eigen(M + Matrix::Diagonal(n), n = k + 1,
                                               symmetric = TRUE)),
         error = function(e) NULL)
-      if (!is.null(res)) {
-        V <- res$vectors[, order(res$values, decreasing = TRUE)[2:(k + 1)], drop = FALSE]
-      }
+      if (!is.null(res)) V <- res$vectors[, seq_len(k + 1)]
     }
   }
   if (is.null(V) || anyNA(V)) return(NULL)
-  ne_fix_signs(as.matrix(V))
+  v0 <- sqrt(deg) / sqrt(sum(deg))
+  V <- V - v0 %*% crossprod(v0, V)
+  V <- svd(V, nu = k, nv = 0)$u
+  ne_fix_signs(V)
 }
