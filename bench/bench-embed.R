@@ -70,10 +70,15 @@ floor_iter <- function(n) {
 }
 
 # ---- data: the first rows of Fashion-MNIST, 50 principal components ----
+# Scaled as Rtsne's normalize = TRUE does (centred, largest |value| 1), so
+# that both programs see the same numbers and Rtsne's search starts at a
+# sensible precision.
 pcs <- function(n) {
   X <- fashion_mnist(n = n)$X
   set.seed(1)
-  irlba::prcomp_irlba(X, n = 50, center = TRUE, scale. = FALSE)$x
+  Y <- irlba::prcomp_irlba(X, n = 50, center = TRUE, scale. = FALSE)$x
+  Y <- sweep(Y, 2, colMeans(Y))
+  Y / max(abs(Y))
 }
 X5 <- pcs(n_main)
 
@@ -88,7 +93,9 @@ lsnn_iter <- function(P, n, iters) {
   t / iters
 }
 
-# ---- perplexity calibration over all pairs ----
+# ---- perplexity calibration over all pairs (after a small warm-up call, so
+# that neither thread-pool start-up nor first-touch costs are counted) ----
+invisible(perplexity_affinities(X5[seq_len(min(500, n_main)), ], 10, n_threads = threads))
 t_cal <- elapsed(P_all <- perplexity_affinities(X5, perplexity, n_threads = threads))
 res$calibration <- c(lsnn = t_cal)
 cat(sprintf("\nlsnn perplexity calibration, all pairs, n = %d: %.3f s (nnz %d)\n",

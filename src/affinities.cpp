@@ -44,8 +44,8 @@ Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol,
     if (nnz > static_cast<std::size_t>(R_XLEN_T_MAX) || nnz > 2147483647u) {
       Rcpp::stop("more than 2^31 - 1 non-zero affinities: use a neighbour graph");
     }
-    Rcpp::IntegerVector p(n + 1), i(nnz);
-    Rcpp::NumericVector x(nnz);
+    Rcpp::IntegerVector p(n + 1), i(Rcpp::no_init(nnz));
+    Rcpp::NumericVector x(Rcpp::no_init(nnz));
     P.fill(p.begin(), i.begin(), x.begin(), ex);
     return Rcpp::List::create(Rcpp::Named("p") = p, Rcpp::Named("i") = i,
                               Rcpp::Named("x") = x, Rcpp::Named("beta") = beta,

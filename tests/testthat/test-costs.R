@@ -154,3 +154,8 @@ test_that("cost_gradient rejects bad input", {
   expect_error(cost_gradient(Y, pr$P, method = "largevis", weight = "gauss"), "weight")
   expect_error(cost_gradient(Y, pr$P, eps = -1), "eps")
 })
+
+test_that("the cost kernels follow the lsnn.simd option", {
+  expect_identical(lsnn:::.cost_kernels_name("generic"), "generic")
+  expect_identical(lsnn:::.cost_kernels_name("auto"), simd_kernels())
+})

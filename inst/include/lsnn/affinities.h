@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
@@ -316,7 +317,7 @@ class DenseAffinities {
   template <typename Executor>
   DenseAffinities(const CostKernels& k, const double* X, std::size_t n, std::size_t D,
                   const CalibrationSettings& s, double* beta, Executor& executor)
-      : n_(n), P_(n * n, 0.0) {
+      : n_(n), P_(new double[n * n]) {  // every entry is written below
     // centred row-major copy, for accurate distances from dot products
     std::vector<double> Xr(n * D), norms(n, 0.0);
     for (std::size_t c = 0; c < D; ++c) {
@@ -354,7 +355,7 @@ class DenseAffinities {
               if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], p.data())) {
                 failed[i] = 1;
               }
-              double* out = P_.data() + i * n;
+              double* out = P_.get() + i * n;
               for (std::size_t j = 0, t2 = 0; j < n; ++j) {
                 out[j] = j == i ? 0.0 : p[t2++];
               }
@@ -391,7 +392,7 @@ class DenseAffinities {
         0, n,
         [&](std::size_t b, std::size_t e) {
           for (std::size_t i = b; i < e; ++i) {
-            const double* row = P_.data() + i * n;
+            const double* row = P_.get() + i * n;
             std::size_t c = 0;
             for (std::size_t j = 0; j < n; ++j) c += row[j] != 0.0;
             counts_[i] = c;
@@ -420,7 +421,7 @@ class DenseAffinities {
         0, n,
         [&](std::size_t b, std::size_t e) {
           for (std::size_t i = b; i < e; ++i) {
-            const double* row = P_.data() + i * n;
+            const double* row = P_.get() + i * n;
             std::size_t o = static_cast<std::size_t>(ptr[i]);
             for (std::size_t j = 0; j < n; ++j) {
               if (row[j] != 0.0) {
@@ -436,7 +437,7 @@ class DenseAffinities {
 
  private:
   std::size_t n_;
-  std::vector<double> P_;
+  std::unique_ptr<double[]> P_;
   std::vector<std::size_t> counts_;
   std::size_t n_failed_ = 0;
 };

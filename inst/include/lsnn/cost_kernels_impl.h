@@ -177,6 +177,10 @@ void pair_tile_t(const PairProblem& prob, std::size_t i0, std::size_t i1,
   const std::size_t stride = prob.stride;
   const std::size_t n = prob.n;
   const double* Y = prob.Y;
+  // local copies: the stores below cannot then alias the pointers
+  double* const F = out.F;
+  double* const Zs = out.Z;
+  double* const Cs = out.C;
   const Consts k(prob);
   constexpr bool has_z = M == CostMethod::tsne;
 
@@ -235,21 +239,21 @@ void pair_tile_t(const PairProblem& prob, std::size_t i0, std::size_t i1,
       for (std::size_t c = 0; c < d; ++c) {
         const d4 f = cf * load(diffp + 4 * c);
         store(accp + 4 * c, load(accp + 4 * c) + f);
-        double* fj = out.F + c * stride + j;
+        double* fj = F + c * stride + j;
         store(fj, load(fj) - f);
       }
       if constexpr (has_z) {
         acc_z += z;
-        store(out.Z + j, load(out.Z + j) + z);
+        store(Zs + j, load(Zs + j) + z);
       }
       if constexpr (Cost) {
         acc_e += e;
-        store(out.C + j, load(out.C + j) + e);
+        store(Cs + j, load(Cs + j) + e);
       }
     }
-    for (std::size_t c = 0; c < d; ++c) out.F[c * stride + i] += hsum(load(accp + 4 * c));
-    if constexpr (has_z) out.Z[i] += hsum(acc_z);
-    if constexpr (Cost) out.C[i] += hsum(acc_e);
+    for (std::size_t c = 0; c < d; ++c) F[c * stride + i] += hsum(load(accp + 4 * c));
+    if constexpr (has_z) Zs[i] += hsum(acc_z);
+    if constexpr (Cost) Cs[i] += hsum(acc_e);
   }
 }
 
