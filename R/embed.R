@@ -251,19 +251,25 @@ ne_fix_signs <- function(V) {
   V
 }
 
+# The first k principal component scores; when X has fewer than k columns
+# the missing coordinates are small random numbers (a constant coordinate
+# would never move).
 ne_pca <- function(X, k) {
-  k <- min(k, ncol(X))
-  if (k < 1) stop("X has no columns", call. = FALSE)
+  kk <- min(k, ncol(X))
   X <- sweep(X, 2, colMeans(X))
-  if (requireNamespace("irlba", quietly = TRUE) && min(dim(X)) > 3 * k + 10) {
-    s <- irlba::irlba(X, nv = k)
-    Y <- s$u %*% diag(s$d, k)
+  if (requireNamespace("irlba", quietly = TRUE) && min(dim(X)) > 3 * kk + 10) {
+    s <- irlba::irlba(X, nv = kk)
+    Y <- s$u %*% diag(s$d[seq_len(kk)], kk)
   } else {
-    s <- svd(X, nu = k, nv = 0)
-    Y <- s$u %*% diag(s$d[seq_len(k)], k)
+    s <- svd(X, nu = kk, nv = 0)
+    Y <- s$u %*% diag(s$d[seq_len(kk)], kk)
   }
   Y <- ne_fix_signs(Y)
-  if (ncol(Y) < ncol(X) && ncol(Y) < k) Y <- cbind(Y, matrix(0, nrow(Y), k - ncol(Y)))
+  if (kk < k) {
+    s1 <- stats::sd(Y[, 1])
+    if (!is.finite(s1) || s1 <= 0) s1 <- 1
+    Y <- cbind(Y, matrix(stats::rnorm(nrow(Y) * (k - kk), sd = 1e-2 * s1), nrow(Y), k - kk))
+  }
   Y
 }
 

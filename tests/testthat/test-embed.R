@@ -64,6 +64,9 @@ test_that("embed returns the extras and honours init, tol and n_components", {
   Y3 <- embed(as.data.frame(X), "largevis", perplexity = 10, n_components = 3,
               max_iter = 50)
   expect_equal(dim(Y3), c(60L, 3L))
+  # more components than the data has columns, from PCA
+  Y4 <- embed(X, "tsne", perplexity = 10, n_components = 4, init = "pca", max_iter = 20)
+  expect_equal(dim(Y4), c(60L, 4L))
   # the cost decreases for each method
   g <- exact_graph(X, 10)
   for (m in c("tsne", "largevis", "umap", "tumap")) {
