@@ -50,6 +50,11 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
       stop(sprintf("perplexity (%g) must be less than the number of other points (%d)",
                    perplexity, n - 1L), call. = FALSE)
     }
+    if (as.double(n) * (n - 1) > .Machine$integer.max) {
+      stop(sprintf(paste0("%d points have too many pairs for all-pairs affinities ",
+                          "(a sparse matrix holds at most 2^31 - 1): give a ",
+                          "neighbour graph from extended_knn() instead"), n), call. = FALSE)
+    }
     res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option())
   }
   if (res$n_failed > 0) {
