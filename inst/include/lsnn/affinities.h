@@ -7,7 +7,9 @@
 //    A safeguarded Newton iteration on log(beta) inside a bisection bracket:
 //    a step that leaves the bracket is replaced by a bisection (of log(beta)
 //    while the bracket spans more than a factor 2; a doubling or halving
-//    while one end is open). The rows are then normalised,
+//    while one end is open). A row starts from the previous row's precision
+//    (within fixed chunks of rows, so the result does not depend on the
+//    number of threads). The rows are then normalised,
 //    symmetrised (p_ij + p_ji) / 2 and scaled to sum 1.
 //  - UMAP's smoothed kNN memberships: rho_i, the distance to the
 //    local_connectivity-th nearest non-zero neighbour (interpolated when
@@ -62,23 +64,27 @@ struct CalibrationSettings {
 };
 
 // Calibrates one row. d: the m squared distances, shifted so that their
-// minimum is 0 (the entropy does not depend on the shift). Writes the
-// normalised weights to p and beta; returns false when the entropy is not
-// within tol of log(perplexity) after max_steps.
+// minimum is 0 (the entropy does not depend on the shift). `beta` holds the
+// starting point on entry (when positive and finite; otherwise 1 / the mean
+// of d is used) and the precision on exit; the normalised weights go to p.
+// Returns false when the entropy is not within tol of log(perplexity) after
+// max_steps.
 inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
                                      std::size_t m, const CalibrationSettings& s,
                                      double& beta, double* p) {
   const double target = std::log(s.perplexity);
-  double mean = 0.0;
-  for (std::size_t j = 0; j < m; ++j) mean += d[j];
-  mean /= static_cast<double>(m);
-  beta = mean > 0.0 ? 1.0 / mean : 1.0;
+  if (!(beta > 0.0 && std::isfinite(beta))) {
+    double mean = 0.0;
+    for (std::size_t j = 0; j < m; ++j) mean += d[j];
+    mean /= static_cast<double>(m);
+    beta = mean > 0.0 ? 1.0 / mean : 1.0;
+  }
   double lo = 0.0, hi = std::numeric_limits<double>::infinity();
   double dx = HUGE_VAL, dx_old = HUGE_VAL;  // the last two steps of log(beta)
   double mom[3];
   bool converged = false;
   for (int step = 0; step < s.max_steps; ++step) {
-    k.gauss_moments(d, m, beta, mom);
+    k.gauss_moments(d, m, beta, mom, p);
     const double e1 = mom[1] / mom[0];
     const double H = std::log(mom[0]) + beta * e1;
     const double diff = H - target;
@@ -115,8 +121,11 @@ inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
     if (next == beta) break;  // the bracket cannot shrink any further
     beta = next;
   }
-  if (!converged) k.gauss_moments(d, m, beta, mom);
-  k.gauss_weights(d, m, beta, mom[0], p);
+  // p holds the weights at the last beta evaluated, which is the final one
+  // unless the loop ran out of steps
+  if (!converged) k.gauss_moments(d, m, beta, mom, p);
+  const double inv = 1.0 / mom[0];
+  for (std::size_t j = 0; j < m; ++j) p[j] *= inv;
   return converged;
 }
 
@@ -275,11 +284,15 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
   C.col.resize(static_cast<std::size_t>(C.ptr[n]));
   C.val.resize(static_cast<std::size_t>(C.ptr[n]));
   std::vector<unsigned char> failed(n, 0);
+  // chunks of 64 rows, each calibrated in order by one thread: a row starts
+  // from the previous row's precision, so the chunks must not depend on how
+  // the threads split the work
+  const std::size_t chunk = 64, nchunks = (n + chunk - 1) / chunk;
   batched_for(
-      executor, n, 4096,
-      [&](std::size_t b, std::size_t e) {
+      executor, nchunks, 64,
+      [&](std::size_t cb, std::size_t ce) {
         std::vector<double> d;
-        for (std::size_t i = b; i < e; ++i) {
+        for (std::size_t i = cb * chunk; i < std::min(n, ce * chunk); ++i) {
           const std::vector<std::size_t>& cols = rows[i];
           const std::size_t m = cols.size();
           double* p = C.val.data() + C.ptr[i];
@@ -288,6 +301,7 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
             continue;
           }
           d.resize(m);
+          beta[i] = i % chunk != 0 ? beta[i - 1] : NAN;
           double dmin = std::numeric_limits<double>::infinity();
           for (std::size_t t = 0; t < m; ++t) {
             const double x = dist[cols[t] * n + i];
@@ -299,7 +313,7 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
           if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], p)) failed[i] = 1;
         }
       },
-      [](std::size_t) {}, 64);
+      [](std::size_t) {}, 1);
   n_failed = 0;
   for (unsigned char f : failed) n_failed += f;
   sort_rows(C, false);
@@ -332,10 +346,10 @@ class DenseAffinities {
       norms[i] = t;
     }
     std::vector<unsigned char> failed(n, 0);
-    const std::size_t rows_per_task = 16;
+    const std::size_t rows_per_task = 64;
     const std::size_t ntasks = (n + rows_per_task - 1) / rows_per_task;
     batched_for(
-        executor, ntasks, std::max<std::size_t>(1, 2000000 / (n * rows_per_task + 1)),
+        executor, ntasks, std::max<std::size_t>(2, 4000000 / (n * rows_per_task + 1)),
         [&](std::size_t b, std::size_t e) {
           std::vector<double> dist(rows_per_task * n), d(n), p(n);
           for (std::size_t t = b; t < e; ++t) {
@@ -352,6 +366,8 @@ class DenseAffinities {
                 dmin = std::min(dmin, row[j]);
               }
               for (std::size_t j = 0; j < m; ++j) d[j] -= dmin;
+              // start from the previous row's precision within the task
+              beta[i] = i > r0 ? beta[i - 1] : NAN;
               if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], p.data())) {
                 failed[i] = 1;
               }

@@ -72,12 +72,10 @@ struct CostKernels {
   void (*sparse_rows)(const PairProblem& prob, std::size_t r0, std::size_t r1,
                       bool want_cost, const SparseSums& out);
   // Gaussian moments of one row for perplexity calibration: with
-  // w_j = exp(-beta d_j), out = {sum w, sum d w, sum d^2 w}. The d_j >= 0.
+  // w_j = exp(-beta d_j), out = {sum w, sum d w, sum d^2 w}; the w_j are
+  // also written to w (length m). The d_j >= 0.
   void (*gauss_moments)(const double* d, std::size_t m, double beta,
-                        double* out);
-  // w_j = exp(-beta d_j) / norm for j < m.
-  void (*gauss_weights)(const double* d, std::size_t m, double beta,
-                        double norm, double* w);
+                        double* out, double* w);
   // Squared Euclidean distances between rows [r0, r1) of the row-major
   // n x D matrix X and all of its rows: out[(r - r0) * n + j]; norms holds
   // the squared row norms. Clamped at 0, exact 0 on the diagonal.

@@ -442,13 +442,14 @@ inline void sparse_rows(const PairProblem& prob, std::size_t r0, std::size_t r1,
 }
 
 inline void gauss_moments(const double* dd, std::size_t m, double beta,
-                          double* out) {
+                          double* out, double* wout) {
   d4 s0 = splat(0.0), s1 = splat(0.0), s2 = splat(0.0);
   const d4 nb = splat(-beta);
   std::size_t j = 0;
   for (; j + 4 <= m; j += 4) {
     const d4 x = load(dd + j);
     const d4 w = vexp(nb * x);
+    store(wout + j, w);
     s0 += w;
     const d4 xw = x * w;
     s1 += xw;
@@ -461,6 +462,7 @@ inline void gauss_moments(const double* dd, std::size_t m, double beta,
     const d4 x = load(t);
     d4 w = vexp(nb * x);
     for (std::size_t l = m - j; l < 4; ++l) w[l] = 0.0;
+    for (std::size_t l = 0; j + l < m; ++l) wout[j + l] = w[l];
     r0 += hsum(w);
     r1 += hsum(x * w);
     r2 += hsum(x * x * w);
@@ -468,19 +470,6 @@ inline void gauss_moments(const double* dd, std::size_t m, double beta,
   out[0] = r0;
   out[1] = r1;
   out[2] = r2;
-}
-
-inline void gauss_weights(const double* dd, std::size_t m, double beta,
-                          double norm, double* w) {
-  const d4 nb = splat(-beta), inv = splat(1.0 / norm);
-  std::size_t j = 0;
-  for (; j + 4 <= m; j += 4) store(w + j, vexp(nb * load(dd + j)) * inv);
-  if (j < m) {
-    double t[4] = {0.0, 0.0, 0.0, 0.0};
-    for (std::size_t l = 0; j + l < m; ++l) t[l] = dd[j + l];
-    const d4 r = vexp(nb * load(t)) * inv;
-    for (std::size_t l = 0; j + l < m; ++l) w[j + l] = r[l];
-  }
 }
 
 inline void sqdist_rows(const double* X, std::size_t n, std::size_t D,
@@ -506,8 +495,7 @@ inline void sqdist_rows(const double* X, std::size_t n, std::size_t D,
 
 inline const CostKernels& cost_kernels() {
   static const CostKernels table = {
-      &costk::pair_tile,     &costk::sparse_rows, &costk::gauss_moments,
-      &costk::gauss_weights, &costk::sqdist_rows,
+      &costk::pair_tile, &costk::sparse_rows, &costk::gauss_moments, &costk::sqdist_rows,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"
 #else
