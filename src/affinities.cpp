@@ -9,7 +9,7 @@
 #include <chrono>
 #include <vector>
 
-#include "cost_kernels.h"
+#include "kernels.h"
 #include "r_executor.h"
 
 namespace {

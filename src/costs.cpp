@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "cost_kernels.h"
+#include "kernels.h"
 #include "r_executor.h"
 
 namespace {

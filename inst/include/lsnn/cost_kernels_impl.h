@@ -17,7 +17,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <vector>
+#include <cstdlib>
+#include <new>
 
 #include "cost_kernels.h"
 
@@ -27,6 +28,22 @@ namespace costk {
 
 typedef double d4 __attribute__((vector_size(32)));
 typedef std::int64_t l4 __attribute__((vector_size(32)));
+
+// Scratch memory for one kernel call. A type of this namespace rather than
+// std::vector: the AVX2 build would compile std::vector's members for AVX2,
+// and the linker may then use that copy from the baseline code as well.
+struct Scratch {
+  double* p = nullptr;
+  explicit Scratch(std::size_t n) {
+    if (n > 0) {
+      p = static_cast<double*>(std::malloc(n * sizeof(double)));
+      if (p == nullptr) throw std::bad_alloc();
+    }
+  }
+  ~Scratch() { std::free(p); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
 
 inline d4 splat(double x) { return d4{x, x, x, x}; }
 inline d4 load(const double* p) {
@@ -190,14 +207,13 @@ void pair_tile_t(const PairProblem& prob, std::size_t i0, std::size_t i1,
   alignas(32) double acc_stack[4 * kStack];
   alignas(32) double diff_stack[4 * kStack];
   double yi_stack[kStack];
-  std::vector<double> heap;
+  Scratch heap(DC == 0 ? 9 * d + 4 : 0);
   double* accp = acc_stack;
   double* diffp = diff_stack;
   double* yi = yi_stack;
   if (DC == 0) {
     // 32-byte aligned (the AVX2 build has been seen to assume it)
-    heap.resize(9 * d + 4);
-    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.data());
+    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.p);
     addr = (addr + 31) & ~static_cast<std::uintptr_t>(31);
     accp = reinterpret_cast<double*>(addr);
     diffp = accp + 4 * d;
@@ -323,12 +339,11 @@ void sparse_rows_t(const PairProblem& prob, std::size_t r0, std::size_t r1,
   constexpr std::size_t kStack = DC > 0 ? static_cast<std::size_t>(DC) : 1;
   alignas(32) double acc_stack[4 * kStack];
   double yi_stack[kStack];
-  std::vector<double> heap;
+  Scratch heap(DC == 0 ? 5 * d + 4 : 0);
   double* accp = acc_stack;
   double* yi = yi_stack;
   if (DC == 0) {
-    heap.resize(5 * d + 4);
-    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.data());
+    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.p);
     addr = (addr + 31) & ~static_cast<std::uintptr_t>(31);
     accp = reinterpret_cast<double*>(addr);
     yi = accp + 4 * d;
