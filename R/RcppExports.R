@@ -61,3 +61,7 @@
     .Call(`_lsnn_neighbor_overlap_cpp`, idx1, idx2, k, n_threads)
 }
 
+.graph_problem <- function(idx, dist, self_first) {
+    .Call(`_lsnn_graph_problem`, idx, dist, self_first)
+}
+

@@ -29,6 +29,10 @@ check_n_threads <- function(n_threads) {
   max(check_whole(n_threads, "n_threads", min = 0), 1L)
 }
 
+all_finite <- function(x) {
+  length(x) == 0 || (is.finite(min(x)) && is.finite(max(x)))
+}
+
 # The data a neighbour search runs on: a numeric matrix, the numeric columns
 # of a data frame, or a dgCMatrix. Returns list(kind = "dense", x = double
 # matrix) or list(kind = "sparse", rows = t(X) as dgCMatrix, n, d).
@@ -45,7 +49,7 @@ prepare_data <- function(X, metric, caller = "X") {
   if (inherits(X, "dgCMatrix")) {
     if (nrow(X) < 2) stop_arg("'", caller, "' must have at least 2 rows")
     if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
-    if (length(X@x) > 0 && !all(is.finite(range(X@x)))) stop_arg("'", caller, "' contains NA, NaN or infinite values")
+    if (!all_finite(X@x)) stop_arg("'", caller, "' contains NA, NaN or infinite values")
     if (!metric %in% c("euclidean", "cosine")) {
       stop_arg("sparse data supports metric = \"euclidean\" or \"cosine\"; ",
                "use as.matrix() for metric = \"", metric, "\"")
@@ -63,14 +67,15 @@ prepare_data <- function(X, metric, caller = "X") {
   if (!is.numeric(X)) stop_arg("'", caller, "' must be numeric (it is ", typeof(X), ")")
   if (nrow(X) < 2) stop_arg("'", caller, "' must have at least 2 rows")
   if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
-  # range() is NA or infinite exactly when some value is, without the n x d
-  # logical matrix that is.finite() would allocate; details only on failure.
-  if (!all(is.finite(range(X)))) {
+  # min() and max() are NA or infinite exactly when some value is; unlike
+  # is.finite(X) or range(X), they allocate nothing. Details only on failure.
+  if (!all_finite(X)) {
     bad <- !is.finite(X)
     stop_arg("'", caller, "' contains ", sum(bad), " NA, NaN or infinite values (first in row ",
              which(rowSums(bad) > 0)[1], ")")
   }
-  storage.mode(X) <- "double"
+  # (an unconditional storage.mode<- would copy the caller's matrix)
+  if (!is.double(X)) storage.mode(X) <- "double"
   list(kind = "dense", x = X, n = nrow(X), d = ncol(X))
 }
 
@@ -91,21 +96,28 @@ check_graph <- function(graph, name = "graph", self_first = TRUE) {
   }
   n <- nrow(idx)
   if (n < 1 || ncol(idx) < 1) stop_arg("'", name, "' is empty")
-  if (anyNA(idx)) stop_arg("'", name, "$idx' contains NA")
-  if (any(idx != round(idx))) stop_arg("'", name, "$idx' must contain whole numbers")
-  if (min(idx) < 1 || max(idx) > n) {
+  # (storage.mode<- copies even when the type is already right)
+  if (!is.integer(idx)) {
+    if (anyNA(idx)) stop_arg("'", name, "$idx' contains NA")
+    if (any(idx != round(idx))) stop_arg("'", name, "$idx' must contain whole numbers")
+    if (min(idx) < 1 || max(idx) > n) {
+      stop_arg("'", name, "$idx' must contain row numbers from 1 to ", n)
+    }
+    storage.mode(idx) <- "integer"
+  }
+  if (!is.double(dist)) storage.mode(dist) <- "double"
+  problem <- .graph_problem(idx, dist, self_first)
+  switch(problem[1] + 1,
+    NULL,
+    stop_arg("'", name, "$idx' contains NA"),
     stop_arg("'", name, "$idx' must contain row numbers from 1 to ", n, " (found ",
-             if (min(idx) < 1) min(idx) else max(idx), ")")
-  }
-  if (anyNA(dist)) stop_arg("'", name, "$dist' contains NA or NaN")
-  if (any(dist < 0)) stop_arg("'", name, "$dist' contains negative distances")
-  if (any(is.infinite(dist))) stop_arg("'", name, "$dist' contains infinite distances")
-  storage.mode(idx) <- "integer"
-  storage.mode(dist) <- "double"
-  if (self_first && any(idx[, 1] != seq_len(n))) {
-    stop_arg("the first column of '", name, "$idx' must be the row itself (row ",
-             which(idx[, 1] != seq_len(n))[1], " is not); lsnn graphs list each row first")
-  }
+             problem[3], " in row ", problem[2], ")"),
+    stop_arg("'", name, "$dist' contains NA or NaN (row ", problem[2], ")"),
+    stop_arg("'", name, "$dist' contains negative distances (row ", problem[2], ")"),
+    stop_arg("'", name, "$dist' contains infinite distances (row ", problem[2], ")"),
+    stop_arg("the first column of '", name, "$idx' must be the row itself (row ", problem[2],
+             " is not); lsnn graphs list each row first")
+  )
   list(idx = idx, dist = dist)
 }
 

@@ -264,6 +264,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// graph_problem
+Rcpp::IntegerVector graph_problem(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, bool self_first);
+RcppExport SEXP _lsnn_graph_problem(SEXP idxSEXP, SEXP distSEXP, SEXP self_firstSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< bool >::type self_first(self_firstSEXP);
+    rcpp_result_gen = Rcpp::wrap(graph_problem(idx, dist, self_first));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 6},
@@ -281,6 +294,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_locally_scaled_graph_cpp", (DL_FUNC) &_lsnn_locally_scaled_graph_cpp, 7},
     {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},
     {"_lsnn_neighbor_overlap_cpp", (DL_FUNC) &_lsnn_neighbor_overlap_cpp, 4},
+    {"_lsnn_graph_problem", (DL_FUNC) &_lsnn_graph_problem, 3},
     {NULL, NULL, 0}
 };
 

@@ -69,3 +69,37 @@ double neighbor_overlap_cpp(Rcpp::IntegerMatrix idx1, Rcpp::IntegerMatrix idx2, 
                           static_cast<std::size_t>(k), 1};
   return lsnn::neighbour_overlap(a, b, static_cast<std::size_t>(k), executor);
 }
+
+// One pass over a graph from R: the first problem found, as
+// c(code, row, value) with code 0 = none, 1 = idx NA, 2 = idx out of 1..n,
+// 3 = dist NA/NaN, 4 = dist negative, 5 = dist infinite, 6 = column 1 is
+// not the row itself (row and value 1-based).
+// [[Rcpp::export(.graph_problem)]]
+Rcpp::IntegerVector graph_problem(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
+                                  bool self_first) {
+  const R_xlen_t n = idx.nrow(), k = idx.ncol();
+  const int* pi = idx.begin();
+  const double* pd = dist.begin();
+  for (R_xlen_t c = 0; c < k; ++c) {
+    for (R_xlen_t i = 0; i < n; ++i) {
+      const int v = pi[i + c * n];
+      const double d = pd[i + c * n];
+      int code = 0;
+      if (v == NA_INTEGER) {
+        code = 1;
+      } else if (v < 1 || v > n) {
+        code = 2;
+      } else if (std::isnan(d)) {
+        code = 3;
+      } else if (d < 0) {
+        code = 4;
+      } else if (std::isinf(d)) {
+        code = 5;
+      } else if (self_first && c == 0 && v != i + 1) {
+        code = 6;
+      }
+      if (code != 0) return Rcpp::IntegerVector::create(code, static_cast<int>(i + 1), v);
+    }
+  }
+  return Rcpp::IntegerVector::create(0, 0, 0);
+}

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "graph_sort.h"
@@ -72,28 +73,56 @@ void locally_scaled_graph(const GraphView& g, std::size_t n_neighbors,
   const std::vector<double> sigma = local_scales(g, scale_from, scale_to, executor);
   const std::size_t n = g.n, k = g.k, keep = n_neighbors - 1;
   batched_for(executor, n, 8192, [&](std::size_t begin, std::size_t end) {
-    std::vector<double> scaled(k);
-    std::vector<std::size_t> order(k > 0 ? k - 1 : 0);
-    std::vector<std::size_t> rank(k);
-    for (std::size_t i = begin; i < end; ++i) {
-      for (std::size_t c = 1; c < k; ++c) {
-        const std::size_t e = i + c * n;
-        scaled[c] = locally_scaled(g.dist[e], sigma[i], sigma[g.idx[e] - g.base]);
+    // (value, column) pairs in lexicographic order are R's stable order by
+    // value, so the chosen set is the `keep` smallest pairs; the final order
+    // is by distance, ties in the order of the first sort: by (distance,
+    // scaled value, column).
+    std::vector<std::pair<double, std::size_t>> by_scaled(k > 0 ? k - 1 : 0);
+    struct Chosen {
+      double dist, scaled;
+      std::size_t col;
+      bool operator<(const Chosen& o) const {
+        if (dist != o.dist) return dist < o.dist;
+        if (scaled != o.scaled) return scaled < o.scaled;
+        return col < o.col;
       }
-      std::iota(order.begin(), order.end(), std::size_t(1));
-      // The `keep` smallest scaled values, ties by column: a stable order.
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t a, std::size_t b) { return scaled[a] < scaled[b]; });
-      // Then by distance; equal distances keep their scaled order.
-      std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep),
-                       [&](std::size_t a, std::size_t b) {
-                         return g.dist[i + a * n] < g.dist[i + b * n];
-                       });
-      out_idx[i] = g.idx[i];
-      out_dist[i] = g.dist[i];
-      for (std::size_t c = 0; c < keep; ++c) {
-        out_idx[i + (c + 1) * n] = g.idx[i + order[c] * n];
-        out_dist[i + (c + 1) * n] = g.dist[i + order[c] * n];
+    };
+    std::vector<Chosen> chosen(keep);
+    // Rows are read a block at a time, column by column, into row-major
+    // scratch: reading one row across k columns of R's column-major
+    // matrices would touch k distant cache lines.
+    constexpr std::size_t block = 128;
+    std::vector<double> dist_rows(block * k);
+    std::vector<int> idx_rows(block * k);
+    for (std::size_t b0 = begin; b0 < end; b0 += block) {
+      const std::size_t b1 = std::min(end, b0 + block);
+      for (std::size_t c = 0; c < k; ++c) {
+        for (std::size_t i = b0; i < b1; ++i) {
+          dist_rows[(i - b0) * k + c] = g.dist[i + c * n];
+          idx_rows[(i - b0) * k + c] = g.idx[i + c * n] - g.base;
+        }
+      }
+      for (std::size_t i = b0; i < b1; ++i) {
+        const double* dist = &dist_rows[(i - b0) * k];
+        int* idx = &idx_rows[(i - b0) * k];
+        for (std::size_t c = 1; c < k; ++c) {
+          by_scaled[c - 1] = {locally_scaled(dist[c], sigma[i], sigma[idx[c]]), c};
+        }
+        if (keep < by_scaled.size()) {
+          std::nth_element(by_scaled.begin(), by_scaled.begin() + static_cast<std::ptrdiff_t>(keep),
+                           by_scaled.end());
+        }
+        for (std::size_t r = 0; r < keep; ++r) {
+          chosen[r] = {dist[by_scaled[r].second], by_scaled[r].first, by_scaled[r].second};
+        }
+        std::sort(chosen.begin(), chosen.end());
+        for (std::size_t c = 0; c < keep; ++c) {
+          const std::size_t col = chosen[c].col;
+          out_idx[i + (c + 1) * n] = idx[col] + g.base;
+          out_dist[i + (c + 1) * n] = dist[col];
+        }
+        out_idx[i] = idx[0] + g.base;
+        out_dist[i] = dist[0];
       }
     }
   });
