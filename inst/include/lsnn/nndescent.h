@@ -1,0 +1,470 @@
+// Approximate k-nearest neighbours by nearest-neighbour descent.
+//
+// 1. Initial lists from a forest of random-projection trees (rp_forest.h):
+//    every leaf is searched exhaustively, as one small matrix product of its
+//    gathered rows, the same kernels as the exact search.
+// 2. Nearest-neighbour descent (Dong, Moses and Li, 2011): each row's
+//    neighbours and reverse neighbours are candidates for each other (the
+//    "local join"), as the neighbour of a neighbour is likely a neighbour.
+//    Each list entry carries a flag, new until it has taken part in a join,
+//    and a join only scores pairs with at least one new member. At most
+//    `max_candidates` new and as many old candidates per row are sampled
+//    each iteration (random priorities). A local join is again one small
+//    matrix product: the new candidates against all candidates of the row.
+//    The descent stops after `n_iters` iterations or when an iteration
+//    changes fewer than delta * n * (k - 1) list entries.
+// 3. The final pass recomputes each kept neighbour's distance in double
+//    precision from the data as given, and sorts each row by (distance,
+//    index) after the row itself.
+//
+// Candidates are ranked on single-precision scores (RowData's score space);
+// only the reported distances are exact.
+//
+// Determinism: randomness comes from a seed (hash64 of the seed and of the
+// iteration and row); joins run in fixed batches of rows, and the list
+// updates a batch produces are applied per row in a fixed order, so the
+// result is the same for any number of threads.
+#ifndef LSNN_NNDESCENT_H
+#define LSNN_NNDESCENT_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "distance.h"
+#include "exact_knn.h"
+#include "graph.h"
+#include "parallel.h"
+#include "random.h"
+#include "rp_forest.h"
+
+namespace lsnn {
+
+struct ApproxKnnParams {
+  // `automatic` means "choose from n, d and k" for the four sizes.
+  static constexpr std::size_t automatic = static_cast<std::size_t>(-1);
+  std::size_t n_trees = automatic;
+  std::size_t leaf_size = automatic;
+  std::size_t max_candidates = automatic;
+  std::size_t n_iters = automatic;
+  double delta = 0.001;
+  std::uint64_t seed = 0;
+};
+
+struct ApproxKnnStats {
+  ApproxKnnParams used;              // the parameters after defaults
+  bool exact = false;                // small problem handed to exact_knn()
+  std::size_t iterations = 0;        // descent iterations run
+  std::vector<std::size_t> updates;  // list changes: trees, then per iteration
+  std::size_t rows_searched_exhaustively = 0;
+  std::size_t emitted = 0;
+};
+
+// Bounded per-row max-heaps of (score, index) with a "new" flag per entry,
+// under the (score, index) total order of graph.h. Callers keep indices
+// unique within a row (contains()).
+class FlaggedHeaps {
+ public:
+  FlaggedHeaps(std::size_t n, std::size_t capacity, const DistanceKernels& kernels)
+      : cap_(capacity), value_(n * capacity), index_(n * capacity), flag_(n * capacity), size_(n, 0),
+        contains_(kernels.contains_index) {}
+
+  std::size_t capacity() const { return cap_; }
+  std::size_t size(std::size_t row) const { return size_[row]; }
+  float threshold(std::size_t row) const {
+    return size_[row] == cap_ ? value_[row * cap_] : std::numeric_limits<float>::infinity();
+  }
+  const float* values(std::size_t row) const { return &value_[row * cap_]; }
+  const int* indices(std::size_t row) const { return &index_[row * cap_]; }
+  std::uint8_t* flags(std::size_t row) { return &flag_[row * cap_]; }
+  const std::uint8_t* flags(std::size_t row) const { return &flag_[row * cap_]; }
+
+  bool contains(std::size_t row, int index) const {
+    return contains_(indices(row), size_[row], index);
+  }
+
+  // Inserts (value, index) when it ranks below the current largest entry or
+  // the list has room, and the index is not already listed.
+  bool push(std::size_t row, float value, int index, std::uint8_t flag) {
+    if (cap_ == 0) return false;
+    float* v = &value_[row * cap_];
+    int* ix = &index_[row * cap_];
+    std::uint8_t* fl = &flag_[row * cap_];
+    std::uint32_t& n = size_[row];
+    if (n == cap_ && !neighbour_before(value, index, v[0], ix[0])) return false;
+    if (contains(row, index)) return false;
+    std::size_t c;
+    if (n < cap_) {
+      c = n++;
+      while (c > 0) {
+        const std::size_t p = (c - 1) / 2;
+        if (!neighbour_before(v[p], ix[p], value, index)) break;
+        v[c] = v[p];
+        ix[c] = ix[p];
+        fl[c] = fl[p];
+        c = p;
+      }
+    } else {
+      c = 0;
+      for (;;) {
+        std::size_t child = 2 * c + 1;
+        if (child >= n) break;
+        if (child + 1 < n && neighbour_before(v[child], ix[child], v[child + 1], ix[child + 1])) ++child;
+        if (!neighbour_before(value, index, v[child], ix[child])) break;
+        v[c] = v[child];
+        ix[c] = ix[child];
+        fl[c] = fl[child];
+        c = child;
+      }
+    }
+    v[c] = value;
+    ix[c] = index;
+    fl[c] = flag;
+    return true;
+  }
+
+ private:
+  std::size_t cap_;
+  std::vector<float> value_;
+  std::vector<int> index_;
+  std::vector<std::uint8_t> flag_;
+  std::vector<std::uint32_t> size_;
+  bool (*contains_)(const int*, std::size_t, int);
+};
+
+namespace detail {
+
+// Defaults, chosen by measurement (bench/bench-approx.R; see approx_control()
+// in R for the figures).
+inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, std::size_t d,
+                                             std::size_t k) {
+  (void)d;
+  const std::size_t au = ApproxKnnParams::automatic;
+  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(64, 2 * k);
+  if (p.n_trees == au) p.n_trees = 8;
+  if (p.max_candidates == au) p.max_candidates = std::max<std::size_t>(8, std::min<std::size_t>(k, 32));
+  if (p.n_iters == au) {
+    std::size_t lg = 0;
+    while ((std::size_t(1) << lg) < n) ++lg;
+    p.n_iters = std::max<std::size_t>(5, lg);
+  }
+  return p;
+}
+
+// One list update found by a local join: `source` may enter `target`'s list.
+struct ListUpdate {
+  int target;
+  int source;
+  float score;
+};
+
+struct JoinWorkspace {
+  ScoreWorkspace score_ws;
+  std::vector<int> ids;
+  std::vector<float> tile, thr;
+  std::vector<std::uint32_t> pos;
+};
+
+}  // namespace detail
+
+// The k nearest neighbours of every row, the row itself first, by
+// nearest-neighbour descent.
+template <typename Executor>
+KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& params_in,
+                    Executor& executor, ApproxKnnStats* stats = nullptr) {
+  const std::size_t n = data.n();
+  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
+  ApproxKnnStats local;
+  ApproxKnnStats& st = stats ? *stats : local;
+  const ApproxKnnParams par = detail::resolve_approx_params(params_in, n, data.d(), k);
+  st.used = par;
+  const std::size_t others = k - 1;
+
+  // Small problems, or lists covering a large part of the data: the exact
+  // search costs about as much and is exact.
+  if (others == 0 || n <= 2 * par.leaf_size || 4 * others >= n) {
+    st.exact = true;
+    ExactKnnStats es;
+    KnnGraph g = exact_knn(data, k, executor, &es);
+    st.rows_searched_exhaustively = es.rows_searched_exhaustively;
+    return g;
+  }
+
+  const std::size_t K = others;
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  {
+    std::ostringstream msg;
+    msg << "approx kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
+        << par.n_trees << " trees (leaves of at most " << par.leaf_size << " rows), "
+        << par.max_candidates << " candidates, at most " << par.n_iters << " iterations, delta "
+        << par.delta << ", " << data.kernels().name << " kernels";
+    executor.report(msg.str());
+  }
+
+  ScoreSpace space(data, executor);
+  if (executor.interrupted()) throw interrupted_error();
+  FlaggedHeaps heaps(n, K, data.kernels());
+
+  // 1. The forest: trees built in parallel (one per task), then the leaves of
+  // each tree in parallel (a tree's leaves hold disjoint rows).
+  std::vector<RpTree> trees(par.n_trees);
+  batched_for(executor, par.n_trees, n_threads, [&](std::size_t t0, std::size_t t1) {
+    for (std::size_t t = t0; t < t1; ++t) {
+      trees[t] = build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t));
+    }
+  });
+  std::size_t tree_updates = 0;
+  for (std::size_t t = 0; t < par.n_trees; ++t) {
+    const RpTree& tree = trees[t];
+    std::vector<std::size_t> part_updates(tree.n_leaves(), 0);
+    executor.parallel_for(0, tree.n_leaves(), [&](std::size_t l0, std::size_t l1) {
+      detail::JoinWorkspace ws;
+      const DistanceKernels& kern = data.kernels();
+      for (std::size_t l = l0; l < l1; ++l) {
+        const std::size_t b0 = tree.leaf_start[l], b1 = tree.leaf_start[l + 1];
+        const std::size_t m = b1 - b0;
+        const int* ids = &tree.order[b0];
+        ws.tile.resize(m * m);
+        ws.pos.resize(m);
+        space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
+        std::size_t count = 0;
+        for (std::size_t a = 0; a < m; ++a) {
+          const std::size_t row = static_cast<std::size_t>(ids[a]);
+          const float* s = &ws.tile[a * m];
+          const float t_row = heaps.threshold(row);
+          const std::size_t np = kern.positions_at_most(s, &t_row, true, m, ws.pos.data());
+          for (std::size_t c = 0; c < np; ++c) {
+            const std::size_t b = ws.pos[c];
+            if (b == a) continue;
+            count += heaps.push(row, s[b], ids[b], 1);
+          }
+        }
+        part_updates[l] = count;
+      }
+    });
+    for (std::size_t c : part_updates) tree_updates += c;
+    if (executor.interrupted()) throw interrupted_error();
+  }
+  // Rows are processed in the order of the first tree's leaves: rows
+  // handled one after the other then share most of their neighbours, whose
+  // data and lists stay in cache.
+  const std::vector<int> visit = std::move(trees[0].order);
+  trees.clear();
+  trees.shrink_to_fit();
+  st.updates.push_back(tree_updates);
+  {
+    std::ostringstream msg;
+    msg << "approx kNN: " << par.n_trees << " trees done";
+    executor.report(msg.str());
+  }
+
+  // 2. The descent.
+  const std::size_t c_max = par.max_candidates;
+  std::vector<int> new_cand(n * c_max), old_cand(n * c_max);
+  std::vector<std::uint32_t> new_count(n), old_count(n);
+  std::vector<std::size_t> rev_ptr(n + 1);
+  std::vector<int> rev_src(n * K);
+  std::vector<std::uint8_t> rev_flag(n * K);
+  const std::size_t chunk = 64;                 // rows per join task
+  const std::size_t batch = 64 * chunk;         // rows per batch of joins
+  const std::size_t n_chunks_batch = batch / chunk;
+  std::vector<std::vector<detail::ListUpdate>> chunk_updates(n_chunks_batch);
+  const double stop_below = par.delta * static_cast<double>(n) * static_cast<double>(K);
+
+  for (std::size_t iter = 0; iter < par.n_iters; ++iter) {
+    // Reverse lists (a counting sort, in order of the source row).
+    std::fill(rev_ptr.begin(), rev_ptr.end(), 0);
+    for (std::size_t q = 0; q < n; ++q) {
+      const int* ix = heaps.indices(q);
+      for (std::size_t s = 0; s < heaps.size(q); ++s) ++rev_ptr[static_cast<std::size_t>(ix[s]) + 1];
+    }
+    for (std::size_t i = 0; i < n; ++i) rev_ptr[i + 1] += rev_ptr[i];
+    {
+      std::vector<std::size_t> fill(rev_ptr.begin(), rev_ptr.end() - 1);
+      for (std::size_t q = 0; q < n; ++q) {
+        const int* ix = heaps.indices(q);
+        const std::uint8_t* fl = heaps.flags(q);
+        for (std::size_t s = 0; s < heaps.size(q); ++s) {
+          const std::size_t p = static_cast<std::size_t>(ix[s]);
+          rev_src[fill[p]] = static_cast<int>(q);
+          rev_flag[fill[p]] = fl[s];
+          ++fill[p];
+        }
+      }
+    }
+    // Candidates: up to c_max new and c_max old per row, by random priority;
+    // the new forward entries sampled are marked old.
+    executor.parallel_for(0, n, [&](std::size_t r0, std::size_t r1) {
+      struct Entry {
+        std::uint64_t key;  // priority
+        int q;
+        int slot;  // forward slot, or -1
+        bool fresh;
+      };
+      std::vector<Entry> all, fresh, stale;
+      for (std::size_t p = r0; p < r1; ++p) {
+        all.clear();
+        const int* ix = heaps.indices(p);
+        std::uint8_t* fl = heaps.flags(p);
+        for (std::size_t s = 0; s < heaps.size(p); ++s) {
+          all.push_back({0, ix[s], static_cast<int>(s), fl[s] != 0});
+        }
+        for (std::size_t r = rev_ptr[p]; r < rev_ptr[p + 1]; ++r) {
+          all.push_back({0, rev_src[r], -1, rev_flag[r] != 0});
+        }
+        std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) {
+          return a.q < b.q || (a.q == b.q && a.slot > b.slot);
+        });
+        fresh.clear();
+        stale.clear();
+        for (std::size_t e = 0; e < all.size(); ++e) {
+          Entry x = all[e];
+          // Merge the forward and reverse entries of one row: new if either is.
+          while (e + 1 < all.size() && all[e + 1].q == x.q) {
+            ++e;
+            x.fresh = x.fresh || all[e].fresh;
+          }
+          x.key = hash64(par.seed, 2 + iter, p, static_cast<std::uint64_t>(x.q));
+          (x.fresh ? fresh : stale).push_back(x);
+        }
+        auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
+        if (fresh.size() > c_max) {
+          std::nth_element(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(c_max), fresh.end(), by_key);
+          fresh.resize(c_max);
+        }
+        if (stale.size() > c_max) {
+          std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(c_max), stale.end(), by_key);
+          stale.resize(c_max);
+        }
+        new_count[p] = static_cast<std::uint32_t>(fresh.size());
+        old_count[p] = static_cast<std::uint32_t>(stale.size());
+        for (std::size_t c = 0; c < fresh.size(); ++c) {
+          new_cand[p * c_max + c] = fresh[c].q;
+          if (fresh[c].slot >= 0) fl[fresh[c].slot] = 0;
+        }
+        for (std::size_t c = 0; c < stale.size(); ++c) old_cand[p * c_max + c] = stale[c].q;
+      }
+    }, 256);
+    if (executor.interrupted()) throw interrupted_error();
+
+    // Local joins in batches; each batch's updates are applied before the
+    // next batch reads the thresholds.
+    std::size_t iter_updates = 0;
+    for (std::size_t start = 0; start < n; start += batch) {
+      const std::size_t stop = std::min(n, start + batch);
+      const std::size_t n_chunks = (stop - start + chunk - 1) / chunk;
+      executor.parallel_for(0, n_chunks, [&](std::size_t c0, std::size_t c1) {
+        detail::JoinWorkspace ws;
+        const DistanceKernels& kern = data.kernels();
+        for (std::size_t ch = c0; ch < c1; ++ch) {
+          std::vector<detail::ListUpdate>& out = chunk_updates[ch];
+          out.clear();
+          const std::size_t t0 = start + ch * chunk, t1 = std::min(stop, t0 + chunk);
+          for (std::size_t t = t0; t < t1; ++t) {
+            const std::size_t p = static_cast<std::size_t>(visit[t]);
+            const std::size_t a = new_count[p], b = old_count[p];
+            if (a == 0) continue;
+            const std::size_t m = a + b;
+            ws.ids.resize(m);
+            std::copy(&new_cand[p * c_max], &new_cand[p * c_max] + a, ws.ids.begin());
+            std::copy(&old_cand[p * c_max], &old_cand[p * c_max] + b, ws.ids.begin() + static_cast<std::ptrdiff_t>(a));
+            ws.tile.resize(a * m);
+            ws.thr.resize(m);
+            ws.pos.resize(m);
+            for (std::size_t j = 0; j < m; ++j) ws.thr[j] = heaps.threshold(static_cast<std::size_t>(ws.ids[j]));
+            space.score_block(ws.ids.data(), a, m, ws.score_ws, ws.tile.data());
+            for (std::size_t i = 0; i < a; ++i) {
+              const float* s = &ws.tile[i * m];
+              const std::size_t j0 = i + 1;
+              if (j0 >= m) continue;
+              const int u = ws.ids[i];
+              // u takes v.
+              std::size_t np = kern.positions_at_most(s + j0, &ws.thr[i], true, m - j0, ws.pos.data());
+              for (std::size_t c = 0; c < np; ++c) {
+                const std::size_t j = j0 + ws.pos[c];
+                const int v = ws.ids[j];
+                if (v != u && !heaps.contains(static_cast<std::size_t>(u), v)) out.push_back({u, v, s[j]});
+              }
+              // v takes u.
+              np = kern.positions_at_most(s + j0, &ws.thr[j0], false, m - j0, ws.pos.data());
+              for (std::size_t c = 0; c < np; ++c) {
+                const std::size_t j = j0 + ws.pos[c];
+                const int v = ws.ids[j];
+                if (v != u && !heaps.contains(static_cast<std::size_t>(v), u)) out.push_back({v, u, s[j]});
+              }
+            }
+          }
+        }
+      });
+      // Apply: each part owns a range of target rows and reads every chunk's
+      // updates in order, so each row sees its updates in a fixed order.
+      std::vector<std::size_t> part_updates(n_threads, 0);
+      executor.parallel_for(0, n_threads, [&](std::size_t t0, std::size_t t1) {
+        for (std::size_t t = t0; t < t1; ++t) {
+          const int lo = static_cast<int>(n * t / n_threads);
+          const int hi = static_cast<int>(n * (t + 1) / n_threads);
+          std::size_t count = 0;
+          for (std::size_t ch = 0; ch < n_chunks; ++ch) {
+            for (const detail::ListUpdate& u : chunk_updates[ch]) {
+              if (u.target < lo || u.target >= hi) continue;
+              count += heaps.push(static_cast<std::size_t>(u.target), u.score, u.source, 1);
+            }
+          }
+          part_updates[t] = count;
+        }
+      });
+      for (std::size_t c : part_updates) iter_updates += c;
+      for (std::size_t ch = 0; ch < n_chunks; ++ch) st.emitted += chunk_updates[ch].size();
+      if (executor.interrupted()) throw interrupted_error();
+    }
+    st.updates.push_back(iter_updates);
+    st.iterations = iter + 1;
+    {
+      std::ostringstream msg;
+      msg << "approx kNN: iteration " << (iter + 1) << " of at most " << par.n_iters << ", "
+          << iter_updates << " list updates " << st.emitted << " emitted";
+      executor.report(msg.str());
+    }
+    if (static_cast<double>(iter_updates) < stop_below) break;
+  }
+
+  // 3. Exact distances, sorted, self first.
+  KnnGraph graph(n, k);
+  std::vector<unsigned char> exhaustive(n, 0);
+  batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<double, int>> cand;
+    for (std::size_t t = begin; t < end; ++t) {
+      const std::size_t i = static_cast<std::size_t>(visit[t]);
+      graph.index(i, 0) = static_cast<int>(i);
+      graph.distance(i, 0) = 0.0;
+      const std::size_t size = heaps.size(i);
+      if (size < others || data.needs_exact_search(i)) {
+        exhaustive[i] = 1;
+        detail::exhaustive_row(data, i, others, cand);
+      } else {
+        cand.resize(size);
+        const int* ix = heaps.indices(i);
+        for (std::size_t c = 0; c < size; ++c) cand[c].second = ix[c];
+        detail::sort_candidates(data, i, cand);
+      }
+      for (std::size_t c = 0; c < others; ++c) {
+        graph.index(i, c + 1) = cand[c].second;
+        graph.distance(i, c + 1) = data.distance_from_exact_score(cand[c].first);
+      }
+    }
+  });
+  st.rows_searched_exhaustively = 0;
+  for (unsigned char e : exhaustive) st.rows_searched_exhaustively += e;
+  executor.report("approx kNN: done");
+  return graph;
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_NNDESCENT_H
