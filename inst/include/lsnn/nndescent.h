@@ -85,6 +85,17 @@ class FlaggedHeaps {
   std::uint8_t* flags(std::size_t row) { return &flag_[row * cap_]; }
   const std::uint8_t* flags(std::size_t row) const { return &flag_[row * cap_]; }
 
+  // Hints that the row's entries are needed soon.
+  void prefetch(std::size_t row) const {
+#if defined(__GNUC__) || defined(__clang__)
+    const char* ix = reinterpret_cast<const char*>(&index_[row * cap_]);
+    for (std::size_t b = 0; b < cap_ * sizeof(int); b += 64) __builtin_prefetch(ix + b);
+    __builtin_prefetch(&value_[row * cap_]);
+#else
+    (void)row;
+#endif
+  }
+
   bool contains(std::size_t row, int index) const {
     return contains_(indices(row), size_[row], index);
   }
@@ -258,6 +269,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   trees.clear();
   trees.shrink_to_fit();
   st.updates.push_back(tree_updates);
+#ifdef LSNN_DEV_HOOK
+  LSNN_DEV_HOOK(heaps, 0);
+#endif
   {
     std::ostringstream msg;
     msg << "approx kNN: " << par.n_trees << " trees done";
@@ -368,6 +382,14 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
           const std::size_t t0 = start + ch * chunk, t1 = std::min(stop, t0 + chunk);
           for (std::size_t t = t0; t < t1; ++t) {
             const std::size_t p = static_cast<std::size_t>(visit[t]);
+            if (t + 1 < t1) {
+              // Warm the caches for the next join: its rows' lists and data.
+              const std::size_t pn = static_cast<std::size_t>(visit[t + 1]);
+              const int* nc = &new_cand[pn * c_max];
+              const int* oc = &old_cand[pn * c_max];
+              for (std::size_t c = 0; c < new_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(nc[c]));
+              for (std::size_t c = 0; c < old_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(oc[c]));
+            }
             const std::size_t a = new_count[p], b = old_count[p];
             if (a == 0) continue;
             const std::size_t m = a + b;
@@ -431,6 +453,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
           << iter_updates << " list updates " << st.emitted << " emitted";
       executor.report(msg.str());
     }
+#ifdef LSNN_DEV_HOOK
+    LSNN_DEV_HOOK(heaps, iter + 1);
+#endif
     if (static_cast<double>(iter_updates) < stop_below) break;
   }
 
