@@ -13,6 +13,10 @@
     .Call(`_lsnn_simd_kernels`, simd)
 }
 
+.float_gemm_rate <- function(m, d, reps, n_threads, simd) {
+    .Call(`_lsnn_float_gemm_rate`, m, d, reps, n_threads, simd)
+}
+
 .exact_knn_dense <- function(x, k, metric, n_threads, verbose, simd, block_rows) {
     .Call(`_lsnn_exact_knn_dense`, x, k, metric, n_threads, verbose, simd, block_rows)
 }

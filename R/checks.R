@@ -45,7 +45,7 @@ prepare_data <- function(X, metric, caller = "X") {
   if (inherits(X, "dgCMatrix")) {
     if (nrow(X) < 2) stop_arg("'", caller, "' must have at least 2 rows")
     if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
-    if (!all(is.finite(X@x))) stop_arg("'", caller, "' contains NA, NaN or infinite values")
+    if (length(X@x) > 0 && !all(is.finite(range(X@x)))) stop_arg("'", caller, "' contains NA, NaN or infinite values")
     if (!metric %in% c("euclidean", "cosine")) {
       stop_arg("sparse data supports metric = \"euclidean\" or \"cosine\"; ",
                "use as.matrix() for metric = \"", metric, "\"")
@@ -63,8 +63,10 @@ prepare_data <- function(X, metric, caller = "X") {
   if (!is.numeric(X)) stop_arg("'", caller, "' must be numeric (it is ", typeof(X), ")")
   if (nrow(X) < 2) stop_arg("'", caller, "' must have at least 2 rows")
   if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
-  bad <- !is.finite(X)
-  if (any(bad)) {
+  # range() is NA or infinite exactly when some value is, without the n x d
+  # logical matrix that is.finite() would allocate; details only on failure.
+  if (!all(is.finite(range(X)))) {
+    bad <- !is.finite(X)
     stop_arg("'", caller, "' contains ", sum(bad), " NA, NaN or infinite values (first in row ",
              which(rowSums(bad) > 0)[1], ")")
   }

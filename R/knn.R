@@ -8,9 +8,9 @@
 #' search runs on single-precision matrix products (AVX2 and FMA where the
 #' CPU has them, see [simd_kernels()]), but the result is exact: the kept
 #' distances are recomputed in double precision from `X` as given, and each
-#' row is checked against a bound on the single-precision rounding error,
-#' falling back to an exhaustive double-precision search for any row the
-#' check cannot certify. Memory stays proportional to `n * k` plus a copy of
+#' row is checked against a bound on the single-precision rounding error;
+#' a row the check cannot certify is scored again against every other row,
+#' and all the rows within the error bound are compared in double precision. Memory stays proportional to `n * k` plus a copy of
 #' the data (in single precision when `X` holds values that single precision
 #' represents exactly, such as pixel intensities or counts); no `n x n` matrix
 #' is ever formed. Time grows as `n^2`.
@@ -97,7 +97,7 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
     .exact_knn_sparse(data$rows@p, data$rows@i, data$rows@x, data$n, data$d, k, metric,
                       n_threads, verbose, simd_option(), block_rows)
   }
-  attr(graph, "lsnn_exhaustive_rows") <- NULL
+  attr(graph, "lsnn_refined_rows") <- NULL
   graph
 }
 

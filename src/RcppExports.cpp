@@ -62,6 +62,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// float_gemm_rate
+double float_gemm_rate(int m, int d, int reps, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_float_gemm_rate(SEXP mSEXP, SEXP dSEXP, SEXP repsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type m(mSEXP);
+    Rcpp::traits::input_parameter< int >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(float_gemm_rate(m, d, reps, n_threads, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 // exact_knn_dense
 Rcpp::List exact_knn_dense(Rcpp::NumericMatrix x, int k, std::string metric, int n_threads, bool verbose, std::string simd, int block_rows);
 RcppExport SEXP _lsnn_exact_knn_dense(SEXP xSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP block_rowsSEXP) {
@@ -167,6 +182,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_approx_knn_dense", (DL_FUNC) &_lsnn_approx_knn_dense, 8},
     {"_lsnn_approx_knn_sparse", (DL_FUNC) &_lsnn_approx_knn_sparse, 12},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
+    {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
     {"_lsnn_exact_knn_dense", (DL_FUNC) &_lsnn_exact_knn_dense, 7},
     {"_lsnn_exact_knn_sparse", (DL_FUNC) &_lsnn_exact_knn_sparse, 11},
     {"_lsnn_locally_scaled_distances_cpp", (DL_FUNC) &_lsnn_locally_scaled_distances_cpp, 5},

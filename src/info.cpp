@@ -1,8 +1,38 @@
+// Small entry points about the machine and the kernels lsnn runs on it.
 #include <Rcpp.h>
 
+#include <chrono>
+#include <vector>
+
 #include "kernels.h"
+#include "r_executor.h"
 
 // [[Rcpp::export(.simd_kernels)]]
 std::string simd_kernels(std::string simd) {
   return lsnn_r::distance_kernels(simd).name;
+}
+
+// The machine's single-precision matrix-product rate through the same
+// kernel the exact search uses: every thread multiplies its own m x d block
+// by the transpose of its own 4m x d block, `reps` times. Returns
+// multiply-adds per second (the floor of the exact search is
+// n^2 d / this rate).
+// [[Rcpp::export(.float_gemm_rate)]]
+double float_gemm_rate(int m, int d, int reps, int n_threads, std::string simd) {
+  const lsnn::DistanceKernels& kern = lsnn_r::distance_kernels(simd);
+  lsnn_r::RExecutor executor(n_threads, false);
+  const std::size_t mm = static_cast<std::size_t>(m), dd = static_cast<std::size_t>(d);
+  const std::size_t threads = executor.n_threads();
+  auto start = std::chrono::steady_clock::now();
+  executor.parallel_for(0, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t t = begin; t < end; ++t) {
+      std::vector<float> a(mm * dd), b(4 * mm * dd), out(4 * mm * mm);
+      for (std::size_t e = 0; e < a.size(); ++e) a[e] = static_cast<float>((e * 7919) % 255);
+      for (std::size_t e = 0; e < b.size(); ++e) b[e] = static_cast<float>((e * 104729) % 255);
+      for (int r = 0; r < reps; ++r) kern.dot_tile(a.data(), mm, b.data(), 4 * mm, dd, out.data());
+    }
+  });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(threads) * reps * 4.0 * mm * mm * dd / seconds;
 }

@@ -18,7 +18,7 @@ Rcpp::List run_exact(const lsnn::RowData& data, int k, int n_threads, bool verbo
                            static_cast<std::size_t>(block_rows));
   });
   Rcpp::List out = lsnn_r::graph_to_r(graph);
-  out.attr("lsnn_exhaustive_rows") = static_cast<double>(stats.rows_searched_exhaustively);
+  out.attr("lsnn_refined_rows") = static_cast<double>(stats.rows_refined);
   return out;
 }
 

@@ -5,7 +5,12 @@
 #define LSNN_R_EXECUTOR_H
 
 #include <Rcpp.h>
+// RcppParallel's RMatrix.h derives from std::iterator, deprecated in C++17;
+// lsnn does not use it, so its warning is silenced for that header alone.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <RcppParallel.h>
+#pragma GCC diagnostic pop
 
 #include <lsnn/parallel.h>
 

@@ -138,6 +138,14 @@ class RowData {
     }
   }
 
+  // Rows [begin, ...) already in score space, when the data allows scoring
+  // straight from storage (else nullptr: use load_block), and their squared
+  // norms.
+  const float* direct_rows(std::size_t begin) const {
+    return direct_ ? &xf_[begin * d_] : nullptr;
+  }
+  const float* direct_sqnorms(std::size_t begin) const { return &sqnorm_direct_[begin]; }
+
   // Scores of sparse rows [a0, a1) against [b0, b1), row-major into out,
   // accumulated in double through a dense scratch row (length d).
   void sparse_score_tile(std::size_t a0, std::size_t a1, std::size_t b0,
@@ -297,8 +305,25 @@ class RowData {
         }
       }
     }
+    norm_.assign(n_, 0.0);
+    double biggest_norm = 0.0;
+    for (std::size_t i = 0; i < n_; ++i) {
+      double r2 = 0.0;
+      for (std::size_t k = 0; k < d_; ++k) {
+        const double v = store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
+        r2 += v * v;
+      }
+      norm_[i] = std::sqrt(r2);
+      biggest_norm = std::max(biggest_norm, norm_[i]);
+    }
+    // Euclidean distances of float-exact data are scored straight from the
+    // stored rows, with no per-tile conversion (the price is a looser error
+    // bound without centring, which the exactness proof absorbs), as long as
+    // squared norms stay far from float overflow and underflow.
+    direct_ = metric_ == Metric::euclidean && store_float_ && biggest_norm < 1e15 &&
+              (biggest_norm == 0.0 || biggest_norm > 1e-15);
     center_.assign(d_, 0.0);
-    if (!unit_rows()) {
+    if (!unit_rows() && !direct_) {
       for (std::size_t k = 0; k < d_; ++k) {
         const double* col = x.data + k * n_;
         double s = 0.0;
@@ -306,22 +331,23 @@ class RowData {
         center_[k] = s / static_cast<double>(n_);
       }
     }
-    // Norms in score space (before scaling), for scale and tolerance.
+    // Row sizes in score space (before scaling), for scale and tolerance.
     std::vector<double> size(n_, 0.0);
-    norm_.assign(n_, 0.0);
     for (std::size_t i = 0; i < n_; ++i) {
-      double s2 = 0.0, s1 = 0.0, r2 = 0.0;
+      double s2 = 0.0, s1 = 0.0;
       for (std::size_t k = 0; k < d_; ++k) {
         const double v = store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
         const double c = v - center_[k];
         s2 += c * c;
         s1 += std::fabs(c);
-        r2 += v * v;
       }
-      norm_[i] = std::sqrt(r2);
       size[i] = metric_ == Metric::manhattan ? s1 : std::sqrt(s2);
     }
     finish_tolerance(size);
+    if (direct_) {
+      sqnorm_direct_.resize(n_);
+      for (std::size_t i = 0; i < n_; ++i) sqnorm_direct_[i] = static_cast<float>(norm_[i] * norm_[i]);
+    }
   }
 
   void prepare_sparse() {
@@ -355,7 +381,7 @@ class RowData {
     }
     double biggest = 0.0;
     for (double s : size) biggest = std::max(biggest, s);
-    scale_ = 1.0 / power_of_two_at_most(biggest);
+    scale_ = direct_ ? 1.0 : 1.0 / power_of_two_at_most(biggest);
     const double m = biggest * scale_;
     for (std::size_t i = 0; i < n_; ++i) {
       const double a = size[i] * scale_;
@@ -377,6 +403,8 @@ class RowData {
   bool is_sparse_ = false;
   SparseRows sparse_{nullptr, nullptr, nullptr, 0, 0};
   bool store_float_ = false;
+  bool direct_ = false;
+  std::vector<float> sqnorm_direct_;
   std::vector<float> xf_;
   std::vector<double> xd_;
   std::vector<double> center_;

@@ -13,7 +13,8 @@
 // least the largest kept score, so if the k-th exact score plus the float
 // error bound (RowData::score_tolerance) is below that, nothing left out can
 // be closer. Rows that fail the test (rare; near-duplicate-heavy data) are
-// searched again exhaustively in double precision.
+// scored again against every row, keeping all within the error bound of the
+// k-th exact score found.
 //
 // Output: self first at distance 0, then the k - 1 nearest other rows by
 // (distance, index).
@@ -37,7 +38,7 @@ namespace lsnn {
 struct ExactKnnStats {
   std::size_t tiles = 0;
   std::size_t block_rows = 0;
-  std::size_t rows_searched_exhaustively = 0;
+  std::size_t rows_refined = 0;
 };
 
 namespace detail {
@@ -71,11 +72,13 @@ inline std::vector<std::vector<std::pair<std::size_t, std::size_t>>> tile_rounds
   return rounds;
 }
 
-inline std::size_t default_block_rows(const RowData& data) {
+// Large tiles run the matrix products closer to peak; smaller ones keep all
+// threads busy on small data (a round has n / (2 bs) tiles).
+inline std::size_t default_block_rows(const RowData& data, std::size_t n_threads) {
   if (data.sparse()) return 256;
-  // Small dimensions make tiles cheap next to the candidate scans: use larger
-  // tiles to amortise the per-tile work.
-  return data.d() <= 32 ? 512 : 256;
+  std::size_t bs = 512;
+  while (bs > 64 && data.n() < bs * 8 * std::max<std::size_t>(n_threads, 1)) bs /= 2;
+  return bs;
 }
 
 struct TileBuffers {
@@ -84,6 +87,7 @@ struct TileBuffers {
   std::vector<std::uint32_t> pos;
 };
 
+// Float scores of rows [a0, a1) against rows [b0, b1) into buf.score.
 inline void score_tile(const RowData& data, std::size_t a0, std::size_t a1,
                        std::size_t b0, std::size_t b1, TileBuffers& buf) {
   const std::size_t ma = a1 - a0, mb = b1 - b0, d = data.d();
@@ -93,29 +97,35 @@ inline void score_tile(const RowData& data, std::size_t a0, std::size_t a1,
     data.sparse_score_tile(a0, a1, b0, b1, buf.scratch.data(), buf.score.data());
     return;
   }
-  buf.a.resize(ma * d);
-  buf.na.resize(ma);
-  data.load_block(a0, a1, buf.a.data(), buf.na.data());
-  const float* bdata = buf.a.data();
-  const float* nb = buf.na.data();
-  if (b0 != a0) {
-    buf.b.resize(mb * d);
-    buf.nb.resize(mb);
-    data.load_block(b0, b1, buf.b.data(), buf.nb.data());
-    bdata = buf.b.data();
-    nb = buf.nb.data();
+  const float *a = data.direct_rows(a0), *b = data.direct_rows(b0);
+  const float *na = nullptr, *nb = nullptr;
+  if (a != nullptr) {
+    na = data.direct_sqnorms(a0);
+    nb = data.direct_sqnorms(b0);
+  } else {
+    buf.a.resize(ma * d);
+    buf.na.resize(ma);
+    data.load_block(a0, a1, buf.a.data(), buf.na.data());
+    a = buf.a.data();
+    na = buf.na.data();
+    if (a0 == b0 && a1 == b1) {
+      b = a;
+      nb = na;
+    } else {
+      buf.b.resize(mb * d);
+      buf.nb.resize(mb);
+      data.load_block(b0, b1, buf.b.data(), buf.nb.data());
+      b = buf.b.data();
+      nb = buf.nb.data();
+    }
   }
   const DistanceKernels& kern = data.kernels();
   if (data.metric() == Metric::manhattan) {
-    kern.l1_tile(buf.a.data(), ma, bdata, mb, d, buf.score.data());
+    kern.l1_tile(a, ma, b, mb, d, buf.score.data());
     return;
   }
-  kern.dot_tile(buf.a.data(), ma, bdata, mb, d, buf.score.data());
-  for (std::size_t a = 0; a < ma; ++a) {
-    float* s = &buf.score[a * mb];
-    const float base = buf.na[a];
-    for (std::size_t b = 0; b < mb; ++b) s[b] = base + nb[b] - 2.0f * s[b];
-  }
+  kern.dot_tile(a, ma, b, mb, d, buf.score.data());
+  kern.finish_sqdist_tile(na, ma, nb, mb, buf.score.data());
 }
 
 inline void update_from_tile(const RowData& data, NeighbourHeaps<float>& heaps,
@@ -160,12 +170,31 @@ inline void sort_candidates(const RowData& data, std::size_t i,
   std::sort(candidates.begin(), candidates.end());
 }
 
-inline void exhaustive_row(const RowData& data, std::size_t i, std::size_t others,
-                           std::vector<std::pair<double, int>>& out) {
+// Row i's neighbours when its candidate list cannot prove itself: every row
+// whose float score is within the error bound of the best k-th exact score
+// found so far (`bound`) is a candidate for the true neighbours, so those
+// are scored exactly; rows whose float scores mean nothing (zero rows under
+// cosine) are searched exhaustively in double precision.
+inline void refine_row(const RowData& data, std::size_t i, std::size_t others, double bound,
+                       TileBuffers& buf, std::vector<std::pair<double, int>>& out) {
+  const std::size_t n = data.n();
   out.clear();
-  out.reserve(data.n() - 1);
-  for (std::size_t j = 0; j < data.n(); ++j) {
-    if (j != i) out.emplace_back(data.exact_score(i, j), static_cast<int>(j));
+  if (data.needs_exact_search(i)) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j != i) out.emplace_back(data.exact_score(i, j), static_cast<int>(j));
+    }
+  } else {
+    const float cut = static_cast<float>(bound + data.score_tolerance(i));
+    const std::size_t chunk = 1024;
+    for (std::size_t b0 = 0; b0 < n; b0 += chunk) {
+      const std::size_t b1 = std::min(n, b0 + chunk);
+      score_tile(data, i, i + 1, b0, b1, buf);
+      for (std::size_t b = b0; b < b1; ++b) {
+        if (b != i && buf.score[b - b0] <= cut) {
+          out.emplace_back(data.exact_score(i, b), static_cast<int>(b));
+        }
+      }
+    }
   }
   std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(others), out.end());
   out.resize(others);
@@ -194,7 +223,7 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
   const std::size_t capacity = std::min(n - 1, others + margin);
   NeighbourHeaps<float> heaps(n, capacity);
 
-  const std::size_t bs = block_rows > 0 ? block_rows : detail::default_block_rows(data);
+  const std::size_t bs = block_rows > 0 ? block_rows : detail::default_block_rows(data, executor.n_threads());
   const std::size_t n_blocks = (n + bs - 1) / bs;
   const auto rounds = detail::tile_rounds(n_blocks);
   std::size_t total_tiles = 0;
@@ -231,10 +260,11 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
   }
 
   // Exact distances for the candidates, the proof of exactness, and the
-  // exhaustive search for the rows where the proof fails.
-  std::vector<unsigned char> exhaustive(n, 0);
+  // wider second pass for the rows where the proof fails.
+  std::vector<unsigned char> refined(n, 0);
   batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
     std::vector<std::pair<double, int>> cand;
+    detail::TileBuffers buf;
     for (std::size_t i = begin; i < end; ++i) {
       const std::size_t size = heaps.size(i);
       cand.resize(size);
@@ -247,8 +277,8 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
         proven = kth + data.score_tolerance(i) < static_cast<double>(heaps.top_value(i));
       }
       if (!proven) {
-        exhaustive[i] = 1;
-        detail::exhaustive_row(data, i, others, cand);
+        refined[i] = 1;
+        detail::refine_row(data, i, others, cand[others - 1].first, buf, cand);
       }
       for (std::size_t c = 0; c < others; ++c) {
         graph.index(i, c + 1) = cand[c].second;
@@ -256,12 +286,12 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
       }
     }
   });
-  st.rows_searched_exhaustively = 0;
-  for (unsigned char e : exhaustive) st.rows_searched_exhaustively += e;
+  st.rows_refined = 0;
+  for (unsigned char e : refined) st.rows_refined += e;
   {
     std::ostringstream msg;
-    msg << "exact kNN: done (" << st.rows_searched_exhaustively
-        << " rows needed the exhaustive double-precision check)";
+    msg << "exact kNN: done (" << st.rows_refined
+        << " rows needed a second, wider pass)";
     executor.report(msg.str());
   }
   return graph;

@@ -20,6 +20,10 @@ struct DistanceKernels {
   // search.
   void (*dot_tile)(const float* A, std::size_t na, const float* B,
                    std::size_t m, std::size_t d, float* out);
+  // s[a * m + b] = na[a] + nb[b] - 2 s[a * m + b]: squared distances from a
+  // tile of dot products and the rows' squared norms.
+  void (*finish_sqdist_tile)(const float* na, std::size_t ma, const float* nb,
+                             std::size_t m, float* s);
   // out[a * m + b] = sum_k |A_ak - B_bk| (manhattan tiles).
   void (*l1_tile)(const float* A, std::size_t na, const float* B,
                   std::size_t m, std::size_t d, float* out);

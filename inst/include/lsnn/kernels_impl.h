@@ -73,6 +73,20 @@ inline void dot_tile(const float* A, std::size_t na, const float* B,
   o.noalias() = a * b.transpose();
 }
 
+inline void finish_sqdist_tile(const float* na, std::size_t ma, const float* nb,
+                               std::size_t m, float* s) {
+  const std::size_t m8 = m - m % 8;
+  for (std::size_t a = 0; a < ma; ++a) {
+    float* row = s + a * m;
+    const f8 base = f8{} + na[a];
+    for (std::size_t b = 0; b < m8; b += 8) {
+      const f8 v = base + load8(nb + b) - 2.0f * load8(row + b);
+      std::memcpy(row + b, &v, sizeof(v));
+    }
+    for (std::size_t b = m8; b < m; ++b) row[b] = na[a] + nb[b] - 2.0f * row[b];
+  }
+}
+
 inline void l1_tile(const float* A, std::size_t na, const float* B,
                     std::size_t m, std::size_t d, float* out) {
   const std::size_t d8 = d - d % 8;
@@ -301,9 +315,9 @@ inline bool contains_index(const int* ix, std::size_t n, int value) {
 
 inline const DistanceKernels& distance_kernels() {
   static const DistanceKernels table = {
-      &dot_tile, &l1_tile, &positions_at_most, &sqdist_f, &sqdist_d,
+      &dot_tile, &finish_sqdist_tile, &l1_tile, &positions_at_most, &sqdist_f, &sqdist_d,
       &dot_f,    &dot_d,   &l1_f,              &l1_d,     &dot_f32,
-      &sqdist_f32, &l1_f32,    &contains_index,
+      &sqdist_f32, &l1_f32, &contains_index,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"
 #else

@@ -203,7 +203,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     st.exact = true;
     ExactKnnStats es;
     KnnGraph g = exact_knn(data, k, executor, &es);
-    st.rows_searched_exhaustively = es.rows_searched_exhaustively;
+    st.rows_searched_exhaustively = es.rows_refined;
     return g;
   }
 
@@ -464,6 +464,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   std::vector<unsigned char> exhaustive(n, 0);
   batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
     std::vector<std::pair<double, int>> cand;
+    detail::TileBuffers buf;
     for (std::size_t t = begin; t < end; ++t) {
       const std::size_t i = static_cast<std::size_t>(visit[t]);
       graph.index(i, 0) = static_cast<int>(i);
@@ -471,7 +472,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       const std::size_t size = heaps.size(i);
       if (size < others || data.needs_exact_search(i)) {
         exhaustive[i] = 1;
-        detail::exhaustive_row(data, i, others, cand);
+        detail::refine_row(data, i, others, std::numeric_limits<double>::infinity(), buf, cand);
       } else {
         cand.resize(size);
         const int* ix = heaps.indices(i);

@@ -38,6 +38,12 @@ class ScoreSpace {
   template <typename Executor>
   ScoreSpace(const RowData& data, Executor& executor) : data_(&data), n_(data.n()), d_(data.d()) {
     if (data.sparse()) return;
+    if (data.direct_rows(0) != nullptr) {
+      // The stored rows are already in score space: no copy.
+      rows_ptr_ = data.direct_rows(0);
+      sqnorm_ptr_ = data.direct_sqnorms(0);
+      return;
+    }
     rows_.resize(n_ * d_);
     sqnorm_.resize(n_);
     const std::size_t block = 1024;
@@ -48,13 +54,15 @@ class ScoreSpace {
         data.load_block(begin, end, &rows_[begin * d_], &sqnorm_[begin]);
       }
     });
+    rows_ptr_ = rows_.data();
+    sqnorm_ptr_ = sqnorm_.data();
   }
 
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
   bool dense() const { return !data_->sparse(); }
   const RowData& data() const { return *data_; }
-  const float* row(std::size_t i) const { return &rows_[i * d_]; }
+  const float* row(std::size_t i) const { return rows_ptr_ + i * d_; }
 
   // out[a * m + b] = score of rows ids[a] and ids[b] for a < na, b < m: a
   // block of the candidate rows against all of them. Dense rows are gathered
@@ -76,8 +84,8 @@ class ScoreSpace {
     ws.sqnorm.resize(m);
     for (std::size_t b = 0; b < m; ++b) {
       const std::size_t i = static_cast<std::size_t>(ids[b]);
-      std::copy(&rows_[i * d_], &rows_[i * d_] + d_, &ws.rows[b * d_]);
-      ws.sqnorm[b] = sqnorm_[i];
+      std::copy(rows_ptr_ + i * d_, rows_ptr_ + (i + 1) * d_, &ws.rows[b * d_]);
+      ws.sqnorm[b] = sqnorm_ptr_[i];
     }
     const DistanceKernels& kern = data_->kernels();
     if (data_->metric() == Metric::manhattan) {
@@ -85,18 +93,16 @@ class ScoreSpace {
       return;
     }
     kern.dot_tile(ws.rows.data(), na, ws.rows.data(), m, d_, out);
-    for (std::size_t a = 0; a < na; ++a) {
-      float* s = out + a * m;
-      const float base = ws.sqnorm[a];
-      for (std::size_t b = 0; b < m; ++b) s[b] = base + ws.sqnorm[b] - 2.0f * s[b];
-    }
+    kern.finish_sqdist_tile(ws.sqnorm.data(), na, ws.sqnorm.data(), m, out);
   }
 
  private:
   const RowData* data_;
   std::size_t n_, d_;
-  std::vector<float> rows_;    // n x d, row-major (dense data only)
-  std::vector<float> sqnorm_;  // squared norms of rows_ as the tiles use them
+  std::vector<float> rows_;    // n x d, row-major (dense data only) ...
+  std::vector<float> sqnorm_;  // ... and squared norms as the tiles use them,
+  const float* rows_ptr_ = nullptr;    // unless RowData's rows serve directly
+  const float* sqnorm_ptr_ = nullptr;
 };
 
 // The leaves of one tree: rows order[leaf_start[l]] .. order[leaf_start[l+1] - 1].
