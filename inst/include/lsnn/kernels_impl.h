@@ -297,20 +297,27 @@ inline float l1_f32(const float* x, const float* y, std::size_t d) {
   return r;
 }
 
+// Lists are scanned eight (AVX2) or four (SSE2) entries at a time, stopping
+// at the first block that holds the value (most lookups find it).
 inline bool contains_index(const int* ix, std::size_t n, int value) {
-  i8 target;
-  for (int l = 0; l < 8; ++l) target[l] = value;
-  i8 hit = {0};
   std::size_t c = 0;
+#if defined(LSNN_KERNEL_AVX2)
+  const __m256i target = _mm256_set1_epi32(value);
   for (; c + 8 <= n; c += 8) {
-    i8 v;
-    std::memcpy(&v, ix + c, sizeof(v));
-    hit |= v == target;
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ix + c));
+    if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(v, target)) != 0) return true;
   }
-  bool found = false;
-  for (int l = 0; l < 8; ++l) found |= hit[l] != 0;
-  for (; c < n; ++c) found |= ix[c] == value;
-  return found;
+#elif defined(LSNN_HAVE_X86_VECTORS)
+  const __m128i target = _mm_set1_epi32(value);
+  for (; c + 4 <= n; c += 4) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ix + c));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(v, target)) != 0) return true;
+  }
+#endif
+  for (; c < n; ++c) {
+    if (ix[c] == value) return true;
+  }
+  return false;
 }
 
 inline const DistanceKernels& distance_kernels() {

@@ -97,6 +97,9 @@ class FlaggedHeaps {
   }
 
   bool contains(std::size_t row, int index) const {
+#ifdef COUNT_CONTAINS
+    ++g_contains;
+#endif
     return contains_(indices(row), size_[row], index);
   }
 
@@ -177,7 +180,7 @@ struct ListUpdate {
 
 struct JoinWorkspace {
   ScoreWorkspace score_ws;
-  std::vector<int> ids;
+  std::vector<int> ids, orig;
   std::vector<float> tile, thr;
   std::vector<std::uint32_t> pos;
 };
@@ -230,9 +233,21 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       trees[t] = build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t));
     }
   });
+  // The lists are kept under new row numbers: the order of the first tree's
+  // leaves (perm[s] is the row numbered s). Rows close together then have
+  // close numbers, so the lists a local join reads lie close together in
+  // memory, and rows processed one after the other share most neighbours.
+  const std::vector<int> perm = trees[0].order;
+  std::vector<int> inv(n);
+  for (std::size_t s = 0; s < n; ++s) inv[static_cast<std::size_t>(perm[s])] = static_cast<int>(s);
+
   std::size_t tree_updates = 0;
   for (std::size_t t = 0; t < par.n_trees; ++t) {
     const RpTree& tree = trees[t];
+    // Entries found in a leaf of tree t are flagged 2 + t: two entries of a
+    // row with the same such flag shared the row's leaf, so they were
+    // compared there already and the first local join can skip them.
+    const std::uint8_t tree_flag = static_cast<std::uint8_t>(t + 2 < 256 ? t + 2 : 1);
     std::vector<std::size_t> part_updates(tree.n_leaves(), 0);
     executor.parallel_for(0, tree.n_leaves(), [&](std::size_t l0, std::size_t l1) {
       detail::JoinWorkspace ws;
@@ -245,15 +260,17 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         ws.pos.resize(m);
         space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
         std::size_t count = 0;
+        ws.ids.resize(m);
+        for (std::size_t a = 0; a < m; ++a) ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
         for (std::size_t a = 0; a < m; ++a) {
-          const std::size_t row = static_cast<std::size_t>(ids[a]);
+          const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
           const float* s = &ws.tile[a * m];
           const float t_row = heaps.threshold(row);
           const std::size_t np = kern.positions_at_most(s, &t_row, true, m, ws.pos.data());
           for (std::size_t c = 0; c < np; ++c) {
             const std::size_t b = ws.pos[c];
             if (b == a) continue;
-            count += heaps.push(row, s[b], ids[b], 1);
+            count += heaps.push(row, s[b], ws.ids[b], tree_flag);
           }
         }
         part_updates[l] = count;
@@ -262,15 +279,14 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     for (std::size_t c : part_updates) tree_updates += c;
     if (executor.interrupted()) throw interrupted_error();
   }
-  // Rows are processed in the order of the first tree's leaves: rows
-  // handled one after the other then share most of their neighbours, whose
-  // data and lists stay in cache.
-  const std::vector<int> visit = std::move(trees[0].order);
   trees.clear();
   trees.shrink_to_fit();
   st.updates.push_back(tree_updates);
+#ifdef COUNT_CONTAINS
+    fprintf(stderr, "contains calls after trees: %zu\n", g_contains);
+#endif
 #ifdef LSNN_DEV_HOOK
-  LSNN_DEV_HOOK(heaps, 0);
+  LSNN_DEV_HOOK(heaps, 0, perm);
 #endif
   {
     std::ostringstream msg;
@@ -282,6 +298,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   const std::size_t c_max = par.max_candidates;
   std::vector<int> new_cand(n * c_max), old_cand(n * c_max);
   std::vector<std::uint32_t> new_count(n), old_count(n);
+  std::vector<std::uint8_t> new_tag(n * c_max);
   std::vector<std::size_t> rev_ptr(n + 1);
   std::vector<int> rev_src(n * K);
   std::vector<std::uint8_t> rev_flag(n * K);
@@ -319,7 +336,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         std::uint64_t key;  // priority
         int q;
         int slot;  // forward slot, or -1
-        bool fresh;
+        std::uint8_t flag;
       };
       std::vector<Entry> all, fresh, stale;
       for (std::size_t p = r0; p < r1; ++p) {
@@ -327,10 +344,10 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         const int* ix = heaps.indices(p);
         std::uint8_t* fl = heaps.flags(p);
         for (std::size_t s = 0; s < heaps.size(p); ++s) {
-          all.push_back({0, ix[s], static_cast<int>(s), fl[s] != 0});
+          all.push_back({0, ix[s], static_cast<int>(s), fl[s]});
         }
         for (std::size_t r = rev_ptr[p]; r < rev_ptr[p + 1]; ++r) {
-          all.push_back({0, rev_src[r], -1, rev_flag[r] != 0});
+          all.push_back({0, rev_src[r], -1, rev_flag[r]});
         }
         std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) {
           return a.q < b.q || (a.q == b.q && a.slot > b.slot);
@@ -339,13 +356,14 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         stale.clear();
         for (std::size_t e = 0; e < all.size(); ++e) {
           Entry x = all[e];
-          // Merge the forward and reverse entries of one row: new if either is.
+          // Merge the forward and reverse entries of one row: new if either
+          // is, with the forward entry's flag first.
           while (e + 1 < all.size() && all[e + 1].q == x.q) {
             ++e;
-            x.fresh = x.fresh || all[e].fresh;
+            if (x.flag == 0) x.flag = all[e].flag;
           }
           x.key = hash64(par.seed, 2 + iter, p, static_cast<std::uint64_t>(x.q));
-          (x.fresh ? fresh : stale).push_back(x);
+          (x.flag != 0 ? fresh : stale).push_back(x);
         }
         auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
         if (fresh.size() > c_max) {
@@ -360,6 +378,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         old_count[p] = static_cast<std::uint32_t>(stale.size());
         for (std::size_t c = 0; c < fresh.size(); ++c) {
           new_cand[p * c_max + c] = fresh[c].q;
+          new_tag[p * c_max + c] = fresh[c].flag;
           if (fresh[c].slot >= 0) fl[fresh[c].slot] = 0;
         }
         for (std::size_t c = 0; c < stale.size(); ++c) old_cand[p * c_max + c] = stale[c].q;
@@ -381,10 +400,10 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
           out.clear();
           const std::size_t t0 = start + ch * chunk, t1 = std::min(stop, t0 + chunk);
           for (std::size_t t = t0; t < t1; ++t) {
-            const std::size_t p = static_cast<std::size_t>(visit[t]);
+            const std::size_t p = t;
             if (t + 1 < t1) {
               // Warm the caches for the next join: its rows' lists and data.
-              const std::size_t pn = static_cast<std::size_t>(visit[t + 1]);
+              const std::size_t pn = t + 1;
               const int* nc = &new_cand[pn * c_max];
               const int* oc = &old_cand[pn * c_max];
               for (std::size_t c = 0; c < new_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(nc[c]));
@@ -400,25 +419,31 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
             ws.thr.resize(m);
             ws.pos.resize(m);
             for (std::size_t j = 0; j < m; ++j) ws.thr[j] = heaps.threshold(static_cast<std::size_t>(ws.ids[j]));
-            space.score_block(ws.ids.data(), a, m, ws.score_ws, ws.tile.data());
+            ws.orig.resize(m);
+            for (std::size_t j = 0; j < m; ++j) ws.orig[j] = perm[static_cast<std::size_t>(ws.ids[j])];
+            space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
+            const std::uint8_t* tag = &new_tag[p * c_max];
             for (std::size_t i = 0; i < a; ++i) {
               const float* s = &ws.tile[i * m];
               const std::size_t j0 = i + 1;
               if (j0 >= m) continue;
               const int u = ws.ids[i];
+              const std::uint8_t tag_u = tag[i];
+              // Same leaf of the same tree: already compared.
+              auto compared = [&](std::size_t j) { return tag_u >= 2 && j < a && tag[j] == tag_u; };
               // u takes v.
               std::size_t np = kern.positions_at_most(s + j0, &ws.thr[i], true, m - j0, ws.pos.data());
               for (std::size_t c = 0; c < np; ++c) {
                 const std::size_t j = j0 + ws.pos[c];
                 const int v = ws.ids[j];
-                if (v != u && !heaps.contains(static_cast<std::size_t>(u), v)) out.push_back({u, v, s[j]});
+                if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(u), v)) out.push_back({u, v, s[j]});
               }
               // v takes u.
               np = kern.positions_at_most(s + j0, &ws.thr[j0], false, m - j0, ws.pos.data());
               for (std::size_t c = 0; c < np; ++c) {
                 const std::size_t j = j0 + ws.pos[c];
                 const int v = ws.ids[j];
-                if (v != u && !heaps.contains(static_cast<std::size_t>(v), u)) out.push_back({v, u, s[j]});
+                if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(v), u)) out.push_back({v, u, s[j]});
               }
             }
           }
@@ -454,7 +479,10 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       executor.report(msg.str());
     }
 #ifdef LSNN_DEV_HOOK
-    LSNN_DEV_HOOK(heaps, iter + 1);
+    LSNN_DEV_HOOK(heaps, iter + 1, perm);
+#endif
+#ifdef COUNT_CONTAINS
+    fprintf(stderr, "contains calls so far: %zu\n", g_contains);
 #endif
     if (static_cast<double>(iter_updates) < stop_below) break;
   }
@@ -466,17 +494,17 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     std::vector<std::pair<double, int>> cand;
     detail::TileBuffers buf;
     for (std::size_t t = begin; t < end; ++t) {
-      const std::size_t i = static_cast<std::size_t>(visit[t]);
+      const std::size_t i = static_cast<std::size_t>(perm[t]);
       graph.index(i, 0) = static_cast<int>(i);
       graph.distance(i, 0) = 0.0;
-      const std::size_t size = heaps.size(i);
+      const std::size_t size = heaps.size(t);
       if (size < others || data.needs_exact_search(i)) {
         exhaustive[i] = 1;
         detail::refine_row(data, i, others, std::numeric_limits<double>::infinity(), buf, cand);
       } else {
         cand.resize(size);
-        const int* ix = heaps.indices(i);
-        for (std::size_t c = 0; c < size; ++c) cand[c].second = ix[c];
+        const int* ix = heaps.indices(t);
+        for (std::size_t c = 0; c < size; ++c) cand[c].second = perm[static_cast<std::size_t>(ix[c])];
         detail::sort_candidates(data, i, cand);
       }
       for (std::size_t c = 0; c < others; ++c) {
