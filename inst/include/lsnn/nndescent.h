@@ -107,12 +107,19 @@ class FlaggedHeaps {
   // the list has room, and the index is not already listed.
   bool push(std::size_t row, float value, int index, std::uint8_t flag) {
     if (cap_ == 0) return false;
+    if (size_[row] == cap_ && !neighbour_before(value, index, value_[row * cap_], index_[row * cap_])) return false;
+    if (contains(row, index)) return false;
+    return push_new(row, value, index, flag);
+  }
+
+  // push() for an index known not to be listed.
+  bool push_new(std::size_t row, float value, int index, std::uint8_t flag) {
+    if (cap_ == 0) return false;
     float* v = &value_[row * cap_];
     int* ix = &index_[row * cap_];
     std::uint8_t* fl = &flag_[row * cap_];
     std::uint32_t& n = size_[row];
     if (n == cap_ && !neighbour_before(value, index, v[0], ix[0])) return false;
-    if (contains(row, index)) return false;
     std::size_t c;
     if (n < cap_) {
       c = n++;
@@ -233,6 +240,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       trees[t] = build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t));
     }
   });
+#ifdef LSNN_DEV_HOOK
+  executor.report("(trees built)");
+#endif
   // The lists are kept under new row numbers: the order of the first tree's
   // leaves (perm[s] is the row numbered s). Rows close together then have
   // close numbers, so the lists a local join reads lie close together in
@@ -248,32 +258,48 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     // row with the same such flag shared the row's leaf, so they were
     // compared there already and the first local join can skip them.
     const std::uint8_t tree_flag = static_cast<std::uint8_t>(t + 2 < 256 ? t + 2 : 1);
-    std::vector<std::size_t> part_updates(tree.n_leaves(), 0);
-    executor.parallel_for(0, tree.n_leaves(), [&](std::size_t l0, std::size_t l1) {
+    const std::size_t n_leaves = tree.n_leaves();
+    const std::size_t n_parts = std::min(n_leaves, 4 * n_threads);
+    std::vector<std::size_t> part_updates(n_parts, 0);
+    executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
       detail::JoinWorkspace ws;
       const DistanceKernels& kern = data.kernels();
-      for (std::size_t l = l0; l < l1; ++l) {
-        const std::size_t b0 = tree.leaf_start[l], b1 = tree.leaf_start[l + 1];
-        const std::size_t m = b1 - b0;
-        const int* ids = &tree.order[b0];
-        ws.tile.resize(m * m);
-        ws.pos.resize(m);
-        space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
+      std::vector<std::uint32_t> seen(n, 0);
+      std::uint32_t stamp = 0;
+      std::vector<std::pair<float, int>> take;
+      for (std::size_t g = g0; g < g1; ++g) {
         std::size_t count = 0;
-        ws.ids.resize(m);
-        for (std::size_t a = 0; a < m; ++a) ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
-        for (std::size_t a = 0; a < m; ++a) {
-          const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
-          const float* s = &ws.tile[a * m];
-          const float t_row = heaps.threshold(row);
-          const std::size_t np = kern.positions_at_most(s, &t_row, true, m, ws.pos.data());
-          for (std::size_t c = 0; c < np; ++c) {
-            const std::size_t b = ws.pos[c];
-            if (b == a) continue;
-            count += heaps.push(row, s[b], ws.ids[b], tree_flag);
+        for (std::size_t l = n_leaves * g / n_parts; l < n_leaves * (g + 1) / n_parts; ++l) {
+          const std::size_t b0 = tree.leaf_start[l], b1 = tree.leaf_start[l + 1];
+          const std::size_t m = b1 - b0;
+          const int* ids = &tree.order[b0];
+          ws.tile.resize(m * m);
+          ws.pos.resize(m);
+          space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
+          ws.ids.resize(m);
+          for (std::size_t a = 0; a < m; ++a) ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
+          for (std::size_t a = 0; a < m; ++a) {
+            const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
+            const float* sc = &ws.tile[a * m];
+            const float t_row = heaps.threshold(row);
+            const std::size_t np = kern.positions_at_most(sc, &t_row, true, m, ws.pos.data());
+            // The leaf's rows that may enter, best first, less those listed.
+            ++stamp;
+            const int* listed = heaps.indices(row);
+            for (std::size_t c = 0; c < heaps.size(row); ++c) seen[static_cast<std::size_t>(listed[c])] = stamp;
+            take.clear();
+            for (std::size_t c = 0; c < np; ++c) {
+              const std::size_t b = ws.pos[c];
+              if (b != a && seen[static_cast<std::size_t>(ws.ids[b])] != stamp) take.emplace_back(sc[b], ws.ids[b]);
+            }
+            if (take.size() > K) {
+              std::nth_element(take.begin(), take.begin() + static_cast<std::ptrdiff_t>(K), take.end());
+              take.resize(K);
+            }
+            for (const auto& c : take) count += heaps.push_new(row, c.first, c.second, tree_flag);
           }
         }
-        part_updates[l] = count;
+        part_updates[g] = count;
       }
     });
     for (std::size_t c : part_updates) tree_updates += c;
@@ -331,7 +357,8 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     }
     // Candidates: up to c_max new and c_max old per row, by random priority;
     // the new forward entries sampled are marked old.
-    executor.parallel_for(0, n, [&](std::size_t r0, std::size_t r1) {
+    const std::size_t n_parts = std::min(n, 4 * n_threads);
+    executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
       struct Entry {
         std::uint64_t key;  // priority
         int q;
@@ -339,51 +366,60 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         std::uint8_t flag;
       };
       std::vector<Entry> all, fresh, stale;
-      for (std::size_t p = r0; p < r1; ++p) {
-        all.clear();
-        const int* ix = heaps.indices(p);
-        std::uint8_t* fl = heaps.flags(p);
-        for (std::size_t s = 0; s < heaps.size(p); ++s) {
-          all.push_back({0, ix[s], static_cast<int>(s), fl[s]});
-        }
-        for (std::size_t r = rev_ptr[p]; r < rev_ptr[p + 1]; ++r) {
-          all.push_back({0, rev_src[r], -1, rev_flag[r]});
-        }
-        std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) {
-          return a.q < b.q || (a.q == b.q && a.slot > b.slot);
-        });
-        fresh.clear();
-        stale.clear();
-        for (std::size_t e = 0; e < all.size(); ++e) {
-          Entry x = all[e];
-          // Merge the forward and reverse entries of one row: new if either
-          // is, with the forward entry's flag first.
-          while (e + 1 < all.size() && all[e + 1].q == x.q) {
-            ++e;
-            if (x.flag == 0) x.flag = all[e].flag;
+      // Rows already met while gathering row p's entries: seen[q] == p + 1,
+      // at position where[q].
+      std::vector<std::uint32_t> seen(n, 0), where(n);
+      for (std::size_t g = g0; g < g1; ++g) {
+        for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
+          const std::uint32_t stamp = static_cast<std::uint32_t>(p + 1);
+          all.clear();
+          const int* ix = heaps.indices(p);
+          std::uint8_t* fl = heaps.flags(p);
+          for (std::size_t s = 0; s < heaps.size(p); ++s) {
+            const std::size_t q = static_cast<std::size_t>(ix[s]);
+            seen[q] = stamp;
+            where[q] = static_cast<std::uint32_t>(all.size());
+            all.push_back({0, ix[s], static_cast<int>(s), fl[s]});
           }
-          x.key = hash64(par.seed, 2 + iter, p, static_cast<std::uint64_t>(x.q));
-          (x.flag != 0 ? fresh : stale).push_back(x);
+          // Reverse entries: merged with the forward entry of the same row
+          // (new if either is, with the forward entry's flag first).
+          for (std::size_t r = rev_ptr[p]; r < rev_ptr[p + 1]; ++r) {
+            const std::size_t q = static_cast<std::size_t>(rev_src[r]);
+            if (seen[q] == stamp) {
+              Entry& e = all[where[q]];
+              if (e.flag == 0) e.flag = rev_flag[r];
+            } else {
+              seen[q] = stamp;
+              where[q] = static_cast<std::uint32_t>(all.size());
+              all.push_back({0, rev_src[r], -1, rev_flag[r]});
+            }
+          }
+          fresh.clear();
+          stale.clear();
+          for (Entry& x : all) {
+            x.key = hash64(par.seed, 2 + iter, p, static_cast<std::uint64_t>(x.q));
+            (x.flag != 0 ? fresh : stale).push_back(x);
+          }
+          auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
+          if (fresh.size() > c_max) {
+            std::nth_element(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(c_max), fresh.end(), by_key);
+            fresh.resize(c_max);
+          }
+          if (stale.size() > c_max) {
+            std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(c_max), stale.end(), by_key);
+            stale.resize(c_max);
+          }
+          new_count[p] = static_cast<std::uint32_t>(fresh.size());
+          old_count[p] = static_cast<std::uint32_t>(stale.size());
+          for (std::size_t c = 0; c < fresh.size(); ++c) {
+            new_cand[p * c_max + c] = fresh[c].q;
+            new_tag[p * c_max + c] = fresh[c].flag;
+            if (fresh[c].slot >= 0) fl[fresh[c].slot] = 0;
+          }
+          for (std::size_t c = 0; c < stale.size(); ++c) old_cand[p * c_max + c] = stale[c].q;
         }
-        auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
-        if (fresh.size() > c_max) {
-          std::nth_element(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(c_max), fresh.end(), by_key);
-          fresh.resize(c_max);
-        }
-        if (stale.size() > c_max) {
-          std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(c_max), stale.end(), by_key);
-          stale.resize(c_max);
-        }
-        new_count[p] = static_cast<std::uint32_t>(fresh.size());
-        old_count[p] = static_cast<std::uint32_t>(stale.size());
-        for (std::size_t c = 0; c < fresh.size(); ++c) {
-          new_cand[p * c_max + c] = fresh[c].q;
-          new_tag[p * c_max + c] = fresh[c].flag;
-          if (fresh[c].slot >= 0) fl[fresh[c].slot] = 0;
-        }
-        for (std::size_t c = 0; c < stale.size(); ++c) old_cand[p * c_max + c] = stale[c].q;
       }
-    }, 256);
+    });
     if (executor.interrupted()) throw interrupted_error();
 
     // Local joins in batches; each batch's updates are applied before the
