@@ -53,8 +53,9 @@ struct ApproxKnnParams {
   std::size_t leaf_size = automatic;
   std::size_t max_candidates = automatic;
   std::size_t n_iters = automatic;
-  double delta = 0.001;
+  double delta = 0.01;
   std::uint64_t seed = 0;
+  std::size_t max_old = automatic;  // DEV
 };
 
 struct ApproxKnnStats {
@@ -63,7 +64,6 @@ struct ApproxKnnStats {
   std::size_t iterations = 0;        // descent iterations run
   std::vector<std::size_t> updates;  // list changes: trees, then per iteration
   std::size_t rows_searched_exhaustively = 0;
-  std::size_t emitted = 0;
 };
 
 // Bounded per-row max-heaps of (score, index) with a "new" flag per entry,
@@ -328,10 +328,12 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   std::vector<std::size_t> rev_ptr(n + 1);
   std::vector<int> rev_src(n * K);
   std::vector<std::uint8_t> rev_flag(n * K);
-  const std::size_t chunk = 64;                 // rows per join task
-  const std::size_t batch = 64 * chunk;         // rows per batch of joins
-  const std::size_t n_chunks_batch = batch / chunk;
-  std::vector<std::vector<detail::ListUpdate>> chunk_updates(n_chunks_batch);
+  const std::size_t chunk = 64;             // rows per join task
+  const std::size_t chunks_per_batch = 64;  // tasks per batch of joins
+  const std::size_t probe_stride = 16;      // 1 in 16 chunks probe an iteration
+  const std::size_t total_chunks = (n + chunk - 1) / chunk;
+  std::vector<std::size_t> chunk_order;
+  std::vector<std::vector<detail::ListUpdate>> chunk_updates(chunks_per_batch);
   const double stop_below = par.delta * static_cast<double>(n) * static_cast<double>(K);
 
   for (std::size_t iter = 0; iter < par.n_iters; ++iter) {
@@ -405,9 +407,10 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
             std::nth_element(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(c_max), fresh.end(), by_key);
             fresh.resize(c_max);
           }
-          if (stale.size() > c_max) {
-            std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(c_max), stale.end(), by_key);
-            stale.resize(c_max);
+          const std::size_t o_max = par.max_old == ApproxKnnParams::automatic ? c_max : std::min(c_max, par.max_old);
+          if (stale.size() > o_max) {
+            std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(o_max), stale.end(), by_key);
+            stale.resize(o_max);
           }
           new_count[p] = static_cast<std::uint32_t>(fresh.size());
           old_count[p] = static_cast<std::uint32_t>(stale.size());
@@ -424,17 +427,33 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
 
     // Local joins in batches; each batch's updates are applied before the
     // next batch reads the thresholds.
-    std::size_t iter_updates = 0;
-    for (std::size_t start = 0; start < n; start += batch) {
-      const std::size_t stop = std::min(n, start + batch);
-      const std::size_t n_chunks = (stop - start + chunk - 1) / chunk;
+    //
+    // The first joins of an iteration are a probe: every probe_stride-th
+    // chunk of rows. When the updates they make, scaled to all rows, fall
+    // below delta * n * (k - 1), the iteration would not be worth finishing,
+    // and the descent stops there.
+    std::size_t iter_updates = 0, probe_rows = 0;
+    bool stopped_early = false;
+    chunk_order.clear();
+    const std::size_t probe_offset = iter % probe_stride;
+    if (total_chunks >= 2 * probe_stride) {
+      for (std::size_t c = probe_offset; c < total_chunks; c += probe_stride) chunk_order.push_back(c);
+    }
+    const std::size_t probe_end = chunk_order.size();
+    for (std::size_t c = 0; c < total_chunks; ++c) {
+      if (probe_end == 0 || c % probe_stride != probe_offset) chunk_order.push_back(c);
+    }
+    for (std::size_t pos = 0; pos < total_chunks;) {
+      const std::size_t boundary = pos < probe_end ? probe_end : total_chunks;
+      const std::size_t pos_end = std::min(boundary, pos + chunks_per_batch);
+      const std::size_t n_chunks = pos_end - pos;
       executor.parallel_for(0, n_chunks, [&](std::size_t c0, std::size_t c1) {
         detail::JoinWorkspace ws;
         const DistanceKernels& kern = data.kernels();
         for (std::size_t ch = c0; ch < c1; ++ch) {
           std::vector<detail::ListUpdate>& out = chunk_updates[ch];
           out.clear();
-          const std::size_t t0 = start + ch * chunk, t1 = std::min(stop, t0 + chunk);
+          const std::size_t t0 = chunk_order[pos + ch] * chunk, t1 = std::min(n, t0 + chunk);
           for (std::size_t t = t0; t < t1; ++t) {
             const std::size_t p = t;
             if (t + 1 < t1) {
@@ -503,15 +522,25 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         }
       });
       for (std::size_t c : part_updates) iter_updates += c;
-      for (std::size_t ch = 0; ch < n_chunks; ++ch) st.emitted += chunk_updates[ch].size();
+      for (std::size_t ch = 0; ch < n_chunks; ++ch) {
+        const std::size_t t0 = chunk_order[pos + ch] * chunk;
+        if (pos < probe_end) probe_rows += std::min(n, t0 + chunk) - t0;
+      }
+      pos = pos_end;
       if (executor.interrupted()) throw interrupted_error();
+      if (pos == probe_end && probe_end > 0 &&
+          static_cast<double>(iter_updates) * static_cast<double>(n) / static_cast<double>(probe_rows) < stop_below) {
+        stopped_early = true;
+        break;
+      }
     }
     st.updates.push_back(iter_updates);
     st.iterations = iter + 1;
     {
       std::ostringstream msg;
       msg << "approx kNN: iteration " << (iter + 1) << " of at most " << par.n_iters << ", "
-          << iter_updates << " list updates " << st.emitted << " emitted";
+          << iter_updates << " list updates";
+      if (stopped_early) msg << " in a probe of " << probe_rows << " rows: converged";
       executor.report(msg.str());
     }
 #ifdef LSNN_DEV_HOOK
@@ -520,7 +549,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
 #ifdef COUNT_CONTAINS
     fprintf(stderr, "contains calls so far: %zu\n", g_contains);
 #endif
-    if (static_cast<double>(iter_updates) < stop_below) break;
+    if (stopped_early || static_cast<double>(iter_updates) < stop_below) break;
   }
 
   // 3. Exact distances, sorted, self first.
