@@ -153,7 +153,7 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
 #' g <- extended_knn(X, 10, 5, nn_args = approx_control(n_trees = 4))
 #' @export
 approx_control <- function(n_trees = NULL, leaf_size = NULL, max_candidates = NULL,
-                           n_iters = NULL, delta = 0.01) {
+                           n_iters = NULL, delta = 0.03) {
   big <- .Machine$integer.max
   check_opt <- function(x, name, min) if (is.null(x)) NULL else check_whole(x, name, min = min, max = big)
   out <- list(

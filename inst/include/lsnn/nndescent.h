@@ -53,7 +53,7 @@ struct ApproxKnnParams {
   std::size_t leaf_size = automatic;
   std::size_t max_candidates = automatic;
   std::size_t n_iters = automatic;
-  double delta = 0.01;
+  double delta = 0.03;
   std::uint64_t seed = 0;
   std::size_t max_old = automatic;  // DEV
 };
@@ -112,6 +112,37 @@ class FlaggedHeaps {
     return push_new(row, value, index, flag);
   }
 
+  // Fills an empty row with distinct (value, index) pairs, at most capacity.
+  void fill_new(std::size_t row, const std::pair<float, int>* entries, std::size_t count,
+                std::uint8_t flag) {
+    float* v = &value_[row * cap_];
+    int* ix = &index_[row * cap_];
+    std::uint8_t* fl = &flag_[row * cap_];
+    for (std::size_t c = 0; c < count; ++c) {
+      v[c] = entries[c].first;
+      ix[c] = entries[c].second;
+      fl[c] = flag;
+    }
+    size_[row] = static_cast<std::uint32_t>(count);
+    // Floyd's heap construction over the three arrays.
+    for (std::size_t start = count / 2; start-- > 0;) {
+      std::size_t c = start;
+      const float value = v[c];
+      const int index = ix[c];
+      for (;;) {
+        std::size_t child = 2 * c + 1;
+        if (child >= count) break;
+        if (child + 1 < count && neighbour_before(v[child], ix[child], v[child + 1], ix[child + 1])) ++child;
+        if (!neighbour_before(value, index, v[child], ix[child])) break;
+        v[c] = v[child];
+        ix[c] = ix[child];
+        c = child;
+      }
+      v[c] = value;
+      ix[c] = index;
+    }
+  }
+
   // push() for an index known not to be listed.
   bool push_new(std::size_t row, float value, int index, std::uint8_t flag) {
     if (cap_ == 0) return false;
@@ -167,8 +198,8 @@ inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, s
                                              std::size_t k) {
   (void)d;
   const std::size_t au = ApproxKnnParams::automatic;
-  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(64, 2 * k);
-  if (p.n_trees == au) p.n_trees = 8;
+  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(256, 2 * k);
+  if (p.n_trees == au) p.n_trees = 16;
   if (p.max_candidates == au) p.max_candidates = std::max<std::size_t>(8, std::min<std::size_t>(k, 32));
   if (p.n_iters == au) {
     std::size_t lg = 0;
@@ -296,7 +327,12 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
               std::nth_element(take.begin(), take.begin() + static_cast<std::ptrdiff_t>(K), take.end());
               take.resize(K);
             }
-            for (const auto& c : take) count += heaps.push_new(row, c.first, c.second, tree_flag);
+            if (heaps.size(row) == 0) {
+              heaps.fill_new(row, take.data(), take.size(), tree_flag);
+              count += take.size();
+            } else {
+              for (const auto& c : take) count += heaps.push_new(row, c.first, c.second, tree_flag);
+            }
           }
         }
         part_updates[g] = count;

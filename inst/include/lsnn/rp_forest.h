@@ -114,12 +114,20 @@ struct RpTree {
 
 namespace detail {
 
+inline void prefetch_line(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
 // Splits order[lo, hi) into two non-empty parts, returning the first index of
 // the second part. Rows on the hyperplane go to a random side; when every
 // row lands on one side (duplicates, constant data), the split is random.
 inline std::size_t rp_split(const ScoreSpace& space, std::vector<int>& order, std::size_t lo,
                             std::size_t hi, SplitMix64& rng, std::vector<float>& hyperplane,
-                            std::vector<float>& margin) {
+                            std::vector<float>& margin, std::vector<int>& scratch) {
   const std::size_t size = hi - lo;
   const std::size_t d = space.d();
   const std::size_t a = lo + rng.below(size);
@@ -139,7 +147,13 @@ inline std::size_t rp_split(const ScoreSpace& space, std::vector<int>& order, st
     }
     const float off = static_cast<float>(offset);
     const DistanceKernels& kern = space.data().kernels();
+    const std::size_t ahead = 4;  // rows prefetched ahead (their first lines)
+    const std::size_t lines = std::min<std::size_t>(4, (d * sizeof(float) + 63) / 64);
     for (std::size_t t = lo; t < hi; ++t) {
+      if (t + ahead < hi) {
+        const char* next = reinterpret_cast<const char*>(space.row(static_cast<std::size_t>(order[t + ahead])));
+        for (std::size_t l = 0; l < lines; ++l) prefetch_line(next + 64 * l);
+      }
       margin[t - lo] = kern.dot_f32(hyperplane.data(), space.row(static_cast<std::size_t>(order[t])), d) - off;
     }
   } else {
@@ -149,32 +163,30 @@ inline std::size_t rp_split(const ScoreSpace& space, std::vector<int>& order, st
       margin[t - lo] = static_cast<float>(data.exact_score(i, pb) - data.exact_score(i, pa));
     }
   }
-  // Partition: margin > 0 first (the side of row a), ties by coin.
-  std::size_t left = lo, right = hi;
-  std::vector<int>& o = order;
-  std::size_t t = lo;
-  // In-place partition keeping the margins aligned with the rows.
-  while (t < right) {
+  // Stable partition: margin > 0 (the side of row a) first, ties by a coin.
+  // Rows keep their relative order, so every node's rows stay in increasing
+  // order and the projections read the data forwards.
+  std::size_t left = lo;
+  scratch.clear();
+  for (std::size_t t = lo; t < hi; ++t) {
     const float m = margin[t - lo];
-    const bool to_left = m > 0.0f || (m == 0.0f && rng.coin());
-    if (to_left) {
-      std::swap(o[t], o[left]);
-      std::swap(margin[t - lo], margin[left - lo]);
-      ++left;
-      ++t;
+    if (m > 0.0f || (m == 0.0f && rng.coin())) {
+      order[left++] = order[t];
     } else {
-      --right;
-      std::swap(o[t], o[right]);
-      std::swap(margin[t - lo], margin[right - lo]);
+      scratch.push_back(order[t]);
     }
   }
+  std::copy(scratch.begin(), scratch.end(), order.begin() + static_cast<std::ptrdiff_t>(left));
   if (left == lo || left == hi) {
-    // Random halves.
+    // Every row on one side (duplicates, constant data): random halves, in
+    // increasing order again.
     for (std::size_t s = size; s > 1; --s) {
       const std::size_t r = rng.below(s);
-      std::swap(o[lo + s - 1], o[lo + r]);
+      std::swap(order[lo + s - 1], order[lo + r]);
     }
     left = lo + size / 2;
+    std::sort(order.begin() + static_cast<std::ptrdiff_t>(lo), order.begin() + static_cast<std::ptrdiff_t>(left));
+    std::sort(order.begin() + static_cast<std::ptrdiff_t>(left), order.begin() + static_cast<std::ptrdiff_t>(hi));
   }
   return left;
 }
@@ -191,6 +203,7 @@ inline RpTree build_rp_tree(const ScoreSpace& space, std::size_t leaf_size, std:
   for (std::size_t i = 0; i < n; ++i) tree.order[i] = static_cast<int>(i);
   SplitMix64 rng(seed);
   std::vector<float> hyperplane, margin;
+  std::vector<int> scratch;
   // Depth-first with an explicit stack; the second part is pushed first so
   // that leaves come out left to right.
   std::vector<std::pair<std::size_t, std::size_t>> stack;
@@ -204,7 +217,7 @@ inline RpTree build_rp_tree(const ScoreSpace& space, std::size_t leaf_size, std:
       continue;
     }
     const std::size_t mid = detail::rp_split(space, tree.order, node.first, node.second, rng,
-                                             hyperplane, margin);
+                                             hyperplane, margin, scratch);
     stack.emplace_back(mid, node.second);
     stack.emplace_back(node.first, mid);
   }
