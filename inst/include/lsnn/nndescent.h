@@ -82,15 +82,23 @@ class FlaggedHeaps {
   }
   const float* values(std::size_t row) const { return &value_[row * cap_]; }
   const int* indices(std::size_t row) const { return &index_[row * cap_]; }
+  int* mutable_indices(std::size_t row) { return &index_[row * cap_]; }
   std::uint8_t* flags(std::size_t row) { return &flag_[row * cap_]; }
   const std::uint8_t* flags(std::size_t row) const { return &flag_[row * cap_]; }
 
   // Hints that the row's entries are needed soon.
-  void prefetch(std::size_t row) const {
+  void prefetch(std::size_t row, bool all = false) const {
 #if defined(__GNUC__) || defined(__clang__)
     const char* ix = reinterpret_cast<const char*>(&index_[row * cap_]);
     for (std::size_t b = 0; b < cap_ * sizeof(int); b += 64) __builtin_prefetch(ix + b);
-    __builtin_prefetch(&value_[row * cap_]);
+    const char* v = reinterpret_cast<const char*>(&value_[row * cap_]);
+    if (!all) {
+      __builtin_prefetch(v);
+      return;
+    }
+    for (std::size_t b = 0; b < cap_ * sizeof(float); b += 64) __builtin_prefetch(v + b);
+    const char* f = reinterpret_cast<const char*>(&flag_[row * cap_]);
+    for (std::size_t b = 0; b < cap_; b += 64) __builtin_prefetch(f + b);
 #else
     (void)row;
 #endif
@@ -306,14 +314,20 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
           const int* ids = &tree.order[b0];
           ws.tile.resize(m * m);
           ws.pos.resize(m);
-          space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
           ws.ids.resize(m);
-          for (std::size_t a = 0; a < m; ++a) ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
+          for (std::size_t a = 0; a < m; ++a) {
+            ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
+            heaps.prefetch(static_cast<std::size_t>(ws.ids[a]), true);  // read after the product
+          }
+          space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
           for (std::size_t a = 0; a < m; ++a) {
             const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
             const float* sc = &ws.tile[a * m];
             const float t_row = heaps.threshold(row);
             const std::size_t np = kern.positions_at_most(sc, &t_row, true, m, ws.pos.data());
+#ifdef COUNT_NP
+            g_np[t] += np; g_rows[t] += 1;
+#endif
             // The leaf's rows that may enter, best first, less those listed.
             ++stamp;
             const int* listed = heaps.indices(row);
@@ -343,6 +357,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   }
   trees.clear();
   trees.shrink_to_fit();
+#ifdef COUNT_NP
+  for (std::size_t t = 0; t < par.n_trees; ++t) fprintf(stderr, "tree %zu: mean passing %.1f\n", t, double(g_np[t]) / g_rows[t]);
+#endif
   st.updates.push_back(tree_updates);
 #ifdef COUNT_CONTAINS
     fprintf(stderr, "contains calls after trees: %zu\n", g_contains);
@@ -588,19 +605,21 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     if (stopped_early || static_cast<double>(iter_updates) < stop_below) break;
   }
 
-  // 3. Exact distances, sorted, self first.
-  KnnGraph graph(n, k);
+  // 3. Exact distances, sorted, self first. Rows are sorted in the order of
+  // their new numbers (neighbouring rows share neighbours, whose data stays
+  // in cache), into the lists' own index arrays and a buffer of distances,
+  // then written to the graph by blocks of consecutive rows (R's column-major
+  // layout then fills whole cache lines).
+  std::vector<double> sorted_dist(n * K);
   std::vector<unsigned char> exhaustive(n, 0);
   batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
     std::vector<std::pair<double, int>> cand;
     detail::TileBuffers buf;
     for (std::size_t t = begin; t < end; ++t) {
       const std::size_t i = static_cast<std::size_t>(perm[t]);
-      graph.index(i, 0) = static_cast<int>(i);
-      graph.distance(i, 0) = 0.0;
       const std::size_t size = heaps.size(t);
       if (size < others || data.needs_exact_search(i)) {
-        exhaustive[i] = 1;
+        exhaustive[t] = 1;
         detail::refine_row(data, i, others, std::numeric_limits<double>::infinity(), buf, cand);
       } else {
         cand.resize(size);
@@ -608,9 +627,28 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         for (std::size_t c = 0; c < size; ++c) cand[c].second = perm[static_cast<std::size_t>(ix[c])];
         detail::sort_candidates(data, i, cand);
       }
+      int* out = heaps.mutable_indices(t);
       for (std::size_t c = 0; c < others; ++c) {
-        graph.index(i, c + 1) = cand[c].second;
-        graph.distance(i, c + 1) = data.distance_from_exact_score(cand[c].first);
+        out[c] = cand[c].second;
+        sorted_dist[t * K + c] = data.distance_from_exact_score(cand[c].first);
+      }
+    }
+  });
+  KnnGraph graph(n, k);
+  const std::size_t block = 64;
+  executor.parallel_for(0, (n + block - 1) / block, [&](std::size_t b0, std::size_t b1) {
+    for (std::size_t b = b0; b < b1; ++b) {
+      const std::size_t i0 = b * block, i1 = std::min(n, i0 + block);
+      for (std::size_t i = i0; i < i1; ++i) {
+        graph.index(i, 0) = static_cast<int>(i);
+        graph.distance(i, 0) = 0.0;
+      }
+      for (std::size_t c = 0; c < others; ++c) {
+        for (std::size_t i = i0; i < i1; ++i) {
+          const std::size_t t = static_cast<std::size_t>(inv[i]);
+          graph.index(i, c + 1) = heaps.indices(t)[c];
+          graph.distance(i, c + 1) = sorted_dist[t * K + c];
+        }
       }
     }
   });
