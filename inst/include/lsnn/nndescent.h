@@ -206,9 +206,13 @@ inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, s
                                              std::size_t k) {
   (void)d;
   const std::size_t au = ApproxKnnParams::automatic;
-  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(256, 2 * k);
+  const std::size_t others = k > 0 ? k - 1 : 0;
+  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(256, 3 * k);
   if (p.n_trees == au) p.n_trees = 16;
-  if (p.max_candidates == au) p.max_candidates = std::max<std::size_t>(8, std::min<std::size_t>(k, 32));
+  if (p.max_candidates == au) {
+    p.max_candidates = std::max(std::min<std::size_t>(others, 32), (others + 2) / 3);
+    p.max_candidates = std::max<std::size_t>(p.max_candidates, 1);
+  }
   if (p.n_iters == au) {
     std::size_t lg = 0;
     while ((std::size_t(1) << lg) < n) ++lg;
