@@ -134,6 +134,27 @@ inline void l1_tile(const float* A, std::size_t na, const float* B,
   }
 }
 
+#if defined(LSNN_KERNEL_AVX2)
+// For each 8-bit mask, its set bit positions in increasing order, and their
+// number.
+struct CompactionTable {
+  std::uint32_t lanes[256][8];
+  std::uint8_t count[256];
+};
+constexpr CompactionTable make_compaction_table() {
+  CompactionTable t{};
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    unsigned c = 0;
+    for (unsigned bit = 0; bit < 8; ++bit) {
+      if (mask & (1u << bit)) t.lanes[mask][c++] = bit;
+    }
+    t.count[mask] = static_cast<std::uint8_t>(c);
+  }
+  return t;
+}
+constexpr CompactionTable compaction = make_compaction_table();
+#endif
+
 inline std::size_t positions_at_most(const float* s, const float* threshold,
                                      bool one_threshold, std::size_t m,
                                      std::uint32_t* pos) {
@@ -143,11 +164,15 @@ inline std::size_t positions_at_most(const float* s, const float* threshold,
   const __m256 t1 = _mm256_set1_ps(threshold[0]);
   for (; b + 8 <= m; b += 8) {
     const __m256 t = one_threshold ? t1 : _mm256_loadu_ps(threshold + b);
-    unsigned mask = static_cast<unsigned>(
+    const unsigned mask = static_cast<unsigned>(
         _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(s + b), t, _CMP_LE_OQ)));
-    while (mask) {
-      pos[count++] = static_cast<std::uint32_t>(b + __builtin_ctz(mask));
-      mask &= mask - 1;
+    if (mask) {
+      // Compaction through a table of the set lanes of each mask (no branch
+      // per lane); the store of eight stays within pos[0, m) as count <= b.
+      const __m256i lanes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(compaction.lanes[mask]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(pos + count),
+                          _mm256_add_epi32(lanes, _mm256_set1_epi32(static_cast<int>(b))));
+      count += compaction.count[mask];
     }
   }
 #elif defined(LSNN_HAVE_X86_VECTORS)

@@ -307,6 +307,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
       detail::JoinWorkspace ws;
       const DistanceKernels& kern = data.kernels();
+#ifdef DEV_TIMERS
+      auto dtp = std::chrono::steady_clock::now();
+#endif
       std::vector<std::uint32_t> seen(n, 0);
       std::uint32_t stamp = 0;
       std::vector<std::pair<float, int>> take;
@@ -323,12 +326,28 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
             ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
             heaps.prefetch(static_cast<std::size_t>(ws.ids[a]), true);  // read after the product
           }
+#ifdef DEV_TIMERS
+          auto dt0 = std::chrono::steady_clock::now();
+#endif
           space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
+#ifdef DEV_TIMERS
+          auto dt1 = std::chrono::steady_clock::now();
+          g_timer[0] += std::chrono::duration<double>(dt1 - dt0).count();
+#endif
           for (std::size_t a = 0; a < m; ++a) {
+#ifdef DEV_TIMERS
+            unsigned long long c0 = __rdtsc();
+#endif
             const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
             const float* sc = &ws.tile[a * m];
             const float t_row = heaps.threshold(row);
+#ifdef DEV_TIMERS
+            unsigned long long c1 = __rdtsc();
+#endif
             const std::size_t np = kern.positions_at_most(sc, &t_row, true, m, ws.pos.data());
+#ifdef DEV_TIMERS
+            unsigned long long c2 = __rdtsc();
+#endif
 #ifdef COUNT_NP
             g_np[t] += np; g_rows[t] += 1;
 #endif
@@ -336,6 +355,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
             ++stamp;
             const int* listed = heaps.indices(row);
             for (std::size_t c = 0; c < heaps.size(row); ++c) seen[static_cast<std::size_t>(listed[c])] = stamp;
+#ifdef DEV_TIMERS
+            unsigned long long c3 = __rdtsc();
+#endif
             take.clear();
             for (std::size_t c = 0; c < np; ++c) {
               const std::size_t b = ws.pos[c];
@@ -345,22 +367,36 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
               std::nth_element(take.begin(), take.begin() + static_cast<std::ptrdiff_t>(K), take.end());
               take.resize(K);
             }
+#ifdef DEV_TIMERS
+            unsigned long long c4 = __rdtsc();
+#endif
             if (heaps.size(row) == 0) {
               heaps.fill_new(row, take.data(), take.size(), tree_flag);
               count += take.size();
             } else {
               for (const auto& c : take) count += heaps.push_new(row, c.first, c.second, tree_flag);
             }
+#ifdef DEV_TIMERS
+            unsigned long long c5 = __rdtsc();
+            g_cyc[0] += c1 - c0; g_cyc[1] += c2 - c1; g_cyc[2] += c3 - c2; g_cyc[3] += c4 - c3; g_cyc[4] += c5 - c4; g_cyc[5] += 1;
+#endif
           }
         }
         part_updates[g] = count;
       }
+#ifdef DEV_TIMERS
+      g_timer[1] += std::chrono::duration<double>(std::chrono::steady_clock::now() - dtp).count();
+#endif
     });
     for (std::size_t c : part_updates) tree_updates += c;
     if (executor.interrupted()) throw interrupted_error();
   }
   trees.clear();
   trees.shrink_to_fit();
+#ifdef DEV_TIMERS
+  fprintf(stderr, "leaf GEMM %.3f s, leaves total %.3f s\n", g_timer[0], g_timer[1]);
+  fprintf(stderr, "cycles per row: threshold %.0f positions %.0f stamps %.0f take %.0f push %.0f\n", g_cyc[0]/g_cyc[5], g_cyc[1]/g_cyc[5], g_cyc[2]/g_cyc[5], g_cyc[3]/g_cyc[5], g_cyc[4]/g_cyc[5]);
+#endif
 #ifdef COUNT_NP
   for (std::size_t t = 0; t < par.n_trees; ++t) fprintf(stderr, "tree %zu: mean passing %.1f\n", t, double(g_np[t]) / g_rows[t]);
 #endif
