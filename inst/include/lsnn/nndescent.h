@@ -450,9 +450,11 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         }
       }
     }
-    // Candidates: up to c_max new and c_max old per row, by random priority;
-    // the new forward entries sampled are marked old.
-    const std::size_t n_parts = std::min(n, 4 * n_threads);
+    // Candidates of the rows of chunks chunk_order[c0, c1): up to c_max new
+    // and c_max old per row, by random priority; the new forward entries
+    // sampled are marked old.
+    auto build_candidates = [&](std::size_t c0, std::size_t c1) {
+    const std::size_t n_parts = std::min(c1 - c0, 4 * n_threads);
     executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
       struct Entry {
         std::uint64_t key;  // priority
@@ -465,7 +467,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       // at position where[q].
       std::vector<std::uint32_t> seen(n, 0), where(n);
       for (std::size_t g = g0; g < g1; ++g) {
-        for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
+        for (std::size_t ci = c0 + (c1 - c0) * g / n_parts; ci < c0 + (c1 - c0) * (g + 1) / n_parts; ++ci) {
+        const std::size_t row0 = chunk_order[ci] * chunk, row1 = std::min(n, row0 + chunk);
+        for (std::size_t p = row0; p < row1; ++p) {
           const std::uint32_t stamp = static_cast<std::uint32_t>(p + 1);
           all.clear();
           const int* ix = heaps.indices(p);
@@ -514,9 +518,10 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
           }
           for (std::size_t c = 0; c < stale.size(); ++c) old_cand[p * c_max + c] = stale[c].q;
         }
+        }
       }
     });
-    if (executor.interrupted()) throw interrupted_error();
+    };
 
     // Local joins in batches; each batch's updates are applied before the
     // next batch reads the thresholds.
@@ -524,7 +529,8 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     // The first joins of an iteration are a probe: every probe_stride-th
     // chunk of rows. When the updates they make, scaled to all rows, fall
     // below delta * n * (k - 1), the iteration would not be worth finishing,
-    // and the descent stops there.
+    // and the descent stops there. The candidates of the other rows are only
+    // gathered after the probe.
     std::size_t iter_updates = 0, probe_rows = 0;
     bool stopped_early = false;
     chunk_order.clear();
@@ -536,6 +542,8 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     for (std::size_t c = 0; c < total_chunks; ++c) {
       if (probe_end == 0 || c % probe_stride != probe_offset) chunk_order.push_back(c);
     }
+    build_candidates(0, probe_end > 0 ? probe_end : total_chunks);
+    if (executor.interrupted()) throw interrupted_error();
     for (std::size_t pos = 0; pos < total_chunks;) {
       const std::size_t boundary = pos < probe_end ? probe_end : total_chunks;
       const std::size_t pos_end = std::min(boundary, pos + chunks_per_batch);
@@ -569,7 +577,14 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
             for (std::size_t j = 0; j < m; ++j) ws.thr[j] = heaps.threshold(static_cast<std::size_t>(ws.ids[j]));
             ws.orig.resize(m);
             for (std::size_t j = 0; j < m; ++j) ws.orig[j] = perm[static_cast<std::size_t>(ws.ids[j])];
+#ifdef DEV_TIMERS
+            unsigned long long j0c = __rdtsc();
+#endif
             space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
+#ifdef DEV_TIMERS
+            unsigned long long j1c = __rdtsc();
+            g_cyc[6] += j1c - j0c;
+#endif
             const std::uint8_t* tag = &new_tag[p * c_max];
             for (std::size_t i = 0; i < a; ++i) {
               const float* s = &ws.tile[i * m];
@@ -594,6 +609,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
                 if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(v), u)) out.push_back({v, u, s[j]});
               }
             }
+#ifdef DEV_TIMERS
+            g_cyc[7] += __rdtsc() - j1c;
+#endif
           }
         }
       });
@@ -621,10 +639,13 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       }
       pos = pos_end;
       if (executor.interrupted()) throw interrupted_error();
-      if (pos == probe_end && probe_end > 0 &&
-          static_cast<double>(iter_updates) * static_cast<double>(n) / static_cast<double>(probe_rows) < stop_below) {
-        stopped_early = true;
-        break;
+      if (pos == probe_end && probe_end > 0) {
+        if (static_cast<double>(iter_updates) * static_cast<double>(n) / static_cast<double>(probe_rows) < stop_below) {
+          stopped_early = true;
+          break;
+        }
+        build_candidates(probe_end, total_chunks);
+        if (executor.interrupted()) throw interrupted_error();
       }
     }
     st.updates.push_back(iter_updates);
@@ -645,6 +666,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     if (stopped_early || static_cast<double>(iter_updates) < stop_below) break;
   }
 
+#ifdef DEV_TIMERS
+  fprintf(stderr, "join cycles: score %.3f Gc, pairs %.3f Gc\n", g_cyc[6] * 1e-9, g_cyc[7] * 1e-9);
+#endif
   // 3. Exact distances, sorted, self first. Rows are sorted in the order of
   // their new numbers (neighbouring rows share neighbours, whose data stays
   // in cache), into the lists' own index arrays and a buffer of distances,
