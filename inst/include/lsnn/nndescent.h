@@ -689,7 +689,13 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         cand.resize(size);
         const int* ix = heaps.indices(t);
         for (std::size_t c = 0; c < size; ++c) cand[c].second = perm[static_cast<std::size_t>(ix[c])];
-        detail::sort_candidates(data, i, cand);
+        const std::size_t ahead = 4;
+        for (std::size_t c = 0; c < std::min(ahead, size); ++c) data.prefetch_row(static_cast<std::size_t>(cand[c].second));
+        for (std::size_t c = 0; c < size; ++c) {
+          if (c + ahead < size) data.prefetch_row(static_cast<std::size_t>(cand[c + ahead].second));
+          cand[c].first = data.exact_score(i, static_cast<std::size_t>(cand[c].second));
+        }
+        std::sort(cand.begin(), cand.end());
       }
       int* out = heaps.mutable_indices(t);
       for (std::size_t c = 0; c < others; ++c) {
