@@ -96,6 +96,36 @@ class ScoreSpace {
     kern.finish_sqdist_tile(ws.sqnorm.data(), na, ws.sqnorm.data(), m, out);
   }
 
+  // out[a * (b1 - b0) + b - b0] = score of rows ids[a] and b, for a < na
+  // and b0 <= b < b1 (rows in their stored order).
+  void score_range(const int* ids, std::size_t na, std::size_t b0, std::size_t b1,
+                   ScoreWorkspace& ws, float* out) const {
+    const std::size_t m = b1 - b0;
+    if (!dense()) {
+      for (std::size_t a = 0; a < na; ++a) {
+        const std::size_t i = static_cast<std::size_t>(ids[a]);
+        for (std::size_t b = b0; b < b1; ++b) {
+          out[a * m + b - b0] = i == b ? 0.0f : static_cast<float>(data_->exact_score(i, b));
+        }
+      }
+      return;
+    }
+    ws.rows.resize(na * d_);
+    ws.sqnorm.resize(na);
+    for (std::size_t a = 0; a < na; ++a) {
+      const std::size_t i = static_cast<std::size_t>(ids[a]);
+      std::copy(rows_ptr_ + i * d_, rows_ptr_ + (i + 1) * d_, &ws.rows[a * d_]);
+      ws.sqnorm[a] = sqnorm_ptr_[i];
+    }
+    const DistanceKernels& kern = data_->kernels();
+    if (data_->metric() == Metric::manhattan) {
+      kern.l1_tile(ws.rows.data(), na, rows_ptr_ + b0 * d_, m, d_, out);
+      return;
+    }
+    kern.dot_tile(ws.rows.data(), na, rows_ptr_ + b0 * d_, m, d_, out);
+    kern.finish_sqdist_tile(ws.sqnorm.data(), na, sqnorm_ptr_ + b0, m, out);
+  }
+
  private:
   const RowData* data_;
   std::size_t n_, d_;
