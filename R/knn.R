@@ -119,54 +119,74 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
 
 #' Settings of the approximate nearest-neighbour search
 #'
-#' Tuning parameters of lsnn's nearest-neighbour descent (`nn_kind =
-#' "approx"` in [extended_knn()] and [locally_scaled_knn()]), passed as their
-#' `nn_args` argument. `NULL` chooses a value from the size of the problem.
+#' Tuning parameters of lsnn's approximate search (`nn_kind = "approx"` in
+#' [extended_knn()] and [locally_scaled_knn()]), passed as their `nn_args`
+#' argument. `NULL` chooses a value from the number of rows `n` and the
+#' number of neighbours `k` (the row itself included).
 #'
-#' The search builds `n_trees` random-projection trees, splitting the rows by
-#' the hyperplane half-way between two random rows until at most `leaf_size`
-#' remain, and compares all rows of each leaf. Then each iteration samples,
-#' for every row, up to `max_candidates` neighbours (or reverse neighbours)
-#' new since the last iteration and as many older ones, compares the new ones
-#' with all of them, and updates the lists. It stops after `n_iters`
-#' iterations, or earlier when fewer than `delta * n * (k - 1)` list entries
-#' changed in an iteration.
+#' The search first builds `n_trees` random-projection trees, splitting the
+#' rows by the hyperplane half-way between two random rows until at most
+#' `leaf_size` remain, and compares all the rows of each leaf with one
+#' another. Then nearest-neighbour descent refines the lists: each iteration
+#' samples, for every row, up to `max_candidates` neighbours and reverse
+#' neighbours that are new since they were last used and as many older
+#' ones, compares the new ones with all of them, and updates the lists.
 #'
-#' More trees, larger leaves, more candidates and more iterations all raise
-#' the recall and the time.
+#' The descent stops after `n_iters` iterations; earlier when an iteration
+#' changes fewer than `delta * n * (k - 1)` list entries; and earlier still
+#' when the estimated recall reaches `target_recall`. The estimate comes from
+#' 256 rows drawn at random (64 for sparse data) whose true `k - 1`-th
+#' neighbour distance is found by brute force at the start (about `256 / n`
+#' of the exact search's work): it is the fraction of their listed
+#' neighbours that lie no farther than that distance. On the data measured,
+#' it was within 0.001 of the recall against the exact search.
 #'
-#' @param n_trees Number of random-projection trees (default 8).
+#' The defaults were chosen on Fashion-MNIST (70,000 x 784) and its first
+#' 100 principal components at `k = 67`, where the forest alone reaches a
+#' recall of about 0.95 to 0.96 and one or two iterations of the descent
+#' take it past 0.99 (see `bench/bench-approx.R`). More trees, larger
+#' leaves, more candidates and more iterations raise the recall and the
+#' time; on data of high intrinsic dimension (say, independent Gaussian
+#' columns) the recall stays lower.
+#'
+#' @param n_trees Number of random-projection trees (default 16).
 #' @param leaf_size Largest number of rows in a leaf (default
-#'   `max(64, 2 * k)` for `k` neighbours per row, the row itself included).
+#'   `max(256, 3 * k)`).
 #' @param max_candidates Number of new (and of old) candidates per row and
-#'   iteration (default `min(k, 32)`, at least 8).
+#'   iteration (default `max(min(k - 1, 40), (k + 1) / 3)`).
 #' @param n_iters Largest number of descent iterations (default
-#'   `max(5, ceiling(log2(n)))`).
-#' @param delta Early stop: the fraction of list entries that must change for
-#'   another iteration (default 0.001).
-#' @return A list of class `lsnn_approx_control` with the five settings
+#'   `max(5, ceiling(log2(n)))`); 0 keeps the forest's lists.
+#' @param delta Stop when an iteration changes fewer than this fraction of
+#'   the list entries (default 0.001).
+#' @param target_recall Stop once the estimated recall reaches this value
+#'   (default 0.99); 1 turns the estimate off.
+#' @return A list of class `lsnn_approx_control` with the six settings
 #'   (`NULL` for automatic).
 #' @seealso [extended_knn()]
 #' @examples
+#' approx_control()
 #' X <- as.matrix(iris[, 1:4])
 #' set.seed(1)
 #' g <- extended_knn(X, 10, 5, nn_args = approx_control(n_trees = 4))
 #' @export
 approx_control <- function(n_trees = NULL, leaf_size = NULL, max_candidates = NULL,
-                           n_iters = NULL, delta = 0.03) {
+                           n_iters = NULL, delta = 0.001, target_recall = 0.99) {
   big <- .Machine$integer.max
   check_opt <- function(x, name, min) if (is.null(x)) NULL else check_whole(x, name, min = min, max = big)
+  check_fraction <- function(x, name) {
+    if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < 0 || x > 1) {
+      stop_arg("'", name, "' must be a single number between 0 and 1")
+    }
+    as.double(x)
+  }
   out <- list(
     n_trees = check_opt(n_trees, "n_trees", 1),
     leaf_size = check_opt(leaf_size, "leaf_size", 2),
     max_candidates = check_opt(max_candidates, "max_candidates", 1),
     n_iters = check_opt(n_iters, "n_iters", 0),
-    delta = NULL
+    delta = check_fraction(delta, "delta"),
+    target_recall = check_fraction(target_recall, "target_recall")
   )
-  if (!is.numeric(delta) || length(delta) != 1 || is.na(delta) || delta < 0 || delta > 1) {
-    stop_arg("'delta' must be a single number between 0 and 1")
-  }
-  out["delta"] <- list(as.double(delta))
   structure(out, class = "lsnn_approx_control")
 }
 

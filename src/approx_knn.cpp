@@ -24,6 +24,7 @@ Rcpp::List run_approx(const lsnn::RowData& data, int k, Rcpp::List control,
   params.max_candidates = size_param(Rcpp::as<int>(control["max_candidates"]));
   params.n_iters = size_param(Rcpp::as<int>(control["n_iters"]));
   params.delta = Rcpp::as<double>(control["delta"]);
+  params.target_recall = Rcpp::as<double>(control["target_recall"]);
   // Two non-negative 31-bit integers drawn from R's generator.
   params.seed = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(seed[0])) << 32) |
                 static_cast<std::uint32_t>(seed[1]);
@@ -42,6 +43,7 @@ Rcpp::List run_approx(const lsnn::RowData& data, int k, Rcpp::List control,
       Rcpp::Named("n_iters") = static_cast<double>(stats.used.n_iters),
       Rcpp::Named("iterations") = static_cast<double>(stats.iterations),
       Rcpp::Named("updates") = updates,
+      Rcpp::Named("recall") = Rcpp::NumericVector(stats.recall.begin(), stats.recall.end()),
       Rcpp::Named("exhaustive_rows") = static_cast<double>(stats.rows_searched_exhaustively));
   return out;
 }

@@ -49,6 +49,10 @@ test_that("recall is at least 0.99 on clustered Gaussians in 20 and 100 dimensio
     expect_valid_graph(approx, 5000, 67)
     expect_gte(recall(approx, exact), 0.99)
     expect_same_distances(approx, exact)
+    # The descent itself, from a deliberately poor forest.
+    approx <- extended_knn(X, 66, 0, n_threads = 2,
+                           nn_args = approx_control(n_trees = 2, leaf_size = 100))
+    expect_gte(recall(approx, exact), 0.99)
   }
 })
 
@@ -73,18 +77,18 @@ test_that("one seed gives identical graphs for any number of threads", {
 test_that("approximate graphs are in uwot's format and uwot accepts them", {
   skip_if_not_installed("uwot")
   set.seed(3)
-  X <- clustered_gaussians(400, 5, n_clusters = 4)
+  X <- clustered_gaussians(1200, 5, n_clusters = 4)
   g <- extended_knn(X, 14, 0)
-  expect_valid_graph(g, 400, 15)
+  expect_valid_graph(g, 1200, 15)
   emb <- uwot::umap(X, nn_method = g, n_epochs = 5, n_threads = 1)
-  expect_identical(dim(emb), c(400L, 2L))
+  expect_identical(dim(emb), c(1200L, 2L))
   emb <- uwot::umap(NULL, nn_method = g, n_epochs = 5, n_threads = 1)
-  expect_identical(dim(emb), c(400L, 2L))
+  expect_identical(dim(emb), c(1200L, 2L))
   res <- locally_scaled_knn(X, n_neighbors = 10, n_extra = 20, ret_knn = TRUE)
-  expect_valid_graph(res$lsnn, 400, 10)
-  expect_valid_graph(res$knn, 400, 10)
+  expect_valid_graph(res$lsnn, 1200, 10)
+  expect_valid_graph(res$knn, 1200, 10)
   emb <- uwot::umap(X, nn_method = res$lsnn, n_epochs = 5, n_threads = 1)
-  expect_identical(dim(emb), c(400L, 2L))
+  expect_identical(dim(emb), c(1200L, 2L))
 })
 
 test_that("every metric, dense and sparse, reaches the exact neighbours", {
@@ -156,6 +160,7 @@ test_that("approx_control() checks its settings and nn_args takes a list", {
   expect_error(approx_control(max_candidates = NA), "'max_candidates'")
   expect_error(approx_control(n_iters = -1), "'n_iters' must be at least 0")
   expect_error(approx_control(delta = -0.1), "'delta' must be a single number between 0 and 1")
+  expect_error(approx_control(target_recall = 2), "'target_recall' must be a single number between 0 and 1")
   X <- matrix(rnorm(300 * 3), 300)
   expect_error(extended_knn(X, 10, nn_args = list(trees = 3)), "unknown settings: trees")
   expect_error(extended_knn(X, 10, nn_args = 3), "'nn_args' must be")
@@ -174,14 +179,15 @@ test_that("approx_control() checks its settings and nn_args takes a list", {
 
 test_that("verbose reports each iteration", {
   set.seed(2)
-  X <- clustered_gaussians(1200, 4)
+  X <- clustered_gaussians(2000, 4)
   msgs <- character()
-  withCallingHandlers(extended_knn(X, 15, 0, verbose = TRUE),
+  withCallingHandlers(extended_knn(X, 15, 0, verbose = TRUE,
+                                   nn_args = approx_control(n_trees = 1, target_recall = 1)),
                       message = function(m) {
                         msgs <<- c(msgs, conditionMessage(m))
                         invokeRestart("muffleMessage")
                       })
-  expect_true(any(grepl("trees", msgs)))
+  expect_true(any(grepl("trees searched", msgs)))
   expect_true(any(grepl("iteration 1", msgs)))
   expect_true(any(grepl("done", msgs)))
 })

@@ -442,6 +442,36 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   }
   trees.clear();
   trees.shrink_to_fit();
+  // Rows the forest left with fewer than k - 1 entries (leaves smaller than
+  // k) get random rows, so that the descent can reach beyond their leaves.
+  {
+    const std::size_t n_parts = std::min(n, 4 * n_threads);
+    std::vector<std::size_t> part_updates(n_parts, 0);
+    executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
+      ScoreWorkspace ws;
+      std::vector<int> ids, slots;
+      std::vector<float> scores;
+      for (std::size_t g = g0; g < g1; ++g) {
+        for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
+          if (heaps.size(p) >= K) continue;
+          SplitMix64 rng(hash64(par.seed, 4, p));
+          const std::size_t want = 2 * (K - heaps.size(p));
+          ids.assign(1, perm[p]);
+          slots.assign(1, static_cast<int>(p));
+          for (std::size_t draw = 0; draw < want; ++draw) {
+            const std::size_t q = rng.below(n);
+            if (q == p) continue;
+            ids.push_back(perm[q]);
+            slots.push_back(static_cast<int>(q));
+          }
+          scores.resize(ids.size());
+          space.score_block(ids.data(), 1, ids.size(), ws, scores.data());
+          for (std::size_t c = 1; c < ids.size(); ++c) part_updates[g] += heaps.push(p, scores[c], slots[c], 1);
+        }
+      }
+    });
+    for (std::size_t c : part_updates) tree_updates += c;
+  }
   st.updates.push_back(tree_updates);
   double recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
   st.recall.push_back(recall);
