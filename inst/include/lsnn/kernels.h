@@ -40,13 +40,11 @@ struct DistanceKernels {
   double (*dot_d)(const double* x, const double* y, std::size_t d);
   double (*l1_f)(const float* x, const float* y, std::size_t d);
   double (*l1_d)(const double* x, const double* y, std::size_t d);
-  // Single-precision sums of two float rows (the approximate search's
-  // candidate scores and tree projections): sum x * y, sum (x - y)^2,
-  // sum |x - y|, accumulated in float in eight lanes.
+  // sum x * y of two float rows in single precision (the projections of
+  // the approximate search's random-projection trees).
   float (*dot_f32)(const float* x, const float* y, std::size_t d);
-  float (*sqdist_f32)(const float* x, const float* y, std::size_t d);
-  float (*l1_f32)(const float* x, const float* y, std::size_t d);
-  // Whether `value` occurs among ix[0], ..., ix[n - 1].
+  // Whether `value` occurs among ix[0], ..., ix[n - 1] (the approximate
+  // search's neighbour lists).
   bool (*contains_index)(const int* ix, std::size_t n, int value);
   const char* name;
 };

@@ -262,7 +262,7 @@ inline double l1_d(const double* x, const double* y, std::size_t d) {
   return r;
 }
 
-// Float sums in two accumulators of eight lanes (16 floats a step), then a
+// A float sum in two accumulators of eight lanes (16 floats a step), then a
 // fixed-order reduction: the result depends only on x, y and d.
 inline float hsum(f8 v) {
   return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
@@ -281,44 +281,6 @@ inline float dot_f32(const float* x, const float* y, std::size_t d) {
   }
   float r = hsum(s0 + s1);
   for (; k < d; ++k) r += x[k] * y[k];
-  return r;
-}
-
-inline float sqdist_f32(const float* x, const float* y, std::size_t d) {
-  f8 s0 = {0}, s1 = {0};
-  std::size_t k = 0;
-  for (; k + 16 <= d; k += 16) {
-    const f8 t0 = load8(x + k) - load8(y + k);
-    const f8 t1 = load8(x + k + 8) - load8(y + k + 8);
-    s0 += t0 * t0;
-    s1 += t1 * t1;
-  }
-  if (k + 8 <= d) {
-    const f8 t0 = load8(x + k) - load8(y + k);
-    s0 += t0 * t0;
-    k += 8;
-  }
-  float r = hsum(s0 + s1);
-  for (; k < d; ++k) {
-    const float t = x[k] - y[k];
-    r += t * t;
-  }
-  return r;
-}
-
-inline float l1_f32(const float* x, const float* y, std::size_t d) {
-  f8 s0 = {0}, s1 = {0};
-  std::size_t k = 0;
-  for (; k + 16 <= d; k += 16) {
-    s0 += vabs(load8(x + k) - load8(y + k));
-    s1 += vabs(load8(x + k + 8) - load8(y + k + 8));
-  }
-  if (k + 8 <= d) {
-    s0 += vabs(load8(x + k) - load8(y + k));
-    k += 8;
-  }
-  float r = hsum(s0 + s1);
-  for (; k < d; ++k) r += std::fabs(x[k] - y[k]);
   return r;
 }
 
@@ -349,7 +311,7 @@ inline const DistanceKernels& distance_kernels() {
   static const DistanceKernels table = {
       &dot_tile, &finish_sqdist_tile, &l1_tile, &positions_at_most, &sqdist_f, &sqdist_d,
       &dot_f,    &dot_d,   &l1_f,              &l1_d,     &dot_f32,
-      &sqdist_f32, &l1_f32, &contains_index,
+      &contains_index,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"
 #else
