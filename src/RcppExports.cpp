@@ -11,6 +11,67 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// perplexity_data
+Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol, int max_steps, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_perplexity_data(SEXP XSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type X(XSEXP);
+    Rcpp::traits::input_parameter< double >::type perplexity(perplexitySEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(perplexity_data(X, perplexity, tol, max_steps, n_threads, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// perplexity_graph
+Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, double tol, int max_steps, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< double >::type perplexity(perplexitySEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, tol, max_steps, n_threads, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// umap_graph
+Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double local_connectivity, double bandwidth, double mix, int n_threads);
+RcppExport SEXP _lsnn_umap_graph(SEXP idxSEXP, SEXP distSEXP, SEXP local_connectivitySEXP, SEXP bandwidthSEXP, SEXP mixSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< double >::type local_connectivity(local_connectivitySEXP);
+    Rcpp::traits::input_parameter< double >::type bandwidth(bandwidthSEXP);
+    Rcpp::traits::input_parameter< double >::type mix(mixSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(umap_graph(idx, dist, local_connectivity, bandwidth, mix, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// umap_ab_fit
+Rcpp::NumericVector umap_ab_fit(double spread, double min_dist);
+RcppExport SEXP _lsnn_umap_ab_fit(SEXP spreadSEXP, SEXP min_distSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< double >::type spread(spreadSEXP);
+    Rcpp::traits::input_parameter< double >::type min_dist(min_distSEXP);
+    rcpp_result_gen = Rcpp::wrap(umap_ab_fit(spread, min_dist));
+    return rcpp_result_gen;
+END_RCPP
+}
 // approx_knn_dense
 Rcpp::List approx_knn_dense(Rcpp::NumericMatrix x, int k, std::string metric, Rcpp::List control, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
 RcppExport SEXP _lsnn_approx_knn_dense(SEXP xSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP controlSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
@@ -48,6 +109,72 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     rcpp_result_gen = Rcpp::wrap(approx_knn_sparse(row_ptr, col, val, n, d, k, metric, control, seed, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cost_gradient_cpp
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ptr(ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
+    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< double >::type a(aSEXP);
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// embed_optimize
+Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, int max_iter, double eta, double momentum, double final_momentum, int mom_switch_iter, double exaggeration, int stop_lying_iter, double min_gain, double tol, int epoch, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_embed_optimize(SEXP Y0SEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP etaSEXP, SEXP momentumSEXP, SEXP final_momentumSEXP, SEXP mom_switch_iterSEXP, SEXP exaggerationSEXP, SEXP stop_lying_iterSEXP, SEXP min_gainSEXP, SEXP tolSEXP, SEXP epochSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y0(Y0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ptr(ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
+    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< double >::type a(aSEXP);
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type eta(etaSEXP);
+    Rcpp::traits::input_parameter< double >::type momentum(momentumSEXP);
+    Rcpp::traits::input_parameter< double >::type final_momentum(final_momentumSEXP);
+    Rcpp::traits::input_parameter< int >::type mom_switch_iter(mom_switch_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type exaggeration(exaggerationSEXP);
+    Rcpp::traits::input_parameter< int >::type stop_lying_iter(stop_lying_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type min_gain(min_gainSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type epoch(epochSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(embed_optimize(Y0, ptr, col, val, method, gamma, alpha, a, b, eps, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cost_kernels_name
+std::string cost_kernels_name(std::string simd);
+RcppExport SEXP _lsnn_cost_kernels_name(SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(cost_kernels_name(simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -179,8 +306,15 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 6},
+    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 7},
+    {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 6},
+    {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},
     {"_lsnn_approx_knn_dense", (DL_FUNC) &_lsnn_approx_knn_dense, 8},
     {"_lsnn_approx_knn_sparse", (DL_FUNC) &_lsnn_approx_knn_sparse, 12},
+    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 12},
+    {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 23},
+    {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
     {"_lsnn_exact_knn_dense", (DL_FUNC) &_lsnn_exact_knn_dense, 7},

@@ -1,7 +1,9 @@
-// Which build of the core's vector kernels this process uses.
+// Which build of the core's vector kernels (distance and cost tables) this
+// process uses.
 #ifndef LSNN_R_KERNELS_H
 #define LSNN_R_KERNELS_H
 
+#include <lsnn/cost_kernels.h>
 #include <lsnn/cpu.h>
 #include <lsnn/kernels.h>
 
@@ -10,15 +12,25 @@
 namespace lsnn_r {
 
 const lsnn::DistanceKernels& generic_distance_kernels();
+const lsnn::CostKernels& generic_cost_kernels();
 // nullptr where the AVX2 build is not compiled (non-x86 or non-GCC).
 const lsnn::DistanceKernels* avx2_distance_kernels();
+const lsnn::CostKernels* avx2_cost_kernels();
 
 // `simd` is "auto" (the best the CPU runs) or "generic" (the baseline, for
 // tests and comparisons); R passes getOption("lsnn.simd", "auto").
-inline const lsnn::DistanceKernels& distance_kernels(const std::string& simd) {
-  const lsnn::DistanceKernels* fast = avx2_distance_kernels();
+template <typename Table>
+const Table& pick_kernels(const std::string& simd, const Table* fast, const Table& baseline) {
   if (simd != "generic" && fast != nullptr && lsnn::cpu_has_avx2_fma()) return *fast;
-  return generic_distance_kernels();
+  return baseline;
+}
+
+inline const lsnn::DistanceKernels& distance_kernels(const std::string& simd) {
+  return pick_kernels(simd, avx2_distance_kernels(), generic_distance_kernels());
+}
+
+inline const lsnn::CostKernels& cost_kernels(const std::string& simd) {
+  return pick_kernels(simd, avx2_cost_kernels(), generic_cost_kernels());
 }
 
 }  // namespace lsnn_r

@@ -1,9 +1,11 @@
-// The AVX2 + FMA build of the distance kernels, selected at run time when
+// The AVX2 + FMA build of the vector kernels (distance and cost tables), selected at run time when
 // the CPU has those units (kernels.h). Flags such as -mavx2 cannot go in
 // Makevars (they are not portable), so the target is set with a pragma:
-//  - every standard header is included first, so no template of the
-//    standard library is compiled for AVX2 (the linker could otherwise pick
-//    that copy for the whole library);
+//  - every standard header is included first, and the kernels instantiate
+//    no standard template, so nothing of the standard library is compiled
+//    for AVX2 (the linker could otherwise pick that copy for the whole
+//    library; `nm -C kernels_avx2.o | grep ' W '` lists only lsnn's and
+//    the renamed Eigen's symbols);
 //  - g++ does not update the ISA macros under `#pragma GCC target`, so they
 //    are defined by hand for Eigen to select its AVX code paths;
 //  - Eigen is renamed for this file, so its AVX2 instantiations can never be
@@ -62,6 +64,7 @@
 #define Eigen lsnn_avx2_Eigen
 #define LSNN_KERNEL_NAMESPACE avx2
 #define LSNN_KERNEL_AVX2 1
+#include <lsnn/cost_kernels_impl.h>
 #include <lsnn/kernels_impl.h>
 #pragma GCC pop_options
 
@@ -69,12 +72,14 @@ namespace lsnn_r {
 const lsnn::DistanceKernels* avx2_distance_kernels() {
   return &lsnn::avx2::distance_kernels();
 }
+const lsnn::CostKernels* avx2_cost_kernels() { return &lsnn::avx2::cost_kernels(); }
 }  // namespace lsnn_r
 
 #else
 
 namespace lsnn_r {
 const lsnn::DistanceKernels* avx2_distance_kernels() { return nullptr; }
+const lsnn::CostKernels* avx2_cost_kernels() { return nullptr; }
 }  // namespace lsnn_r
 
 #endif

@@ -1,6 +1,7 @@
-// The baseline build of the distance kernels: R's own compiler flags.
+// The baseline build of the vector kernels: R's own compiler flags.
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #define LSNN_KERNEL_NAMESPACE generic
+#include <lsnn/cost_kernels_impl.h>
 #include <lsnn/kernels_impl.h>
 
 #include "kernels.h"
@@ -9,4 +10,5 @@ namespace lsnn_r {
 const lsnn::DistanceKernels& generic_distance_kernels() {
   return lsnn::generic::distance_kernels();
 }
+const lsnn::CostKernels& generic_cost_kernels() { return lsnn::generic::cost_kernels(); }
 }  // namespace lsnn_r

@@ -1,0 +1,188 @@
+#' Perplexity-calibrated input affinities (t-SNE, LargeVis)
+#'
+#' For each point, finds the precision \eqn{\beta_i} of the Gaussian weights
+#' \eqn{\exp(-\beta_i d_{ij}^2)} over its neighbours such that the Shannon
+#' entropy (natural logarithm) of the normalised weights equals
+#' `log(perplexity)` to within `1e-5`. The search is a Newton iteration on
+#' \eqn{\log \beta} safeguarded by bisection, of at most 200 steps per point;
+#' points that do not reach the tolerance are counted and reported in a
+#' warning (their weights are kept as they are). The conditional
+#' probabilities are then symmetrised, \eqn{(p_{j|i} + p_{i|j}) / 2}, and
+#' scaled to sum to 1.
+#'
+#' @param x A numeric data matrix (or data frame): each point's neighbours
+#'   are then all the other rows, with Euclidean distances; or a neighbour
+#'   graph, `list(idx, dist)` as returned by [extended_knn()], of which each
+#'   row's entries other than the point itself are its neighbours.
+#' @param perplexity The target perplexity, greater than 1 and less than the
+#'   number of neighbours of each point (`nrow(x) - 1` for a data matrix,
+#'   `ncol(x$idx) - 1` for a graph).
+#' @param n_threads Number of threads.
+#' @param ret_extra If `TRUE`, also return the precisions.
+#' @return A symmetric sparse matrix `P` (a `Matrix::dgCMatrix`, n x n, zero
+#'   diagonal) summing to 1; with `ret_extra = TRUE`, a list with `P` and
+#'   `beta`, the precisions (per squared distance) of each point.
+#' @examples
+#' P <- perplexity_affinities(as.matrix(iris[1:50, 1:4]), perplexity = 10)
+#' sum(P)
+#' @export
+perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra = FALSE) {
+  ne_check_number(perplexity, "perplexity")
+  if (perplexity <= 1) stop("perplexity must be greater than 1", call. = FALSE)
+  n_threads <- ne_check_threads(n_threads)
+  tol <- 1e-5
+  max_steps <- 200L
+  if (ne_is_graph(x)) {
+    g <- ne_check_graph(x, "x")
+    k <- ncol(g$idx)
+    if (perplexity >= k - 1) {
+      stop(sprintf(paste0("perplexity (%g) must be less than the number of neighbours ",
+                          "of each point in the graph (%d)"), perplexity, k - 1L),
+           call. = FALSE)
+    }
+    res <- .perplexity_graph(g$idx, g$dist, perplexity, tol, max_steps, n_threads,
+                             simd_option())
+    n <- nrow(g$idx)
+  } else {
+    X <- ne_data_matrix(x, "x")
+    n <- nrow(X)
+    if (perplexity >= n - 1) {
+      stop(sprintf("perplexity (%g) must be less than the number of other points (%d)",
+                   perplexity, n - 1L), call. = FALSE)
+    }
+    if (as.double(n) * (n - 1) > .Machine$integer.max) {
+      stop(sprintf(paste0("%d points have too many pairs for all-pairs affinities ",
+                          "(a sparse matrix holds at most 2^31 - 1): give a ",
+                          "neighbour graph from extended_knn() instead"), n), call. = FALSE)
+    }
+    res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option())
+  }
+  if (res$n_failed > 0) {
+    warning(sprintf(paste0("perplexity calibration did not reach the tolerance for ",
+                           "%d of %d points"), as.integer(res$n_failed), n), call. = FALSE)
+  }
+  P <- ne_dgc(n, res$p, res$i, res$x)
+  if (ret_extra) list(P = P, beta = res$beta) else P
+}
+
+#' UMAP input affinities (fuzzy simplicial set memberships)
+#'
+#' The smoothed k-nearest neighbour memberships of UMAP:
+#' \eqn{v_{j|i} = \exp(-\max(0, d_{ij} - \rho_i) / \sigma_i)}, where
+#' \eqn{\rho_i} is the distance to the `local_connectivity`-th nearest
+#' neighbour at a non-zero distance (interpolated between neighbours when
+#' fractional) and \eqn{\sigma_i} is found by bisection (at most 64 steps, to
+#' within `1e-5`) so that the memberships of the point's neighbours sum to
+#' \eqn{\log_2(k)} `bandwidth`, k being the number of columns of the graph
+#' (the point itself included). As in UMAP, \eqn{\sigma_i} is at least
+#' `1e-3` times the mean distance of the point's row (of the whole graph when
+#' \eqn{\rho_i = 0}). The memberships are then symmetrised by the fuzzy union
+#' \eqn{V + V^T - V \circ V^T}, mixed with the intersection
+#' \eqn{V \circ V^T} in the proportion `1 - set_op_mix_ratio`.
+#'
+#' @param graph A neighbour graph `list(idx, dist)`, the point itself in the
+#'   first column.
+#' @param local_connectivity The number of nearest neighbours each point is
+#'   assumed to be fully connected to (at least 0).
+#' @param bandwidth Scales the target sum of the memberships.
+#' @param set_op_mix_ratio Between 0 (intersection) and 1 (union).
+#' @param ret_extra If `TRUE`, also return `sigma` and `rho`.
+#' @param n_threads Number of threads.
+#' @return A symmetric sparse matrix `V` (`Matrix::dgCMatrix`, n x n), or with
+#'   `ret_extra = TRUE` a list with `V`, `sigma` and `rho`.
+#' @examples
+#' X <- as.matrix(iris[1:50, 1:4])
+#' D <- as.matrix(dist(X))
+#' idx <- t(apply(D, 1, order))[, 1:10]
+#' g <- list(idx = idx, dist = t(sapply(1:50, function(i) D[i, idx[i, ]])))
+#' V <- umap_affinities(g)
+#' @export
+umap_affinities <- function(graph, local_connectivity = 1, bandwidth = 1,
+                            set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = 1) {
+  if (!ne_is_graph(graph)) {
+    stop("graph must be a neighbour graph: a list with matrices idx and dist", call. = FALSE)
+  }
+  g <- ne_check_graph(graph, "graph")
+  ne_check_number(local_connectivity, "local_connectivity")
+  ne_check_number(bandwidth, "bandwidth")
+  ne_check_number(set_op_mix_ratio, "set_op_mix_ratio")
+  if (local_connectivity < 0) stop("local_connectivity must be at least 0", call. = FALSE)
+  if (bandwidth <= 0) stop("bandwidth must be positive", call. = FALSE)
+  if (set_op_mix_ratio < 0 || set_op_mix_ratio > 1) {
+    stop("set_op_mix_ratio must be between 0 and 1", call. = FALSE)
+  }
+  n_threads <- ne_check_threads(n_threads)
+  res <- .umap_graph(g$idx, g$dist, local_connectivity, bandwidth, set_op_mix_ratio,
+                     n_threads)
+  V <- ne_dgc(nrow(g$idx), res$p, res$i, res$x)
+  if (ret_extra) list(V = V, sigma = res$sigma, rho = res$rho) else V
+}
+
+#' UMAP's output curve parameters
+#'
+#' Fits \eqn{1 / (1 + a d^{2b})} by least squares to the curve that is 1 up
+#' to `min_dist` and decays as \eqn{\exp(-(d - min\_dist) / spread)} beyond,
+#' on 300 points of \eqn{[0, 3 spread]}, as UMAP does.
+#'
+#' @param spread The scale of the decay (positive).
+#' @param min_dist The distance up to which the curve is 1 (at least 0).
+#' @return A named vector `c(a, b)`.
+#' @examples
+#' umap_ab()  # a = 1.577, b = 0.895
+#' @export
+umap_ab <- function(spread = 1, min_dist = 0.1) {
+  ne_check_number(spread, "spread")
+  ne_check_number(min_dist, "min_dist")
+  if (spread <= 0) stop("spread must be positive", call. = FALSE)
+  if (min_dist < 0) stop("min_dist must be at least 0", call. = FALSE)
+  .umap_ab(spread, min_dist)
+}
+
+# ---- helpers shared by the embedding functions (prefix ne_) ----
+
+ne_is_graph <- function(x) is_graph(x)
+
+# The package's graph checks (check_graph(): the point itself in column 1),
+# plus at least one neighbour besides the point.
+ne_check_graph <- function(g, what) {
+  g <- check_graph(g, what)
+  if (nrow(g$idx) < 2 || ncol(g$idx) < 2) {
+    stop(sprintf("%s must have at least 2 rows and 2 columns (the point itself first)",
+                 what), call. = FALSE)
+  }
+  g
+}
+
+ne_data_matrix <- function(X, what) {
+  if (is.data.frame(X)) {
+    keep <- vapply(X, is.numeric, logical(1))
+    if (!any(keep)) stop(sprintf("%s has no numeric columns", what), call. = FALSE)
+    X <- as.matrix(X[, keep, drop = FALSE])
+  }
+  if (inherits(X, "Matrix")) X <- as.matrix(X)
+  if (!is.matrix(X) || !is.numeric(X)) {
+    stop(sprintf("%s must be a numeric matrix, a data frame or a neighbour graph", what),
+         call. = FALSE)
+  }
+  if (anyNA(X)) stop(sprintf("%s contains NA", what), call. = FALSE)
+  if (any(!is.finite(X))) stop(sprintf("%s contains infinite values", what), call. = FALSE)
+  if (nrow(X) < 2) stop(sprintf("%s must have at least 2 rows", what), call. = FALSE)
+  storage.mode(X) <- "double"
+  X
+}
+
+ne_check_number <- function(x, what) {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x)) {
+    stop(sprintf("%s must be a single finite number", what), call. = FALSE)
+  }
+}
+
+ne_check_threads <- function(n_threads) check_n_threads(n_threads)
+
+ne_dgc <- function(n, p, i, x) {
+  methods::new("dgCMatrix", i = i, p = p, x = x, Dim = c(as.integer(n), as.integer(n)))
+}
+
+#' @importClassesFrom Matrix dgCMatrix
+#' @importFrom methods new as
+NULL

@@ -1,0 +1,147 @@
+#' Embedding cost and its exact gradient
+#'
+#' Evaluates a neighbour embedding cost at the output coordinates `Y` for the
+#' symmetric input affinities `P`, with its gradient over all pairs of points
+#' (O(n^2) time, but O(nnz(P) + n d) memory: no n x n matrix is formed). With
+#' \eqn{d_{ij}} the output distance and sums over ordered pairs \eqn{i \ne j}:
+#'
+#' * `"tsne"`: \eqn{KL(P || Q)}, \eqn{q_{ij} = w_{ij} / Z},
+#'   \eqn{w = 1 / (1 + d^2)}, \eqn{Z = \sum w}; gradient
+#'   \eqn{4 \sum_j (p_{ij} - w_{ij} / Z) w_{ij} (y_i - y_j)} (the
+#'   \eqn{w / Z} term is multiplied by \eqn{\sum P} when P does not sum to 1).
+#' * `"largevis"`: \eqn{-\sum p \log w - \gamma \sum \log(1 - w)} with
+#'   `weight = "cauchy"`: \eqn{w = 1 / (1 + \alpha d^2)}, gradient
+#'   \eqn{4 \sum_j (\alpha p_{ij} w_{ij} - \gamma w_{ij} / (d_{ij}^2 + \epsilon))
+#'   (y_i - y_j)}; or `weight = "exp"`: \eqn{w = 1 / (1 + \exp(d^2))},
+#'   gradient \eqn{4 \sum_j ((1 - w_{ij}) p_{ij} - \gamma w_{ij}) (y_i - y_j)}.
+#' * `"umap"`: the fuzzy cross-entropy
+#'   \eqn{\sum v \log(v / w) + (1 - v) \log((1 - v) / (1 - w))}, constant terms
+#'   included, \eqn{w = 1 / (1 + a d^{2b})}; gradient
+#'   \eqn{4 \sum_j (a b d_{ij}^{2(b-1)} w_{ij} v_{ij} - b (1 - v_{ij}) w_{ij} /
+#'   (d_{ij}^2 + \epsilon)) (y_i - y_j)}.
+#' * `"tumap"`: `"umap"` with \eqn{a = b = 1}.
+#'
+#' `eps = 0` gives the exact derivative of the cost for every method. The
+#' defaults (`eps = NULL`) are those of the reference implementations: 0.1
+#' for LargeVis and 0.001 for UMAP (t-SNE and LargeVis with `weight = "exp"`
+#' have no singularity and ignore it). With `eps > 0` the reported cost
+#' replaces \eqn{1 - w = u / (1 + u)} (\eqn{u = \alpha d^2} or \eqn{a d^{2b}})
+#' by \eqn{(u + \epsilon) / (1 + u)}, so that it stays finite when two points
+#' coincide.
+#'
+#' @param Y The output coordinates, an n x d numeric matrix.
+#' @param P Symmetric input affinities, n x n: a dense matrix or a sparse
+#'   `Matrix` (zeros need not be stored). The diagonal is ignored.
+#' @param method One of `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`.
+#' @param gamma LargeVis's weight of the repulsions.
+#' @param eps The amount added to \eqn{d^2} in the singular repulsive term (see
+#'   above); `NULL` for the method's default.
+#' @param a,b UMAP's curve parameters; `NULL` for `umap_ab(spread, min_dist)`.
+#'   For `"tumap"` they are 1.
+#' @param weight LargeVis's output weight, `"cauchy"` or `"exp"`.
+#' @param alpha The scale of LargeVis's Cauchy weight.
+#' @param spread,min_dist Passed to [umap_ab()] when `a` and `b` are `NULL`.
+#' @param n_threads Number of threads.
+#' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point
+#'   cost (summing to `cost`: each ordered pair's term counted for its first
+#'   point).
+#' @examples
+#' X <- as.matrix(iris[1:50, 1:4])
+#' P <- perplexity_affinities(X, perplexity = 10)
+#' Y <- prcomp(X)$x[, 1:2]
+#' res <- cost_gradient(Y, P, method = "tsne")
+#' res$cost
+#' @export
+cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL,
+                          b = NULL, weight = "cauchy", alpha = 1, spread = 1,
+                          min_dist = 0.1, n_threads = 1) {
+  Y <- ne_coords(Y)
+  P <- ne_affinity_matrix(P, nrow(Y))
+  n_threads <- ne_check_threads(n_threads)
+  cs <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
+                         alpha = alpha, spread = spread, min_dist = min_dist)
+  res <- .cost_gradient(Y, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b, cs$eps,
+                        n_threads, simd_option())
+  dimnames(res$gradient) <- dimnames(Y)
+  res
+}
+
+# The core's settings for a method: kind (the core's cost), gamma, alpha, a,
+# b, eps, with the defaults documented in cost_gradient().
+ne_cost_settings <- function(method, gamma = 1, eps = NULL, a = NULL, b = NULL,
+                             weight = "cauchy", alpha = 1, spread = 1, min_dist = 0.1) {
+  if (!is.character(method) || length(method) != 1 ||
+      !method %in% c("tsne", "largevis", "umap", "tumap")) {
+    stop("method must be one of \"tsne\", \"largevis\", \"umap\", \"tumap\"", call. = FALSE)
+  }
+  ne_check_number(gamma, "gamma")
+  ne_check_number(alpha, "alpha")
+  if (gamma < 0) stop("gamma must be at least 0", call. = FALSE)
+  if (alpha <= 0) stop("alpha must be positive", call. = FALSE)
+  if (!is.null(eps)) {
+    ne_check_number(eps, "eps")
+    if (eps < 0) stop("eps must be at least 0", call. = FALSE)
+  }
+  if (!is.character(weight) || length(weight) != 1 || !weight %in% c("cauchy", "exp")) {
+    stop("weight must be \"cauchy\" or \"exp\"", call. = FALSE)
+  }
+  kind <- method
+  if (method == "largevis") {
+    kind <- if (weight == "exp") "largevis_exp" else "largevis"
+    if (is.null(eps)) eps <- 0.1
+  }
+  if (method %in% c("umap", "tumap")) {
+    kind <- "umap"
+    if (is.null(eps)) eps <- 0.001
+    if (method == "tumap") {
+      a <- 1
+      b <- 1
+    } else if (is.null(a) || is.null(b)) {
+      ab <- umap_ab(spread, min_dist)
+      if (is.null(a)) a <- ab[["a"]]
+      if (is.null(b)) b <- ab[["b"]]
+    }
+    ne_check_number(a, "a")
+    ne_check_number(b, "b")
+    if (a <= 0 || b <= 0) stop("a and b must be positive", call. = FALSE)
+  }
+  if (is.null(eps)) eps <- 0
+  if (is.null(a)) a <- 1
+  if (is.null(b)) b <- 1
+  list(kind = kind, gamma = gamma, alpha = alpha, a = a, b = b, eps = eps)
+}
+
+ne_coords <- function(Y) {
+  if (is.data.frame(Y)) Y <- as.matrix(Y)
+  if (!is.matrix(Y) || !is.numeric(Y)) stop("Y must be a numeric matrix", call. = FALSE)
+  if (nrow(Y) < 2 || ncol(Y) < 1) {
+    stop("Y must have at least 2 rows and 1 column", call. = FALSE)
+  }
+  if (anyNA(Y) || any(!is.finite(Y))) stop("Y must be finite (no NA)", call. = FALSE)
+  storage.mode(Y) <- "double"
+  Y
+}
+
+# P as a general dgCMatrix, checked: n x n, finite, non-negative, symmetric.
+ne_affinity_matrix <- function(P, n) {
+  if (is.data.frame(P)) P <- as.matrix(P)
+  if (!(is.matrix(P) && is.numeric(P)) && !inherits(P, "Matrix")) {
+    stop("P must be a numeric matrix or a sparse Matrix", call. = FALSE)
+  }
+  d <- dim(P)
+  if (length(d) != 2 || d[1] != d[2]) {
+    stop(sprintf("P must be a square matrix (it is %s)", paste(d, collapse = " x ")),
+         call. = FALSE)
+  }
+  if (d[1] != n) {
+    stop(sprintf("P is %d x %d but the coordinates have %d rows", d[1], d[2], n),
+         call. = FALSE)
+  }
+  P <- methods::as(methods::as(methods::as(P, "dMatrix"), "generalMatrix"),
+                   "CsparseMatrix")
+  x <- P@x
+  if (anyNA(x) || any(!is.finite(x))) stop("P must be finite (no NA)", call. = FALSE)
+  if (any(x < 0)) stop("P must be non-negative", call. = FALSE)
+  if (!Matrix::isSymmetric(P)) stop("P must be symmetric", call. = FALSE)
+  P
+}

@@ -1,0 +1,570 @@
+// Input affinities of the neighbour embeddings, as sparse symmetric matrices.
+//
+//  - Perplexity calibration (t-SNE, LargeVis): for each point i, the
+//    precision beta_i of exp(-beta_i d_ij^2) over its neighbours (a graph
+//    row, or every other point) such that the Shannon entropy (natural log)
+//    of the row's normalised weights equals log(perplexity) within `tol`.
+//    A safeguarded Newton iteration on log(beta) inside a bisection bracket:
+//    a step that leaves the bracket is replaced by a bisection (of log(beta)
+//    while the bracket spans more than a factor 2; a doubling or halving
+//    while one end is open). A row starts from the previous row's precision
+//    (within fixed chunks of rows, so the result does not depend on the
+//    number of threads). The rows are then normalised,
+//    symmetrised (p_ij + p_ji) / 2 and scaled to sum 1.
+//  - UMAP's smoothed kNN memberships: rho_i, the distance to the
+//    local_connectivity-th nearest non-zero neighbour (interpolated when
+//    fractional); sigma_i by bisection so that
+//    sum_j exp(-max(0, d_ij - rho_i) / sigma_i) = log2(k) bandwidth over the
+//    row's k - 1 neighbours, k counting the point itself; sigma_i at least
+//    1e-3 times the row's mean distance (the graph's, when rho_i = 0);
+//    symmetrised by the fuzzy union V + V^T - V o V^T, mixed with the
+//    intersection V o V^T by set_op_mix_ratio.
+//
+// Graph rows (0-based idx, n x k column-major as in R, with distances): the
+// neighbours of i are its entries other than i itself; a row that does not
+// list i drops its first column instead.
+#ifndef LSNN_AFFINITIES_H
+#define LSNN_AFFINITIES_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "cost_kernels.h"
+#include "parallel.h"
+
+namespace lsnn {
+
+// CSR with int offsets, the limit of R's dgCMatrix.
+struct CsrMatrix {
+  std::size_t n = 0;
+  std::vector<int> ptr;
+  std::vector<int> col;
+  std::vector<double> val;
+};
+
+inline int checked_nnz(std::size_t nnz) {
+  if (nnz > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw std::length_error("more than 2^31 - 1 non-zero affinities");
+  }
+  return static_cast<int>(nnz);
+}
+
+struct CalibrationSettings {
+  double perplexity = 30.0;
+  double tol = 1e-5;
+  int max_steps = 200;
+};
+
+// Calibrates one row. d: the m squared distances, shifted so that their
+// minimum is 0 (the entropy does not depend on the shift). `beta` holds the
+// starting point on entry (when positive and finite; otherwise 1 / the mean
+// of d is used) and the precision on exit; the normalised weights go to p.
+// Returns false when the entropy is not within tol of log(perplexity) after
+// max_steps.
+inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
+                                     std::size_t m, const CalibrationSettings& s,
+                                     double& beta, double* p) {
+  const double target = std::log(s.perplexity);
+  if (!(beta > 0.0 && std::isfinite(beta))) {
+    double mean = 0.0;
+    for (std::size_t j = 0; j < m; ++j) mean += d[j];
+    mean /= static_cast<double>(m);
+    beta = mean > 0.0 ? 1.0 / mean : 1.0;
+  }
+  double lo = 0.0, hi = std::numeric_limits<double>::infinity();
+  double dx = HUGE_VAL, dx_old = HUGE_VAL;  // the last two steps of log(beta)
+  double mom[3];
+  bool converged = false;
+  for (int step = 0; step < s.max_steps; ++step) {
+    k.gauss_moments(d, m, beta, mom, p);
+    const double e1 = mom[1] / mom[0];
+    const double H = std::log(mom[0]) + beta * e1;
+    const double diff = H - target;
+    if (std::fabs(diff) < s.tol) {
+      converged = true;
+      break;
+    }
+    if (diff > 0.0) {
+      lo = beta;
+    } else {
+      hi = beta;
+    }
+    // Newton on log(beta): dH / dlog(beta) = -beta^2 Var(d). As in rtsafe,
+    // a Newton step is taken only if it stays inside the bracket and is less
+    // than half the step before last; otherwise the bracket is bisected.
+    const double var = mom[2] / mom[0] - e1 * e1;
+    double next = NAN;
+    if (var > 0.0) {
+      const double step = std::min(4.0, std::max(-4.0, diff / (beta * beta * var)));
+      next = beta * std::exp(step);
+      if (!(next > lo && next < hi) || 2.0 * std::fabs(step) > std::fabs(dx_old)) next = NAN;
+    }
+    if (std::isnan(next)) {
+      if (std::isinf(hi)) {
+        next = beta * 2.0;
+      } else if (lo == 0.0) {
+        next = hi / 2.0;
+      } else {
+        next = hi > 2.0 * lo ? std::sqrt(lo * hi) : 0.5 * (lo + hi);  // bisect log(beta)
+      }
+    }
+    dx_old = dx;
+    dx = std::log(next / beta);
+    if (next == beta) break;  // the bracket cannot shrink any further
+    beta = next;
+  }
+  // p holds the weights at the last beta evaluated, which is the final one
+  // unless the loop ran out of steps
+  if (!converged) k.gauss_moments(d, m, beta, mom, p);
+  const double inv = 1.0 / mom[0];
+  for (std::size_t j = 0; j < m; ++j) p[j] *= inv;
+  return converged;
+}
+
+// Neighbour positions (columns) of row i in an n x k graph.
+inline void graph_row_neighbours(const int* idx, std::size_t n, std::size_t k,
+                                 std::size_t i, std::vector<std::size_t>& cols) {
+  cols.clear();
+  bool self = false;
+  for (std::size_t c = 0; c < k; ++c) {
+    if (static_cast<std::size_t>(idx[c * n + i]) == i) {
+      self = true;
+    } else {
+      cols.push_back(c);
+    }
+  }
+  if (!self && !cols.empty()) cols.erase(cols.begin());
+}
+
+// Sorts each row by column; duplicate columns are combined by sum or max.
+inline void sort_rows(CsrMatrix& M, bool dup_max) {
+  std::vector<int> newptr(M.n + 1, 0);
+  std::vector<std::pair<int, double>> buf;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < M.n; ++i) {
+    buf.clear();
+    for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) buf.emplace_back(M.col[e], M.val[e]);
+    std::sort(buf.begin(), buf.end(),
+              [](const std::pair<int, double>& x, const std::pair<int, double>& y) {
+                return x.first < y.first;
+              });
+    for (std::size_t t = 0; t < buf.size(); ++t) {
+      if (t > 0 && buf[t].first == buf[t - 1].first) {
+        double& v = M.val[out - 1];
+        v = dup_max ? std::max(v, buf[t].second) : v + buf[t].second;
+      } else {
+        M.col[out] = buf[t].first;
+        M.val[out] = buf[t].second;
+        ++out;
+      }
+    }
+    newptr[i + 1] = static_cast<int>(out);
+  }
+  M.ptr.swap(newptr);
+  M.col.resize(out);
+  M.val.resize(out);
+}
+
+inline CsrMatrix transpose(const CsrMatrix& M) {
+  CsrMatrix T;
+  T.n = M.n;
+  T.ptr.assign(M.n + 1, 0);
+  for (int c : M.col) ++T.ptr[static_cast<std::size_t>(c) + 1];
+  for (std::size_t i = 0; i < M.n; ++i) T.ptr[i + 1] += T.ptr[i];
+  T.col.resize(M.col.size());
+  T.val.resize(M.val.size());
+  std::vector<int> next(T.ptr.begin(), T.ptr.end() - 1);
+  for (std::size_t i = 0; i < M.n; ++i) {
+    for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) {
+      const int pos = next[static_cast<std::size_t>(M.col[e])]++;
+      T.col[pos] = static_cast<int>(i);
+      T.val[pos] = M.val[e];
+    }
+  }
+  return T;  // rows come out sorted, as the rows of M are visited in order
+}
+
+// S_ij = combine(M_ij, M_ji) over the union of both patterns (a missing entry
+// is 0), dropping exact zeros and the diagonal. M's rows must be sorted.
+template <typename Executor, typename Combine>
+CsrMatrix symmetrise(const CsrMatrix& M, Combine combine, Executor& executor) {
+  const CsrMatrix T = transpose(M);
+  const std::size_t n = M.n;
+  std::vector<std::size_t> counts(n, 0);
+  auto merge_row = [&](std::size_t i, int* col, double* val) {
+    int a = M.ptr[i], ae = M.ptr[i + 1], b = T.ptr[i], be = T.ptr[i + 1];
+    std::size_t cnt = 0;
+    while (a < ae || b < be) {
+      int c;
+      double x = 0.0, y = 0.0;
+      if (b >= be || (a < ae && M.col[a] < T.col[b])) {
+        c = M.col[a];
+        x = M.val[a++];
+      } else if (a >= ae || T.col[b] < M.col[a]) {
+        c = T.col[b];
+        y = T.val[b++];
+      } else {
+        c = M.col[a];
+        x = M.val[a++];
+        y = T.val[b++];
+      }
+      if (static_cast<std::size_t>(c) == i) continue;
+      const double v = combine(x, y);
+      if (v == 0.0) continue;
+      if (col != nullptr) {
+        col[cnt] = c;
+        val[cnt] = v;
+      }
+      ++cnt;
+    }
+    return cnt;
+  };
+  executor.parallel_for(
+      0, n,
+      [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) counts[i] = merge_row(i, nullptr, nullptr);
+      },
+      256);
+  CsrMatrix S;
+  S.n = n;
+  S.ptr.assign(n + 1, 0);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    total += counts[i];
+    S.ptr[i + 1] = checked_nnz(total);
+  }
+  S.col.resize(total);
+  S.val.resize(total);
+  executor.parallel_for(
+      0, n,
+      [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) {
+          merge_row(i, S.col.data() + S.ptr[i], S.val.data() + S.ptr[i]);
+        }
+      },
+      256);
+  return S;
+}
+
+inline void scale_to_sum_one(CsrMatrix& M) {
+  double total = 0.0;
+  for (double v : M.val) total += v;
+  if (total > 0.0) {
+    for (double& v : M.val) v /= total;
+  }
+}
+
+// Perplexity-calibrated P over a kNN graph (idx 0-based, n x k
+// column-major, dist alongside). beta (length n) receives the precisions.
+template <typename Executor>
+CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* dist,
+                           std::size_t n, std::size_t kcols,
+                           const CalibrationSettings& s, double* beta,
+                           std::size_t& n_failed, Executor& executor) {
+  CsrMatrix C;
+  C.n = n;
+  C.ptr.assign(n + 1, 0);
+  std::vector<std::vector<std::size_t>> rows(n);
+  {
+    std::vector<std::size_t> cols;
+    for (std::size_t i = 0; i < n; ++i) {
+      graph_row_neighbours(idx, n, kcols, i, cols);
+      rows[i] = cols;
+      C.ptr[i + 1] = C.ptr[i] + static_cast<int>(cols.size());
+    }
+  }
+  C.col.resize(static_cast<std::size_t>(C.ptr[n]));
+  C.val.resize(static_cast<std::size_t>(C.ptr[n]));
+  std::vector<unsigned char> failed(n, 0);
+  // chunks of 64 rows, each calibrated in order by one thread: a row starts
+  // from the previous row's precision, so the chunks must not depend on how
+  // the threads split the work
+  const std::size_t chunk = 64, nchunks = (n + chunk - 1) / chunk;
+  batched_for(
+      executor, nchunks, 64,
+      [&](std::size_t cb, std::size_t ce) {
+        std::vector<double> d;
+        for (std::size_t i = cb * chunk; i < std::min(n, ce * chunk); ++i) {
+          const std::vector<std::size_t>& cols = rows[i];
+          const std::size_t m = cols.size();
+          double* p = C.val.data() + C.ptr[i];
+          if (m == 0) {
+            beta[i] = NAN;
+            continue;
+          }
+          d.resize(m);
+          beta[i] = i % chunk != 0 ? beta[i - 1] : NAN;
+          double dmin = std::numeric_limits<double>::infinity();
+          for (std::size_t t = 0; t < m; ++t) {
+            const double x = dist[cols[t] * n + i];
+            d[t] = x * x;
+            dmin = std::min(dmin, d[t]);
+            C.col[static_cast<std::size_t>(C.ptr[i]) + t] = idx[cols[t] * n + i];
+          }
+          for (std::size_t t = 0; t < m; ++t) d[t] -= dmin;
+          if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], p)) failed[i] = 1;
+        }
+      },
+      [](std::size_t) {}, 1);
+  n_failed = 0;
+  for (unsigned char f : failed) n_failed += f;
+  sort_rows(C, false);
+  CsrMatrix P = symmetrise(C, [](double x, double y) { return x + y; }, executor);
+  scale_to_sum_one(P);
+  return P;
+}
+
+// Perplexity-calibrated P over all pairs of the rows of X (n x D,
+// column-major). The n x n matrix is unavoidable here (it is the result);
+// it is built dense, symmetrised in place and then read out by the caller
+// with row_counts() / fill().
+class DenseAffinities {
+ public:
+  template <typename Executor>
+  DenseAffinities(const CostKernels& k, const double* X, std::size_t n, std::size_t D,
+                  const CalibrationSettings& s, double* beta, Executor& executor)
+      : n_(n), P_(new double[n * n]) {  // every entry is written below
+    // centred row-major copy, for accurate distances from dot products
+    std::vector<double> Xr(n * D), norms(n, 0.0);
+    for (std::size_t c = 0; c < D; ++c) {
+      double mean = 0.0;
+      for (std::size_t i = 0; i < n; ++i) mean += X[c * n + i];
+      mean /= static_cast<double>(n);
+      for (std::size_t i = 0; i < n; ++i) Xr[i * D + c] = X[c * n + i] - mean;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      double t = 0.0;
+      for (std::size_t c = 0; c < D; ++c) t += Xr[i * D + c] * Xr[i * D + c];
+      norms[i] = t;
+    }
+    std::vector<unsigned char> failed(n, 0);
+    const std::size_t rows_per_task = 64;
+    const std::size_t ntasks = (n + rows_per_task - 1) / rows_per_task;
+    batched_for(
+        executor, ntasks, std::max<std::size_t>(2, 4000000 / (n * rows_per_task + 1)),
+        [&](std::size_t b, std::size_t e) {
+          std::vector<double> dist(rows_per_task * n), d(n), p(n);
+          for (std::size_t t = b; t < e; ++t) {
+            const std::size_t r0 = t * rows_per_task;
+            const std::size_t r1 = std::min(n, r0 + rows_per_task);
+            k.sqdist_rows(Xr.data(), n, D, norms.data(), r0, r1, dist.data());
+            for (std::size_t i = r0; i < r1; ++i) {
+              const double* row = dist.data() + (i - r0) * n;
+              const std::size_t m = n - 1;
+              double dmin = std::numeric_limits<double>::infinity();
+              for (std::size_t j = 0, t2 = 0; j < n; ++j) {
+                if (j == i) continue;
+                d[t2++] = row[j];
+                dmin = std::min(dmin, row[j]);
+              }
+              for (std::size_t j = 0; j < m; ++j) d[j] -= dmin;
+              // start from the previous row's precision within the task
+              beta[i] = i > r0 ? beta[i - 1] : NAN;
+              if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], p.data())) {
+                failed[i] = 1;
+              }
+              double* out = P_.get() + i * n;
+              for (std::size_t j = 0, t2 = 0; j < n; ++j) {
+                out[j] = j == i ? 0.0 : p[t2++];
+              }
+            }
+          }
+        },
+        [](std::size_t) {}, 1);
+    n_failed_ = 0;
+    for (unsigned char f : failed) n_failed_ += f;
+    // P = (C + C^T) / (2n), in place, tile by tile
+    const std::size_t B = 64;
+    const std::size_t nb = (n + B - 1) / B;
+    const double scale = 0.5 / static_cast<double>(n);
+    executor.parallel_for(
+        0, nb,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t I = b; I < e; ++I) {
+            for (std::size_t J = I; J < nb; ++J) {
+              const std::size_t i1 = std::min(n, (I + 1) * B);
+              const std::size_t j1 = std::min(n, (J + 1) * B);
+              for (std::size_t i = I * B; i < i1; ++i) {
+                for (std::size_t j = (I == J ? i : J * B); j < j1; ++j) {
+                  const double v = (P_[i * n + j] + P_[j * n + i]) * scale;
+                  P_[i * n + j] = v;
+                  P_[j * n + i] = v;
+                }
+              }
+            }
+          }
+        },
+        1);
+    counts_.assign(n, 0);
+    executor.parallel_for(
+        0, n,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) {
+            const double* row = P_.get() + i * n;
+            std::size_t c = 0;
+            for (std::size_t j = 0; j < n; ++j) c += row[j] != 0.0;
+            counts_[i] = c;
+          }
+        },
+        64);
+  }
+
+  std::size_t n_failed() const { return n_failed_; }
+  std::size_t nnz() const {
+    std::size_t t = 0;
+    for (std::size_t c : counts_) t += c;
+    return t;
+  }
+  // ptr (n + 1), col and val (nnz()) allocated by the caller.
+  template <typename Executor>
+  void fill(int* ptr, int* col, double* val, Executor& executor) const {
+    const std::size_t n = n_;
+    ptr[0] = 0;
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      total += counts_[i];
+      ptr[i + 1] = checked_nnz(total);
+    }
+    executor.parallel_for(
+        0, n,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) {
+            const double* row = P_.get() + i * n;
+            std::size_t o = static_cast<std::size_t>(ptr[i]);
+            for (std::size_t j = 0; j < n; ++j) {
+              if (row[j] != 0.0) {
+                col[o] = static_cast<int>(j);
+                val[o] = row[j];
+                ++o;
+              }
+            }
+          }
+        },
+        64);
+  }
+
+ private:
+  std::size_t n_;
+  std::unique_ptr<double[]> P_;
+  std::vector<std::size_t> counts_;
+  std::size_t n_failed_ = 0;
+};
+
+struct UmapSettings {
+  double local_connectivity = 1.0;
+  double bandwidth = 1.0;
+  double set_op_mix_ratio = 1.0;
+  double tol = 1e-5;
+  int max_steps = 64;
+  double min_scale = 1e-3;
+};
+
+// UMAP memberships over a kNN graph; sigma and rho (length n) receive the
+// per-point scales.
+template <typename Executor>
+CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
+                     std::size_t kcols, const UmapSettings& s, double* sigma,
+                     double* rho, Executor& executor) {
+  double mean_all = 0.0;
+  for (std::size_t t = 0; t < n * kcols; ++t) mean_all += dist[t];
+  mean_all /= static_cast<double>(n * kcols);
+  const double target = std::log2(static_cast<double>(kcols)) * s.bandwidth;
+
+  CsrMatrix V;
+  V.n = n;
+  V.ptr.assign(n + 1, 0);
+  std::vector<std::vector<std::size_t>> rows(n);
+  {
+    std::vector<std::size_t> cols;
+    for (std::size_t i = 0; i < n; ++i) {
+      graph_row_neighbours(idx, n, kcols, i, cols);
+      rows[i] = cols;
+      V.ptr[i + 1] = V.ptr[i] + static_cast<int>(cols.size());
+    }
+  }
+  V.col.resize(static_cast<std::size_t>(V.ptr[n]));
+  V.val.resize(static_cast<std::size_t>(V.ptr[n]));
+  batched_for(
+      executor, n, 8192,
+      [&](std::size_t b, std::size_t e) {
+        std::vector<double> d, nz;
+        for (std::size_t i = b; i < e; ++i) {
+          const std::vector<std::size_t>& cols = rows[i];
+          const std::size_t m = cols.size();
+          d.resize(m);
+          nz.clear();
+          double row_mean = 0.0;
+          for (std::size_t c = 0; c < kcols; ++c) row_mean += dist[c * n + i];
+          row_mean /= static_cast<double>(kcols);
+          for (std::size_t t = 0; t < m; ++t) {
+            d[t] = dist[cols[t] * n + i];
+            if (d[t] > 0.0) nz.push_back(d[t]);
+          }
+          std::sort(nz.begin(), nz.end());
+          // rho
+          double r = 0.0;
+          const double lc = s.local_connectivity;
+          if (!nz.empty() && static_cast<double>(nz.size()) >= lc) {
+            const std::size_t index = static_cast<std::size_t>(std::floor(lc));
+            const double frac = lc - static_cast<double>(index);
+            if (index > 0) {
+              r = nz[index - 1];
+              if (frac > 1e-5 && index < nz.size()) r += frac * (nz[index] - nz[index - 1]);
+            } else {
+              r = frac * nz[0];
+            }
+          } else if (!nz.empty()) {
+            r = nz.back();
+          }
+          // sigma by bisection
+          double lo = 0.0, hi = std::numeric_limits<double>::infinity(), mid = 1.0;
+          for (int step = 0; step < s.max_steps; ++step) {
+            double psum = 0.0;
+            for (std::size_t t = 0; t < m; ++t) {
+              const double x = d[t] - r;
+              psum += x > 0.0 ? std::exp(-x / mid) : 1.0;
+            }
+            if (std::fabs(psum - target) < s.tol) break;
+            if (psum > target) {
+              hi = mid;
+              mid = 0.5 * (lo + hi);
+            } else {
+              lo = mid;
+              mid = std::isinf(hi) ? mid * 2.0 : 0.5 * (lo + hi);
+            }
+          }
+          const double floor_scale = s.min_scale * (r > 0.0 ? row_mean : mean_all);
+          mid = std::max(mid, floor_scale);
+          sigma[i] = mid;
+          rho[i] = r;
+          for (std::size_t t = 0; t < m; ++t) {
+            const double x = d[t] - r;
+            const std::size_t o = static_cast<std::size_t>(V.ptr[i]) + t;
+            V.col[o] = idx[cols[t] * n + i];
+            V.val[o] = x > 0.0 && mid > 0.0 ? std::exp(-x / mid) : 1.0;
+          }
+        }
+      },
+      [](std::size_t) {}, 64);
+  sort_rows(V, true);
+  const double mix = s.set_op_mix_ratio;
+  return symmetrise(
+      V,
+      [mix](double x, double y) {
+        const double prod = x * y;
+        return mix * (x + y - prod) + (1.0 - mix) * prod;
+      },
+      executor);
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_AFFINITIES_H

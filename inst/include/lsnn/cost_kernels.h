@@ -1,0 +1,90 @@
+// The inner loops of the embedding costs and of the input calibrations,
+// behind a table of function pointers, built twice (baseline and AVX2 + FMA)
+// exactly as the distance kernels of kernels.h are: the bodies live in
+// cost_kernels_impl.h, included once per target by src/cost_kernels_*.cpp.
+//
+// The plain structs below describe one cost evaluation; costs.h fills them,
+// schedules the work and combines the per-point sums.
+#ifndef LSNN_COST_KERNELS_H
+#define LSNN_COST_KERNELS_H
+
+#include <cstddef>
+
+namespace lsnn {
+
+enum class CostMethod { tsne = 0, largevis = 1, largevis_exp = 2, umap = 3 };
+
+// Everything a kernel needs about the cost, its parameters and the current
+// coordinates. Y is stored coordinate by coordinate (SoA, like an R matrix):
+// Y[k * stride + i], with stride >= n a multiple of 4 and zero padding.
+struct PairProblem {
+  CostMethod method;
+  std::size_t n;
+  std::size_t d;
+  std::size_t stride;
+  const double* Y;
+  // Parameters. largevis: w = 1 / (1 + alpha d^2), repulsion weight gamma;
+  // largevis_exp: w = 1 / (1 + exp(d^2)); umap: w = 1 / (1 + a d^(2b)).
+  double gamma;
+  double alpha;
+  double a;
+  double b;
+  double eps;
+  // The sparse input affinities, CSR (P is symmetric, so this is also its
+  // CSC form): row i holds col[ptr[i] .. ptr[i + 1]) with values val, no
+  // diagonal entry, each row padded with zeros to a multiple of 4 entries.
+  const int* ptr;
+  const int* col;
+  const double* val;
+  // Every P value is multiplied by p_scale (early exaggeration).
+  double p_scale;
+};
+
+// Per-point accumulators, all of length `stride` (F of d * stride), written
+// by one task at a time (see the schedule in costs.h).
+//   F: sum_j c_ij (y_i - y_j) for the all-pairs part (t-SNE: c = w^2).
+//   Z: t-SNE only, sum_j w_ij.
+//   C: the per-point cost of the all-pairs part (when `want_cost`).
+struct PairSums {
+  double* F;
+  double* Z;
+  double* C;
+};
+
+// The sparse part, per row: A = sum_j c_ij (y_i - y_j) over the stored
+// P entries (attraction, and UMAP's repulsion correction), the per-point
+// cost of those entries, and the row sum of P (t-SNE).
+struct SparseSums {
+  double* A;
+  double* C;
+  double* S;
+};
+
+struct CostKernels {
+  // The all-pairs part over rows [i0, i1) and columns [j0, j1) (block
+  // bounds multiples of 4, j1 <= stride). Each unordered pair counts once
+  // and adds to both of its points; `diagonal` means i0 == j0, i1 == j1 and
+  // only pairs j > i are taken. Columns >= n are ignored.
+  void (*pair_tile)(const PairProblem& prob, std::size_t i0, std::size_t i1,
+                    std::size_t j0, std::size_t j1, bool diagonal,
+                    bool want_cost, const PairSums& out);
+  // The sparse part for rows [r0, r1); writes only to those rows.
+  void (*sparse_rows)(const PairProblem& prob, std::size_t r0, std::size_t r1,
+                      bool want_cost, const SparseSums& out);
+  // Gaussian moments of one row for perplexity calibration: with
+  // w_j = exp(-beta d_j), out = {sum w, sum d w, sum d^2 w}; the w_j are
+  // also written to w (length m). The d_j >= 0.
+  void (*gauss_moments)(const double* d, std::size_t m, double beta,
+                        double* out, double* w);
+  // Squared Euclidean distances between rows [r0, r1) of the row-major
+  // n x D matrix X and all of its rows: out[(r - r0) * n + j]; norms holds
+  // the squared row norms. Clamped at 0, exact 0 on the diagonal.
+  void (*sqdist_rows)(const double* X, std::size_t n, std::size_t D,
+                      const double* norms, std::size_t r0, std::size_t r1,
+                      double* out);
+  const char* name;
+};
+
+}  // namespace lsnn
+
+#endif  // LSNN_COST_KERNELS_H

@@ -1,0 +1,524 @@
+// Bodies of the CostKernels (cost_kernels.h). Like kernels_impl.h this is
+// not a normal header: a translation unit defines LSNN_KERNEL_NAMESPACE (and
+// for the AVX2 build LSNN_KERNEL_AVX2 and the target pragma) and includes it
+// once, so each function is compiled for one instruction set only.
+//
+// All arithmetic is in double precision. The all-pairs loop runs over four
+// columns j at a time with 32-byte GCC/Clang vectors (one AVX register, or
+// two SSE2 registers in the baseline build) and has its own vector exp and
+// log (relative error about 1e-16 over the ranges used here), as the
+// compiler does not vectorise std::exp / std::log.
+#ifndef LSNN_KERNEL_NAMESPACE
+#error "define LSNN_KERNEL_NAMESPACE before including lsnn/cost_kernels_impl.h"
+#endif
+
+#include <Eigen/Core>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <cstdlib>
+#include <new>
+
+#include "cost_kernels.h"
+
+namespace lsnn {
+namespace LSNN_KERNEL_NAMESPACE {
+namespace costk {
+
+typedef double d4 __attribute__((vector_size(32)));
+typedef std::int64_t l4 __attribute__((vector_size(32)));
+
+// Scratch memory for one kernel call. A type of this namespace rather than
+// std::vector: the AVX2 build would compile std::vector's members for AVX2,
+// and the linker may then use that copy from the baseline code as well.
+struct Scratch {
+  double* p = nullptr;
+  explicit Scratch(std::size_t n) {
+    if (n > 0) {
+      p = static_cast<double*>(std::malloc(n * sizeof(double)));
+      if (p == nullptr) throw std::bad_alloc();
+    }
+  }
+  ~Scratch() { std::free(p); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
+inline d4 splat(double x) { return d4{x, x, x, x}; }
+inline d4 load(const double* p) {
+  d4 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline void store(double* p, d4 v) { std::memcpy(p, &v, sizeof(v)); }
+inline l4 bits(d4 v) {
+  l4 r;
+  std::memcpy(&r, &v, sizeof(r));
+  return r;
+}
+inline d4 from_bits(l4 v) {
+  d4 r;
+  std::memcpy(&r, &v, sizeof(r));
+  return r;
+}
+template <typename M>
+inline l4 as_mask(M m) {
+  l4 r;
+  static_assert(sizeof(m) == sizeof(r), "mask width");
+  std::memcpy(&r, &m, sizeof(r));
+  return r;
+}
+// mask lanes are all ones or all zeros
+inline d4 select(l4 mask, d4 a, d4 b) {
+  return from_bits((mask & bits(a)) | (~mask & bits(b)));
+}
+inline d4 keep(l4 mask, d4 a) { return from_bits(mask & bits(a)); }
+inline double hsum(d4 v) { return (v[0] + v[2]) + (v[1] + v[3]); }
+
+const double kLn2Hi = 6.93147180369123816490e-01;
+const double kLn2Lo = 1.90821492927058770002e-10;
+const double kMagic = 6755399441055744.0;  // 1.5 * 2^52: rounds to integers
+
+// exp(x) for x in [-708, 709]; below -708 the result is 0, above 709 it is
+// exp(709). Range reduction x = k ln2 + r, |r| <= ln2 / 2, then the Taylor
+// polynomial of degree 12 (truncation below 2e-16).
+inline d4 vexp(d4 x) {
+  const l4 under = as_mask(x < splat(-708.0));
+  x = select(as_mask(x > splat(709.0)), splat(709.0), x);
+  x = select(under, splat(-708.0), x);
+  const d4 magic = splat(kMagic);
+  const d4 t = x * splat(1.4426950408889634) + magic;
+  const d4 k = t - magic;
+  d4 r = x - k * splat(kLn2Hi);
+  r = r - k * splat(kLn2Lo);
+  d4 p = splat(1.0 / 479001600.0);
+  p = p * r + splat(1.0 / 39916800.0);
+  p = p * r + splat(1.0 / 3628800.0);
+  p = p * r + splat(1.0 / 362880.0);
+  p = p * r + splat(1.0 / 40320.0);
+  p = p * r + splat(1.0 / 5040.0);
+  p = p * r + splat(1.0 / 720.0);
+  p = p * r + splat(1.0 / 120.0);
+  p = p * r + splat(1.0 / 24.0);
+  p = p * r + splat(1.0 / 6.0);
+  p = p * r + splat(0.5);
+  p = p * r + splat(1.0);
+  p = p * r + splat(1.0);
+  const l4 ki = bits(t) - bits(magic);
+  const d4 scale = from_bits((ki + 1023) << 52);
+  return keep(~under, p * scale);
+}
+
+// log(x) for normal x > 0 (and -inf for x <= 0): x = 2^e m with m in
+// [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172,
+// by its series to s^21.
+inline d4 vlog(d4 x) {
+  const l4 nonpos = as_mask(x <= splat(0.0));
+  const l4 xb = bits(x);
+  l4 e = (xb >> 52) - 1023;
+  d4 m = from_bits((xb & 0x000FFFFFFFFFFFFFLL) | 0x3FF0000000000000LL);
+  const l4 big = as_mask(m > splat(1.4142135623730951));
+  m = select(big, m * splat(0.5), m);
+  e = e - big;  // big lanes are -1
+  const d4 magic = splat(kMagic);
+  const d4 ed = from_bits(e + bits(magic)) - magic;
+  const d4 f = m - splat(1.0);
+  const d4 s = f / (splat(2.0) + f);
+  const d4 z = s * s;
+  d4 q = splat(1.0 / 21.0);
+  q = q * z + splat(1.0 / 19.0);
+  q = q * z + splat(1.0 / 17.0);
+  q = q * z + splat(1.0 / 15.0);
+  q = q * z + splat(1.0 / 13.0);
+  q = q * z + splat(1.0 / 11.0);
+  q = q * z + splat(1.0 / 9.0);
+  q = q * z + splat(1.0 / 7.0);
+  q = q * z + splat(1.0 / 5.0);
+  q = q * z + splat(1.0 / 3.0);
+  q = q * z + splat(1.0);
+  const d4 logm = splat(2.0) * s * q;
+  const d4 r = ed * splat(kLn2Hi) + (ed * splat(kLn2Lo) + logm);
+  return select(nonpos, splat(-HUGE_VAL), r);
+}
+
+// Method constants, hoisted out of the loops.
+struct Consts {
+  d4 one, gamma, alpha, a, b, eps, neg_b;
+  bool b_is_one;
+  explicit Consts(const PairProblem& p)
+      : one(splat(1.0)),
+        gamma(splat(p.gamma)),
+        alpha(splat(p.alpha)),
+        a(splat(p.a)),
+        b(splat(p.b)),
+        eps(splat(p.eps)),
+        neg_b(splat(-p.b)),
+        b_is_one(p.b == 1.0) {}
+};
+
+// For four pairs of squared distance s: c, the coefficient of (y_i - y_j) in
+// the all-pairs sum; z, t-SNE's weight (for Z); e, the all-pairs cost of the
+// ordered pair (i, j).
+template <CostMethod M, bool Cost>
+inline void pair_terms(const Consts& k, d4 s, d4& c, d4& z, d4& e) {
+  if constexpr (M == CostMethod::tsne) {
+    const d4 w = k.one / (k.one + s);
+    c = w * w;
+    z = w;
+  } else if constexpr (M == CostMethod::largevis) {
+    const d4 u = k.alpha * s;
+    // -gamma w / (s + eps) with one division
+    c = -k.gamma / ((k.one + u) * (s + k.eps));
+    if constexpr (Cost) e = k.gamma * vlog((k.one + u) / (u + k.eps));
+  } else if constexpr (M == CostMethod::largevis_exp) {
+    const d4 em = vexp(-s);
+    const d4 w = em / (k.one + em);
+    c = -(k.gamma * w);
+    if constexpr (Cost) e = k.gamma * vlog(k.one + em);
+  } else {
+    const d4 u = k.b_is_one ? k.a * s : k.a * vexp(k.b * vlog(s));
+    // -b w / (s + eps) with one division
+    c = k.neg_b / ((k.one + u) * (s + k.eps));
+    if constexpr (Cost) e = vlog((k.one + u) / (u + k.eps));
+  }
+}
+
+// The all-pairs tile for a fixed number of coordinates DC (0: any, read
+// from the problem at run time).
+template <CostMethod M, bool Cost, int DC>
+void pair_tile_t(const PairProblem& prob, std::size_t i0, std::size_t i1,
+                 std::size_t j0, std::size_t j1, bool diagonal,
+                 const PairSums& out) {
+  const std::size_t d = DC > 0 ? static_cast<std::size_t>(DC) : prob.d;
+  const std::size_t stride = prob.stride;
+  const std::size_t n = prob.n;
+  const double* Y = prob.Y;
+  // local copies: the stores below cannot then alias the pointers
+  double* const F = out.F;
+  double* const Zs = out.Z;
+  double* const Cs = out.C;
+  const Consts k(prob);
+  constexpr bool has_z = M == CostMethod::tsne;
+
+  // Per-coordinate vector accumulators and differences live in plain double
+  // buffers (no over-aligned heap storage), moved in and out with memcpy.
+  constexpr std::size_t kStack = DC > 0 ? static_cast<std::size_t>(DC) : 1;
+  alignas(32) double acc_stack[4 * kStack];
+  alignas(32) double diff_stack[4 * kStack];
+  double yi_stack[kStack];
+  Scratch heap(DC == 0 ? 9 * d + 4 : 0);
+  double* accp = acc_stack;
+  double* diffp = diff_stack;
+  double* yi = yi_stack;
+  if (DC == 0) {
+    // 32-byte aligned (the AVX2 build has been seen to assume it)
+    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.p);
+    addr = (addr + 31) & ~static_cast<std::uintptr_t>(31);
+    accp = reinterpret_cast<double*>(addr);
+    diffp = accp + 4 * d;
+    yi = diffp + 4 * d;
+  }
+  const d4 lane = {0.0, 1.0, 2.0, 3.0};
+
+  for (std::size_t i = i0; i < i1; ++i) {
+    for (std::size_t c = 0; c < d; ++c) {
+      yi[c] = Y[c * stride + i];
+      store(accp + 4 * c, splat(0.0));
+    }
+    d4 acc_z = splat(0.0), acc_e = splat(0.0);
+    std::size_t jstart = j0;
+    if (diagonal) jstart = (i + 1) & ~static_cast<std::size_t>(3);
+    for (std::size_t j = jstart; j < j1; j += 4) {
+      d4 s = splat(0.0);
+      for (std::size_t c = 0; c < d; ++c) {
+        const d4 t = splat(yi[c]) - load(Y + c * stride + j);
+        store(diffp + 4 * c, t);
+        s += t * t;
+      }
+      // lanes outside (j > i in a diagonal tile, j < n) are masked off
+      const bool edge = (diagonal && j <= i) || j + 4 > n;
+      l4 valid = {-1, -1, -1, -1};
+      if (edge) {
+        const d4 jl = splat(static_cast<double>(j)) + lane;
+        valid = as_mask(jl < splat(static_cast<double>(n)));
+        if (diagonal) valid &= as_mask(jl > splat(static_cast<double>(i)));
+        s = select(valid, s, splat(1.0));
+      }
+      d4 cf = splat(0.0), z = splat(0.0), e = splat(0.0);
+      pair_terms<M, Cost>(k, s, cf, z, e);
+      if (edge) {
+        cf = keep(valid, cf);
+        if constexpr (has_z) z = keep(valid, z);
+        if constexpr (Cost) e = keep(valid, e);
+      }
+      for (std::size_t c = 0; c < d; ++c) {
+        const d4 f = cf * load(diffp + 4 * c);
+        store(accp + 4 * c, load(accp + 4 * c) + f);
+        double* fj = F + c * stride + j;
+        store(fj, load(fj) - f);
+      }
+      if constexpr (has_z) {
+        acc_z += z;
+        store(Zs + j, load(Zs + j) + z);
+      }
+      if constexpr (Cost) {
+        acc_e += e;
+        store(Cs + j, load(Cs + j) + e);
+      }
+    }
+    for (std::size_t c = 0; c < d; ++c) F[c * stride + i] += hsum(load(accp + 4 * c));
+    if constexpr (has_z) Zs[i] += hsum(acc_z);
+    if constexpr (Cost) Cs[i] += hsum(acc_e);
+  }
+}
+
+template <CostMethod M, bool Cost>
+void pair_tile_m(const PairProblem& prob, std::size_t i0, std::size_t i1,
+                 std::size_t j0, std::size_t j1, bool diagonal,
+                 const PairSums& out) {
+  switch (prob.d) {
+    case 1:
+      pair_tile_t<M, Cost, 1>(prob, i0, i1, j0, j1, diagonal, out);
+      break;
+    case 2:
+      pair_tile_t<M, Cost, 2>(prob, i0, i1, j0, j1, diagonal, out);
+      break;
+    case 3:
+      pair_tile_t<M, Cost, 3>(prob, i0, i1, j0, j1, diagonal, out);
+      break;
+    default:
+      pair_tile_t<M, Cost, 0>(prob, i0, i1, j0, j1, diagonal, out);
+  }
+}
+
+template <CostMethod M>
+void pair_tile_c(const PairProblem& prob, std::size_t i0, std::size_t i1,
+                 std::size_t j0, std::size_t j1, bool diagonal, bool want_cost,
+                 const PairSums& out) {
+  // t-SNE's cost needs nothing from the pairs beyond Z
+  if (want_cost && M != CostMethod::tsne) {
+    pair_tile_m<M, true>(prob, i0, i1, j0, j1, diagonal, out);
+  } else {
+    pair_tile_m<M, false>(prob, i0, i1, j0, j1, diagonal, out);
+  }
+}
+
+inline void pair_tile(const PairProblem& prob, std::size_t i0, std::size_t i1,
+                      std::size_t j0, std::size_t j1, bool diagonal,
+                      bool want_cost, const PairSums& out) {
+  switch (prob.method) {
+    case CostMethod::tsne:
+      pair_tile_c<CostMethod::tsne>(prob, i0, i1, j0, j1, diagonal, want_cost, out);
+      break;
+    case CostMethod::largevis:
+      pair_tile_c<CostMethod::largevis>(prob, i0, i1, j0, j1, diagonal, want_cost, out);
+      break;
+    case CostMethod::largevis_exp:
+      pair_tile_c<CostMethod::largevis_exp>(prob, i0, i1, j0, j1, diagonal, want_cost,
+                                            out);
+      break;
+    case CostMethod::umap:
+      pair_tile_c<CostMethod::umap>(prob, i0, i1, j0, j1, diagonal, want_cost, out);
+      break;
+  }
+}
+
+// The stored entries of P, one row at a time, four entries per step (the
+// coordinates of the four columns gathered into a vector). Each row's
+// entries come in whole groups of four (costs.h pads them with zeros, which
+// are masked off) and hold no diagonal entry.
+template <CostMethod M, bool Cost, int DC>
+void sparse_rows_t(const PairProblem& prob, std::size_t r0, std::size_t r1,
+                   const SparseSums& out) {
+  const std::size_t n = prob.n, stride = prob.stride;
+  const std::size_t d = DC > 0 ? static_cast<std::size_t>(DC) : prob.d;
+  const double* Y = prob.Y;
+  const Consts k(prob);
+  const d4 scale = splat(prob.p_scale), zero = splat(0.0);
+  constexpr std::size_t kStack = DC > 0 ? static_cast<std::size_t>(DC) : 1;
+  alignas(32) double acc_stack[4 * kStack];
+  double yi_stack[kStack];
+  Scratch heap(DC == 0 ? 5 * d + 4 : 0);
+  double* accp = acc_stack;
+  double* yi = yi_stack;
+  if (DC == 0) {
+    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.p);
+    addr = (addr + 31) & ~static_cast<std::uintptr_t>(31);
+    accp = reinterpret_cast<double*>(addr);
+    yi = accp + 4 * d;
+  }
+  for (std::size_t i = r0; i < r1; ++i) {
+    for (std::size_t c = 0; c < d; ++c) {
+      yi[c] = Y[c * stride + i];
+      store(accp + 4 * c, zero);
+    }
+    d4 acc_cost = zero, acc_sum = zero;
+    const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
+    for (int e = e0; e < e1; e += 4) {
+      const std::size_t jl[4] = {static_cast<std::size_t>(prob.col[e]),
+                                 static_cast<std::size_t>(prob.col[e + 1]),
+                                 static_cast<std::size_t>(prob.col[e + 2]),
+                                 static_cast<std::size_t>(prob.col[e + 3])};
+      const d4 p0 = load(prob.val + e);
+      const l4 live = as_mask(p0 > zero);
+      d4 s = zero;
+      for (std::size_t c = 0; c < d; ++c) {
+        const double* yc = Y + c * stride;
+        const d4 t = splat(yi[c]) - d4{yc[jl[0]], yc[jl[1]], yc[jl[2]], yc[jl[3]]};
+        s += t * t;
+      }
+      const d4 p = p0 * scale;
+      d4 coef, cost = zero;
+      if constexpr (M == CostMethod::tsne) {
+        const d4 w = k.one / (k.one + s);
+        coef = p * w;
+        acc_sum += p0;
+        if constexpr (Cost) cost = p0 * (vlog(p0) + vlog(k.one + s));
+      } else if constexpr (M == CostMethod::largevis) {
+        const d4 u = k.alpha * s;
+        coef = k.alpha * p / (k.one + u);
+        if constexpr (Cost) cost = p0 * vlog(k.one + u);
+      } else if constexpr (M == CostMethod::largevis_exp) {
+        const d4 em = vexp(-s);
+        const d4 w = em / (k.one + em);
+        coef = p * (k.one - w);
+        if constexpr (Cost) cost = p0 * (s + vlog(k.one + em));
+      } else {
+        const d4 u = k.b_is_one ? k.a * s : k.a * vexp(k.b * vlog(s));
+        const d4 w = k.one / (k.one + u);
+        // attraction a b s^(b-1) w v and the (1 - v) correction of the
+        // all-pairs repulsion; (y_i - y_j) = 0 when s = 0
+        coef = keep(as_mask(s > zero), p * (k.b * u * w / s + k.b * w / (s + k.eps)));
+        if constexpr (Cost) {
+          const d4 q = k.one - p0;
+          const d4 qlogq = keep(as_mask(q > zero), q * vlog(q));
+          cost = p0 * vlog(p0) + qlogq + p0 * vlog(u + k.eps);
+        }
+      }
+      coef = keep(live, coef);
+      if constexpr (Cost) acc_cost += keep(live, cost);
+      for (std::size_t c = 0; c < d; ++c) {
+        const double* yc = Y + c * stride;
+        const d4 t = splat(yi[c]) - d4{yc[jl[0]], yc[jl[1]], yc[jl[2]], yc[jl[3]]};
+        store(accp + 4 * c, load(accp + 4 * c) + coef * t);
+      }
+    }
+    for (std::size_t c = 0; c < d; ++c) out.A[c * n + i] = hsum(load(accp + 4 * c));
+    out.C[i] = Cost ? hsum(acc_cost) : 0.0;
+    out.S[i] = hsum(acc_sum);
+  }
+}
+
+template <CostMethod M, bool Cost>
+void sparse_rows_m(const PairProblem& prob, std::size_t r0, std::size_t r1,
+                   const SparseSums& out) {
+  switch (prob.d) {
+    case 1:
+      sparse_rows_t<M, Cost, 1>(prob, r0, r1, out);
+      break;
+    case 2:
+      sparse_rows_t<M, Cost, 2>(prob, r0, r1, out);
+      break;
+    case 3:
+      sparse_rows_t<M, Cost, 3>(prob, r0, r1, out);
+      break;
+    default:
+      sparse_rows_t<M, Cost, 0>(prob, r0, r1, out);
+  }
+}
+
+template <CostMethod M>
+void sparse_rows_c(const PairProblem& prob, std::size_t r0, std::size_t r1, bool want_cost,
+                   const SparseSums& out) {
+  if (want_cost) {
+    sparse_rows_m<M, true>(prob, r0, r1, out);
+  } else {
+    sparse_rows_m<M, false>(prob, r0, r1, out);
+  }
+}
+
+inline void sparse_rows(const PairProblem& prob, std::size_t r0, std::size_t r1,
+                        bool want_cost, const SparseSums& out) {
+  switch (prob.method) {
+    case CostMethod::tsne:
+      sparse_rows_c<CostMethod::tsne>(prob, r0, r1, want_cost, out);
+      break;
+    case CostMethod::largevis:
+      sparse_rows_c<CostMethod::largevis>(prob, r0, r1, want_cost, out);
+      break;
+    case CostMethod::largevis_exp:
+      sparse_rows_c<CostMethod::largevis_exp>(prob, r0, r1, want_cost, out);
+      break;
+    case CostMethod::umap:
+      sparse_rows_c<CostMethod::umap>(prob, r0, r1, want_cost, out);
+      break;
+  }
+}
+
+inline void gauss_moments(const double* dd, std::size_t m, double beta,
+                          double* out, double* wout) {
+  d4 s0 = splat(0.0), s1 = splat(0.0), s2 = splat(0.0);
+  const d4 nb = splat(-beta);
+  std::size_t j = 0;
+  for (; j + 4 <= m; j += 4) {
+    const d4 x = load(dd + j);
+    const d4 w = vexp(nb * x);
+    store(wout + j, w);
+    s0 += w;
+    const d4 xw = x * w;
+    s1 += xw;
+    s2 += x * xw;
+  }
+  double r0 = hsum(s0), r1 = hsum(s1), r2 = hsum(s2);
+  if (j < m) {
+    double t[4] = {0.0, 0.0, 0.0, 0.0};
+    for (std::size_t l = 0; j + l < m; ++l) t[l] = dd[j + l];
+    const d4 x = load(t);
+    d4 w = vexp(nb * x);
+    for (std::size_t l = m - j; l < 4; ++l) w[l] = 0.0;
+    for (std::size_t l = 0; j + l < m; ++l) wout[j + l] = w[l];
+    r0 += hsum(w);
+    r1 += hsum(x * w);
+    r2 += hsum(x * x * w);
+  }
+  out[0] = r0;
+  out[1] = r1;
+  out[2] = r2;
+}
+
+inline void sqdist_rows(const double* X, std::size_t n, std::size_t D,
+                        const double* norms, std::size_t r0, std::size_t r1,
+                        double* out) {
+  typedef Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> RowMajorD;
+  const Eigen::Index nr = static_cast<Eigen::Index>(r1 - r0);
+  Eigen::Map<const RowMajorD> x(X, static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(D));
+  Eigen::Map<RowMajorD> o(out, nr, static_cast<Eigen::Index>(n));
+  o.noalias() = x.middleRows(static_cast<Eigen::Index>(r0), nr) * x.transpose();
+  for (std::size_t r = r0; r < r1; ++r) {
+    double* row = out + (r - r0) * n;
+    const double nr2 = norms[r];
+    for (std::size_t j = 0; j < n; ++j) {
+      const double v = nr2 + norms[j] - 2.0 * row[j];
+      row[j] = v > 0.0 ? v : 0.0;
+    }
+    row[r] = 0.0;
+  }
+}
+
+}  // namespace costk
+
+inline const CostKernels& cost_kernels() {
+  static const CostKernels table = {
+      &costk::pair_tile, &costk::sparse_rows, &costk::gauss_moments, &costk::sqdist_rows,
+#if defined(LSNN_KERNEL_AVX2)
+      "avx2+fma"
+#else
+      "generic"
+#endif
+  };
+  return table;
+}
+
+}  // namespace LSNN_KERNEL_NAMESPACE
+}  // namespace lsnn

@@ -1,0 +1,269 @@
+// The embedding costs and their exact gradients over all pairs of points.
+//
+// For output coordinates Y (n x d) and symmetric input affinities P (sparse),
+// with d_ij the output distance and sums over ordered pairs i != j:
+//
+//   tsne          KL(P || Q), q_ij = w_ij / Z, w = 1 / (1 + d^2), Z = sum w;
+//                 dC/dy_i = 4 sum_j (p_ij - S w_ij / Z) w_ij (y_i - y_j),
+//                 S = sum P (1 for a normalised P).
+//   largevis      -sum p log w - gamma sum log(1 - w), w = 1 / (1 + alpha d^2);
+//                 dC/dy_i = 4 sum_j (alpha p_ij w_ij - gamma w_ij / (d^2 + eps))
+//                 (y_i - y_j).
+//   largevis_exp  the same cost with w = 1 / (1 + exp(d^2));
+//                 dC/dy_i = 4 sum_j ((1 - w) p_ij - gamma w_ij) (y_i - y_j).
+//   umap          sum v log(v / w) + (1 - v) log((1 - v) / (1 - w)),
+//                 w = 1 / (1 + a d^(2b));
+//                 dC/dy_i = 4 sum_j (a b d^(2(b-1)) w v - b (1 - v) w / (d^2 + eps))
+//                 (y_i - y_j).
+//
+// With eps = 0 each gradient is the exact derivative of its cost. With
+// eps > 0 the reported cost replaces 1 - w = u / (1 + u) (u = alpha d^2 or
+// a d^(2b)) by (u + eps) / (1 + u), so that it stays finite when two points
+// coincide.
+//
+// Work: every term that does not involve P is summed over all pairs, once
+// per unordered pair (tiles of the pair matrix, both points updated); the
+// terms that do are summed over the stored entries of P. Memory is
+// O(nnz(P) + n d): the n x n matrices are never formed.
+//
+// Determinism: the tiles are scheduled in rounds (a round-robin tournament
+// of the row blocks, so the tiles of one round touch disjoint points) and the
+// block size depends on n only, so every sum is taken in the same order
+// whatever the number of threads.
+#ifndef LSNN_COSTS_H
+#define LSNN_COSTS_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "cost_kernels.h"
+#include "parallel.h"
+
+namespace lsnn {
+
+struct CostSettings {
+  CostMethod method = CostMethod::tsne;
+  double gamma = 1.0;
+  double alpha = 1.0;
+  double a = 1.0;
+  double b = 1.0;
+  double eps = 0.0;
+};
+
+// Sparse symmetric P in CSR form (which is also its CSC form), as R's
+// dgCMatrix slots p, i and x.
+struct SparseView {
+  std::size_t n = 0;
+  const int* ptr = nullptr;
+  const int* col = nullptr;
+  const double* val = nullptr;
+};
+
+class CostEvaluator {
+ public:
+  CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
+                const SparseView& P, std::size_t d)
+      : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
+    if (d_ == 0) throw std::invalid_argument("the embedding needs at least one dimension");
+    stride_ = (n_ + 3) & ~static_cast<std::size_t>(3);
+    // about 256 points per block, the number of blocks a multiple of 4 so
+    // that each round has an even number of tiles; a function of n only
+    const std::size_t target = 4 * std::max<std::size_t>(1, (n_ + 512) / 1024);
+    block_ = ((n_ + target - 1) / target + 3) & ~static_cast<std::size_t>(3);
+    block_ = std::max<std::size_t>(block_, 4);
+    Y_.assign(d_ * stride_, 0.0);
+    F_.assign(d_ * stride_, 0.0);
+    Z_.assign(stride_, 0.0);
+    C_.assign(stride_, 0.0);
+    A_.assign(d_ * n_, 0.0);
+    Cs_.assign(n_, 0.0);
+    S_.assign(n_, 0.0);
+    pad_affinities();
+    make_schedule();
+  }
+
+  std::size_t n() const { return n_; }
+  std::size_t d() const { return d_; }
+
+  // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always
+  // written; the cost is returned (and `pcost`, length n, filled when not
+  // null) only when `want_cost`, otherwise NaN. Every P value is multiplied
+  // by p_scale in the gradient (early exaggeration); the cost is always that
+  // of P itself.
+  template <typename Executor>
+  double evaluate(const double* Y, double p_scale, bool want_cost, double* grad,
+                  double* pcost, Executor& executor) {
+    const std::size_t n = n_, d = d_, stride = stride_;
+    for (std::size_t c = 0; c < d; ++c) {
+      std::copy(Y + c * n, Y + (c + 1) * n, Y_.begin() + c * stride);
+    }
+    std::fill(F_.begin(), F_.end(), 0.0);
+    std::fill(Z_.begin(), Z_.end(), 0.0);
+    std::fill(C_.begin(), C_.end(), 0.0);
+
+    PairProblem prob;
+    prob.method = settings_.method;
+    prob.n = n;
+    prob.d = d;
+    prob.stride = stride;
+    prob.Y = Y_.data();
+    prob.gamma = settings_.gamma;
+    prob.alpha = settings_.alpha;
+    prob.a = settings_.a;
+    prob.b = settings_.b;
+    prob.eps = settings_.eps;
+    prob.ptr = ptr_.data();
+    prob.col = col_.data();
+    prob.val = val_.data();
+    prob.p_scale = p_scale;
+
+    const PairSums sums = {F_.data(), Z_.data(), C_.data()};
+    const CostKernels& k = kernels_;
+    double pairs_since_poll = 0.0;
+    for (const auto& round : rounds_) {
+      executor.parallel_for(
+          0, round.size(),
+          [&](std::size_t b, std::size_t e) {
+            for (std::size_t t = b; t < e; ++t) {
+              const Tile& tile = round[t];
+              k.pair_tile(prob, tile.i0, tile.i1, tile.j0, tile.j1, tile.diagonal,
+                          want_cost, sums);
+            }
+          },
+          1);
+      pairs_since_poll += static_cast<double>(round.size()) * block_ * block_;
+      if (pairs_since_poll > 6.0e7) {
+        pairs_since_poll = 0.0;
+        if (executor.interrupted()) throw interrupted_error();
+      }
+    }
+
+    const SparseSums ssums = {A_.data(), Cs_.data(), S_.data()};
+    executor.parallel_for(
+        0, n,
+        [&](std::size_t b, std::size_t e) { k.sparse_rows(prob, b, e, want_cost, ssums); },
+        64);
+
+    const bool tsne = settings_.method == CostMethod::tsne;
+    double Z = 0.0, S = 0.0;
+    if (tsne) {
+      for (std::size_t i = 0; i < n; ++i) Z += Z_[i];
+      for (std::size_t i = 0; i < n; ++i) S += S_[i];
+    }
+    const double rep = tsne ? S / Z : 1.0;
+    executor.parallel_for(
+        0, n,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t c = 0; c < d; ++c) {
+            const double* F = F_.data() + c * stride;
+            const double* A = A_.data() + c * n;
+            double* g = grad + c * n;
+            if (tsne) {
+              for (std::size_t i = b; i < e; ++i) g[i] = 4.0 * (A[i] - rep * F[i]);
+            } else {
+              for (std::size_t i = b; i < e; ++i) g[i] = 4.0 * (A[i] + F[i]);
+            }
+          }
+        },
+        256);
+
+    if (!want_cost) return NAN;
+    double cost = 0.0;
+    const double logZ = tsne ? std::log(Z) : 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double pc = tsne ? Cs_[i] + S_[i] * logZ : C_[i] + Cs_[i];
+      if (pcost != nullptr) pcost[i] = pc;
+      cost += pc;
+    }
+    return cost;
+  }
+
+ private:
+  struct Tile {
+    std::size_t i0, i1, j0, j1;
+    bool diagonal;
+  };
+
+  // The kernels' copy of P: no diagonal or zero entries, each row padded to
+  // a multiple of 4 with zeros (pointing at the row itself).
+  void pad_affinities() {
+    ptr_.assign(n_ + 1, 0);
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::size_t m = 0;
+      for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
+        m += static_cast<std::size_t>(P_.col[e]) != i && P_.val[e] > 0.0;
+      }
+      total += (m + 3) & ~static_cast<std::size_t>(3);
+      if (total > 2147483647u) throw std::length_error("too many non-zero affinities");
+      ptr_[i + 1] = static_cast<int>(total);
+    }
+    col_.assign(total, 0);
+    val_.assign(total, 0.0);
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::size_t o = static_cast<std::size_t>(ptr_[i]);
+      for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
+        if (static_cast<std::size_t>(P_.col[e]) != i && P_.val[e] > 0.0) {
+          col_[o] = P_.col[e];
+          val_[o] = P_.val[e];
+          ++o;
+        }
+      }
+      for (; o < static_cast<std::size_t>(ptr_[i + 1]); ++o) col_[o] = static_cast<int>(i);
+    }
+  }
+
+  // Blocks of `block_` points; round 0 holds the diagonal tiles, then the
+  // circle method pairs up the blocks so each round's tiles are disjoint.
+  void make_schedule() {
+    const std::size_t nb = (n_ + block_ - 1) / block_;
+    auto bounds = [&](std::size_t blk, std::size_t& r0, std::size_t& r1,
+                      std::size_t& c1) {
+      r0 = blk * block_;
+      r1 = std::min(n_, r0 + block_);
+      c1 = std::min(stride_, r0 + block_);
+    };
+    std::vector<Tile> diag;
+    for (std::size_t blk = 0; blk < nb; ++blk) {
+      std::size_t r0, r1, c1;
+      bounds(blk, r0, r1, c1);
+      diag.push_back({r0, r1, r0, c1, true});
+    }
+    if (!diag.empty()) rounds_.push_back(diag);
+    if (nb < 2) return;
+    const std::size_t m = nb + (nb % 2);  // a dummy block when nb is odd
+    for (std::size_t r = 0; r + 1 < m; ++r) {
+      std::vector<Tile> round;
+      auto add = [&](std::size_t x, std::size_t y) {
+        if (x >= nb || y >= nb) return;
+        if (x > y) std::swap(x, y);
+        std::size_t r0, r1, c1, s0, s1, e1;
+        bounds(x, r0, r1, c1);
+        bounds(y, s0, s1, e1);
+        round.push_back({r0, r1, s0, e1, false});
+      };
+      add(m - 1, r);
+      for (std::size_t q = 1; q < m / 2; ++q) {
+        add((r + q) % (m - 1), (r + m - 1 - q) % (m - 1));
+      }
+      if (!round.empty()) rounds_.push_back(round);
+    }
+  }
+
+  const CostKernels& kernels_;
+  CostSettings settings_;
+  SparseView P_;
+  std::size_t n_, d_, stride_, block_;
+  std::vector<double> Y_, F_, Z_, C_, A_, Cs_, S_;
+  std::vector<int> ptr_, col_;
+  std::vector<double> val_;
+  std::vector<std::vector<Tile>> rounds_;
+};
+
+}  // namespace lsnn
+
+#endif  // LSNN_COSTS_H

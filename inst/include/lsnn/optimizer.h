@@ -1,0 +1,130 @@
+// Gradient descent for the embedding costs of costs.h, as in t-SNE:
+//
+//   gain  <- gain + 0.2 where the gradient's sign differs from the last
+//            update's, gain * 0.8 where it agrees, at least min_gain
+//            (Jacobs' delta-bar-delta);
+//   update <- momentum * update - eta * gain * gradient;  Y <- Y + update;
+//   Y is recentred (column means 0) after every step.
+//
+// The momentum switches from `momentum` to `final_momentum` at iteration
+// `mom_switch_iter`; P is multiplied by `exaggeration` up to iteration
+// `stop_lying_iter` (early exaggeration). The cost (of P itself) is taken
+// every `epoch` iterations and after the last one; once the exaggeration is
+// over, the run stops when the relative change between two successive epoch
+// costs falls below `tol`.
+//
+// Deterministic: the update is element-wise and the sums of costs.h are taken
+// in an order that does not depend on the number of threads.
+#ifndef LSNN_OPTIMIZER_H
+#define LSNN_OPTIMIZER_H
+
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "costs.h"
+#include "parallel.h"
+
+namespace lsnn {
+
+struct OptimizerSettings {
+  int max_iter = 1000;
+  double eta = 200.0;
+  double momentum = 0.5;
+  double final_momentum = 0.8;
+  int mom_switch_iter = 250;
+  double exaggeration = 1.0;
+  int stop_lying_iter = 0;
+  double min_gain = 0.01;
+  double tol = 1e-7;
+  int epoch = 50;
+};
+
+struct OptimizerResult {
+  std::vector<int> cost_iter;    // iterations (0 = the initial coordinates)
+  std::vector<double> cost;      // the cost after that many iterations
+  int iterations = 0;            // iterations done
+  bool converged = false;        // stopped by the tolerance
+};
+
+inline double sign_of(double x) { return (x > 0.0) - (x < 0.0); }
+
+// Y: n x d column-major, updated in place.
+template <typename Executor>
+OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
+                                   const OptimizerSettings& s, Executor& executor) {
+  const std::size_t n = evaluator.n(), d = evaluator.d(), nd = n * d;
+  std::vector<double> grad(nd, 0.0), update(nd, 0.0), gains(nd, 1.0);
+  OptimizerResult res;
+  auto last_poll = std::chrono::steady_clock::now();
+  double prev_cost = NAN;
+  int prev_cost_iter = -1;
+
+  auto record = [&](int iter, double cost) {
+    res.cost_iter.push_back(iter);
+    res.cost.push_back(cost);
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "iteration %d: cost %.6g", iter, cost);
+    executor.report(buf);
+  };
+
+  for (int iter = 1; iter <= s.max_iter; ++iter) {
+    const bool lying = iter <= s.stop_lying_iter;
+    const double momentum = iter < s.mom_switch_iter ? s.momentum : s.final_momentum;
+    const int done = iter - 1;  // iterations already applied to Y
+    const bool want_cost = s.epoch > 0 && done % s.epoch == 0;
+    const double cost = evaluator.evaluate(Y, lying ? s.exaggeration : 1.0, want_cost,
+                                           grad.data(), nullptr, executor);
+    if (want_cost) {
+      record(done, cost);
+      // only compare epochs that are both past the exaggeration
+      if (prev_cost_iter >= s.stop_lying_iter && done > s.stop_lying_iter &&
+          std::fabs(prev_cost - cost) <= s.tol * std::fabs(cost)) {
+        res.converged = true;
+        res.iterations = done;
+        return res;
+      }
+      prev_cost = cost;
+      prev_cost_iter = done;
+    }
+    const double eta = s.eta, min_gain = s.min_gain;
+    executor.parallel_for(
+        0, nd,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t t = b; t < e; ++t) {
+            double g = gains[t];
+            g = sign_of(grad[t]) != sign_of(update[t]) ? g + 0.2 : g * 0.8;
+            if (g < min_gain) g = min_gain;
+            gains[t] = g;
+            update[t] = momentum * update[t] - eta * g * grad[t];
+            Y[t] += update[t];
+          }
+        },
+        1024);
+    for (std::size_t c = 0; c < d; ++c) {
+      double mean = 0.0;
+      for (std::size_t i = 0; i < n; ++i) mean += Y[c * n + i];
+      mean /= static_cast<double>(n);
+      for (std::size_t i = 0; i < n; ++i) Y[c * n + i] -= mean;
+    }
+    res.iterations = iter;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_poll > std::chrono::milliseconds(50)) {
+      last_poll = now;
+      if (executor.interrupted()) throw interrupted_error();
+    }
+  }
+  // the cost of the final coordinates
+  if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
+    const double cost = evaluator.evaluate(Y, 1.0, true, grad.data(), nullptr, executor);
+    record(res.iterations, cost);
+  }
+  return res;
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_OPTIMIZER_H

@@ -1,0 +1,104 @@
+// Glue for the embedding costs (inst/include/lsnn/costs.h) and the optimizer
+// (optimizer.h). P arrives as the slots of a symmetric dgCMatrix.
+#include <Rcpp.h>
+
+#include <lsnn/costs.h>
+#include <lsnn/optimizer.h>
+
+#include <string>
+
+#include "kernels.h"
+#include "r_executor.h"
+
+namespace {
+
+lsnn::CostSettings cost_settings(const std::string& method, double gamma, double alpha,
+                                 double a, double b, double eps) {
+  lsnn::CostSettings s;
+  if (method == "tsne") {
+    s.method = lsnn::CostMethod::tsne;
+  } else if (method == "largevis") {
+    s.method = lsnn::CostMethod::largevis;
+  } else if (method == "largevis_exp") {
+    s.method = lsnn::CostMethod::largevis_exp;
+  } else if (method == "umap") {
+    s.method = lsnn::CostMethod::umap;
+  } else {
+    Rcpp::stop("unknown cost method '%s'", method);
+  }
+  s.gamma = gamma;
+  s.alpha = alpha;
+  s.a = a;
+  s.b = b;
+  s.eps = eps;
+  return s;
+}
+
+lsnn::SparseView sparse_view(std::size_t n, const Rcpp::IntegerVector& ptr,
+                             const Rcpp::IntegerVector& col, const Rcpp::NumericVector& val) {
+  lsnn::SparseView P;
+  P.n = n;
+  P.ptr = ptr.begin();
+  P.col = col.begin();
+  P.val = val.begin();
+  return P;
+}
+
+}  // namespace
+
+// [[Rcpp::export(.cost_gradient)]]
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr,
+                             Rcpp::IntegerVector col, Rcpp::NumericVector val,
+                             std::string method, double gamma, double alpha, double a,
+                             double b, double eps, int n_threads, std::string simd) {
+  const std::size_t n = Y.nrow(), d = Y.ncol();
+  lsnn_r::RExecutor ex(n_threads, false);
+  Rcpp::NumericMatrix grad(n, d);
+  Rcpp::NumericVector pcost(n);
+  return lsnn_r::run_core([&]() {
+    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd),
+                           cost_settings(method, gamma, alpha, a, b, eps),
+                           sparse_view(n, ptr, col, val), d);
+    const double cost = ev.evaluate(Y.begin(), 1.0, true, grad.begin(), pcost.begin(), ex);
+    return Rcpp::List::create(Rcpp::Named("cost") = cost, Rcpp::Named("gradient") = grad,
+                              Rcpp::Named("pcost") = pcost);
+  });
+}
+
+// [[Rcpp::export(.embed_optimize)]]
+Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr,
+                          Rcpp::IntegerVector col, Rcpp::NumericVector val,
+                          std::string method, double gamma, double alpha, double a,
+                          double b, double eps, int max_iter, double eta, double momentum,
+                          double final_momentum, int mom_switch_iter, double exaggeration,
+                          int stop_lying_iter, double min_gain, double tol, int epoch,
+                          int n_threads, bool verbose, std::string simd) {
+  const std::size_t n = Y0.nrow(), d = Y0.ncol();
+  lsnn_r::RExecutor ex(n_threads, verbose);
+  Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
+  lsnn::OptimizerSettings s;
+  s.max_iter = max_iter;
+  s.eta = eta;
+  s.momentum = momentum;
+  s.final_momentum = final_momentum;
+  s.mom_switch_iter = mom_switch_iter;
+  s.exaggeration = exaggeration;
+  s.stop_lying_iter = stop_lying_iter;
+  s.min_gain = min_gain;
+  s.tol = tol;
+  s.epoch = epoch;
+  return lsnn_r::run_core([&]() {
+    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd),
+                           cost_settings(method, gamma, alpha, a, b, eps),
+                           sparse_view(n, ptr, col, val), d);
+    const lsnn::OptimizerResult res = lsnn::optimize_embedding(ev, Y.begin(), s, ex);
+    Rcpp::NumericVector cost(res.cost.begin(), res.cost.end());
+    cost.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
+    return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = cost,
+                              Rcpp::Named("iterations") = res.iterations,
+                              Rcpp::Named("converged") = res.converged);
+  });
+}
+
+// [[Rcpp::export(.cost_kernels_name)]]
+std::string cost_kernels_name(std::string simd) { return lsnn_r::cost_kernels(simd).name; }

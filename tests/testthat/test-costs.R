@@ -1,0 +1,161 @@
+# Dense reference costs in R (ordered pairs i != j).
+ref_cost <- function(Y, P, method, gamma = 1, eps = 0, a = 1, b = 1, alpha = 1,
+                     weight = "cauchy") {
+  P <- as.matrix(P)
+  D2 <- as.matrix(dist(Y))^2
+  off <- row(D2) != col(D2)
+  if (method == "tsne") {
+    W <- 1 / (1 + D2)
+    Q <- W / sum(W[off])
+    nz <- off & P > 0
+    return(sum(P[nz] * log(P[nz] / Q[nz])))
+  }
+  if (method == "largevis") {
+    if (weight == "exp") {
+      W <- 1 / (1 + exp(D2))
+      return(-sum(P[off] * log(W[off])) - gamma * sum(log(1 - W[off])))
+    }
+    U <- alpha * D2
+    W <- 1 / (1 + U)
+    return(-sum(P[off] * log(W[off])) - gamma * sum(log((U[off] + eps) / (1 + U[off]))))
+  }
+  U <- a * D2^b
+  W <- 1 / (1 + U)
+  V <- P[off]
+  xlx <- function(x) ifelse(x > 0, x * log(x), 0)
+  sum(xlx(V) + xlx(1 - V)) - sum(V * log(W[off])) -
+    sum((1 - V) * log((U[off] + eps) / (1 + U[off])))
+}
+
+cost_cases <- list(
+  list(method = "tsne"),
+  list(method = "largevis", gamma = 0.05),
+  list(method = "largevis", gamma = 0.05, alpha = 2.5),
+  list(method = "largevis", gamma = 0.05, weight = "exp"),
+  list(method = "umap"),
+  list(method = "umap", a = 1.2, b = 0.7),
+  list(method = "tumap")
+)
+
+make_problem <- function(n = 25, seed = 21) {
+  set.seed(seed)
+  X <- matrix(rnorm(n * 4), n, 4)
+  P <- perplexity_affinities(X, perplexity = 6)
+  V <- umap_affinities(exact_graph(X, 8))
+  list(P = P, V = V, n = n)
+}
+
+test_that("costs match dense reference values and pcost sums to the cost", {
+  pr <- make_problem()
+  set.seed(3)
+  Y <- spread_coords(pr$n, 2)
+  for (cs in cost_cases) {
+    P <- if (cs$method %in% c("umap", "tumap")) pr$V else pr$P
+    for (eps in c(0, 0.1)) {
+      res <- do.call(cost_gradient, c(list(Y, P, eps = eps), cs))
+      ab <- if (cs$method == "umap" && is.null(cs$a)) umap_ab() else c(a = 1, b = 1)
+      args <- c(list(Y, P, eps = eps), cs)
+      if (cs$method %in% c("umap", "tumap")) {
+        args$method <- "umap"
+        if (is.null(args$a)) {
+          args$a <- ab[["a"]]
+          args$b <- ab[["b"]]
+        }
+      }
+      expect_equal(res$cost, do.call(ref_cost, args), tolerance = 1e-10,
+                   info = paste(cs, collapse = " "))
+      expect_equal(sum(res$pcost), res$cost, tolerance = 1e-12)
+    }
+  }
+})
+
+test_that("t-SNE gradient matches the dense formula", {
+  pr <- make_problem()
+  set.seed(4)
+  Y <- spread_coords(pr$n, 2)
+  P <- as.matrix(pr$P)
+  W <- 1 / (1 + as.matrix(dist(Y))^2)
+  diag(W) <- 0
+  M <- 4 * (P - W / sum(W)) * W
+  G <- rowSums(M) * Y - M %*% Y
+  expect_equal(cost_gradient(Y, pr$P)$gradient, G, tolerance = 1e-12, ignore_attr = TRUE)
+})
+
+test_that("every gradient is the derivative of its cost (eps = 0)", {
+  pr <- make_problem(n = 18)
+  for (d in c(1, 2, 3, 5)) {
+    set.seed(100 + d)
+    Y <- spread_coords(pr$n, d)
+    for (cs in cost_cases) {
+      P <- if (cs$method %in% c("umap", "tumap")) pr$V else pr$P
+      f <- function(Z) do.call(cost_gradient, c(list(Z, P, eps = 0), cs))$cost
+      G <- do.call(cost_gradient, c(list(Y, P, eps = 0), cs))$gradient
+      Gfd <- fd_gradient(f, Y)
+      rel <- max(abs(G - Gfd)) / max(abs(G))
+      expect_lt(rel, 1e-6, label = paste(c(cs, d = d), collapse = " "))
+    }
+  }
+})
+
+test_that("dense and sparse P, threads and kernel builds agree", {
+  pr <- make_problem(n = 150)
+  set.seed(5)
+  Y <- spread_coords(pr$n, 2)
+  for (cs in cost_cases) {
+    P <- if (cs$method %in% c("umap", "tumap")) pr$V else pr$P
+    r1 <- do.call(cost_gradient, c(list(Y, P), cs))
+    r2 <- do.call(cost_gradient, c(list(Y, as.matrix(P), n_threads = 2), cs))
+    expect_identical(r1, r2)
+    old <- options(lsnn.simd = "generic")
+    r3 <- do.call(cost_gradient, c(list(Y, P), cs))
+    options(old)
+    expect_equal(r3$cost, r1$cost, tolerance = 1e-12)
+    expect_equal(r3$gradient, r1$gradient, tolerance = 1e-12)
+  }
+})
+
+test_that("the eps defaults are LargeVis 0.1 and UMAP 0.001", {
+  pr <- make_problem()
+  set.seed(6)
+  Y <- spread_coords(pr$n, 2)
+  expect_identical(cost_gradient(Y, pr$P, "largevis"),
+                   cost_gradient(Y, pr$P, "largevis", eps = 0.1))
+  expect_identical(cost_gradient(Y, pr$V, "umap"),
+                   cost_gradient(Y, pr$V, "umap", eps = 0.001))
+  # with eps > 0 the repulsion is 4 b (1 - v) w / (d^2 + eps) (y_i - y_j)
+  V <- as.matrix(pr$V)
+  D2 <- as.matrix(dist(Y))^2
+  W <- 1 / (1 + D2)
+  M <- 4 * (W * V - (1 - V) * W / (D2 + 0.001))
+  diag(M) <- 0
+  G <- rowSums(M) * Y - M %*% Y
+  expect_equal(cost_gradient(Y, pr$V, "tumap")$gradient, G, tolerance = 1e-10,
+               ignore_attr = TRUE)
+})
+
+test_that("cost_gradient rejects bad input", {
+  pr <- make_problem()
+  Y <- spread_coords(pr$n, 2)
+  expect_error(cost_gradient(Y, matrix(0, pr$n, pr$n + 1)), "square")
+  expect_error(cost_gradient(Y[-1, ], pr$P), "rows")
+  Pa <- as.matrix(pr$P)
+  Pa[1, 2] <- Pa[1, 2] + 0.1
+  expect_error(cost_gradient(Y, Pa), "symmetric")
+  Pn <- as.matrix(pr$P)
+  Pn[1, 2] <- Pn[2, 1] <- NA
+  expect_error(cost_gradient(Y, Pn), "NA")
+  Pm <- as.matrix(pr$P)
+  Pm[1, 2] <- Pm[2, 1] <- -1
+  expect_error(cost_gradient(Y, Pm), "non-negative")
+  Yn <- Y
+  Yn[1] <- NA
+  expect_error(cost_gradient(Yn, pr$P), "NA")
+  expect_error(cost_gradient(Y, pr$P, method = "pca"), "method")
+  expect_error(cost_gradient(Y, pr$P, method = "largevis", weight = "gauss"), "weight")
+  expect_error(cost_gradient(Y, pr$P, eps = -1), "eps")
+})
+
+test_that("the cost kernels follow the lsnn.simd option", {
+  expect_identical(lsnn:::.cost_kernels_name("generic"), "generic")
+  expect_identical(lsnn:::.cost_kernels_name("auto"), simd_kernels())
+})
