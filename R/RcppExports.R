@@ -17,6 +17,14 @@
     .Call(`_lsnn_umap_ab_fit`, spread, min_dist)
 }
 
+.approx_knn_dense <- function(x, k, metric, control, seed, n_threads, verbose, simd) {
+    .Call(`_lsnn_approx_knn_dense`, x, k, metric, control, seed, n_threads, verbose, simd)
+}
+
+.approx_knn_sparse <- function(row_ptr, col, val, n, d, k, metric, control, seed, n_threads, verbose, simd) {
+    .Call(`_lsnn_approx_knn_sparse`, row_ptr, col, val, n, d, k, metric, control, seed, n_threads, verbose, simd)
+}
+
 .cost_gradient <- function(Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd) {
     .Call(`_lsnn_cost_gradient_cpp`, Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd)
 }

@@ -15,7 +15,20 @@
 #' represents exactly, such as pixel intensities or counts); no `n x n` matrix
 #' is ever formed. Time grows as `n^2`.
 #'
-#' With `nn_kind = "approx"`, lsnn's own nearest-neighbour descent is used.
+#' With `nn_kind = "approx"` (the default), lsnn's own nearest-neighbour
+#' descent is used: initial neighbours from a forest of random-projection
+#' trees whose leaves are searched exhaustively, then rounds of "local joins"
+#' in which the neighbours of each row are compared with each other (Dong et
+#' al., 2011). Candidates are ranked on single-precision distances (the same
+#' vector kernels as the exact search), but every distance returned is
+#' recomputed in double precision, so the two kinds report the same distance
+#' for the same pair. Its tuning parameters are set with [approx_control()]
+#' through `nn_args`; the defaults reach a recall above 0.99 on the data sets
+#' measured (see [approx_control()]). The search is random: it draws its
+#' seed from R's generator, so [set.seed()] makes it reproducible, with the
+#' same result for every `n_threads`. When the neighbour lists cover a large
+#' part of the data (`k` above a quarter of the rows) or there are few rows,
+#' the exact search is run instead.
 #'
 #' Ties between equally distant rows are broken by the smaller row number, and
 #' the row itself is in column 1 even when it has exact duplicates. Results
@@ -34,32 +47,45 @@
 #'   similarity; a zero row is at distance 1 from non-zero rows and 0 from
 #'   other zero rows), `"correlation"` (1 minus Pearson's correlation of the
 #'   two rows) or `"manhattan"`.
+#' @param nn_args Settings of the approximate search (`nn_kind = "approx"`):
+#'   the result of [approx_control()], or a list of some of its arguments.
+#'   Ignored by the exact search.
 #' @return A graph: `list(idx, dist)`, two `n x k` matrices with
 #'   `k = min(n_neighbors + n_extra, n - 1) + 1`. `idx` is an integer matrix
 #'   of 1-based row numbers with the row itself in column 1; `dist` holds the
 #'   distances, 0 in column 1 and increasing along each row. This is the
 #'   format `uwot::umap(nn_method = )` takes.
-#' @seealso [locally_scaled_knn()], [enn_to_lsnn()], [truncate_graph()].
+#' @references
+#' Dong, W., Moses, C. and Li, K. (2011). Efficient k-nearest neighbor graph
+#' construction for generic similarity measures. \emph{Proceedings of the
+#' 20th International Conference on World Wide Web}, 577-586.
+#' @seealso [locally_scaled_knn()], [enn_to_lsnn()], [truncate_graph()],
+#'   [approx_control()].
 #' @examples
 #' X <- as.matrix(iris[, 1:4])
 #' enn <- extended_knn(X, n_neighbors = 15, n_extra = 10, nn_kind = "exact")
 #' dim(enn$idx)
 #' enn$idx[1:3, 1:5]
+#' set.seed(1)
+#' approx <- extended_knn(X, n_neighbors = 15, n_extra = 10)
+#' neighbor_overlap(approx, enn)
 #' @export
 extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
-                         nn_kind = "approx", verbose = FALSE, metric = "euclidean") {
+                         nn_kind = "approx", verbose = FALSE, metric = "euclidean",
+                         nn_args = approx_control()) {
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)
   n_extra <- check_whole(n_extra, "n_extra", min = 0)
   n_threads <- check_n_threads(n_threads)
   nn_kind <- check_choice(nn_kind, "nn_kind", c("exact", "approx"))
   verbose <- check_flag(verbose, "verbose")
   metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
+  if (nn_kind == "approx") nn_args <- check_approx_control(nn_args)
   data <- prepare_data(X, metric)
   k <- min(n_neighbors + n_extra, data$n - 1) + 1
   if (nn_kind == "exact") {
     exact_knn(data, k, metric, n_threads, verbose)
   } else {
-    approx_knn(data, k, metric, n_threads, verbose)
+    approx_knn(data, k, metric, n_threads, verbose, nn_args)
   }
 }
 
@@ -75,7 +101,118 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
   graph
 }
 
-approx_knn <- function(data, k, metric, n_threads, verbose) {
-  stop_arg("nn_kind = \"approx\" is not available yet in this development version; ",
-           "use nn_kind = \"exact\"")
+# The approximate search on prepared data. The seed is drawn here, on the
+# main thread, from R's generator: two 31-bit integers.
+approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control(),
+                       keep_stats = FALSE) {
+  seed <- sample.int(.Machine$integer.max, 2L) - 1L
+  ctl <- lapply(control, function(v) if (is.null(v)) NA_integer_ else v)
+  graph <- if (data$kind == "dense") {
+    .approx_knn_dense(data$x, k, metric, ctl, seed, n_threads, verbose, simd_option())
+  } else {
+    .approx_knn_sparse(data$rows@p, data$rows@i, data$rows@x, data$n, data$d, k, metric,
+                       ctl, seed, n_threads, verbose, simd_option())
+  }
+  if (!keep_stats) attr(graph, "lsnn_stats") <- NULL
+  graph
+}
+
+#' Settings of the approximate nearest-neighbour search
+#'
+#' Tuning parameters of lsnn's approximate search (`nn_kind = "approx"` in
+#' [extended_knn()] and [locally_scaled_knn()]), passed as their `nn_args`
+#' argument. `NULL` chooses a value from the number of rows `n` and the
+#' number of neighbours `k` (the row itself included).
+#'
+#' The search first builds `n_trees` random-projection trees, splitting the
+#' rows by the hyperplane half-way between two random rows until at most
+#' `leaf_size` remain, and compares all the rows of each leaf with one
+#' another. Then nearest-neighbour descent refines the lists: each iteration
+#' samples, for every row, up to `max_candidates` neighbours and reverse
+#' neighbours that are new since they were last used and as many older
+#' ones, compares the new ones with all of them, and updates the lists.
+#'
+#' The descent stops after `n_iters` iterations; earlier when an iteration
+#' changes fewer than `delta * n * (k - 1)` list entries; and earlier still
+#' when the estimated recall reaches `target_recall`. The estimate comes from
+#' 256 rows drawn at random (64 for sparse data) whose true `k - 1`-th
+#' neighbour distance is found by brute force at the start (about `256 / n`
+#' of the exact search's work): it is the fraction of their listed
+#' neighbours that lie no farther than that distance. On the data measured,
+#' it was within 0.001 of the recall against the exact search.
+#'
+#' The defaults were chosen on Fashion-MNIST (70,000 x 784) and its first
+#' 100 principal components at `k = 67`, where the forest alone reaches a
+#' recall of about 0.95 to 0.96 and one or two iterations of the descent
+#' take it past 0.99 (see `bench/bench-approx.R`). More trees, larger
+#' leaves, more candidates and more iterations raise the recall and the
+#' time; on data of high intrinsic dimension (say, independent Gaussian
+#' columns) the recall stays lower.
+#'
+#' @param n_trees Number of random-projection trees (default 16).
+#' @param leaf_size Largest number of rows in a leaf (default
+#'   `max(256, 3 * k)`).
+#' @param max_candidates Number of new (and of old) candidates per row and
+#'   iteration (default `max(min(k - 1, 40), (k + 1) / 3)`).
+#' @param n_iters Largest number of descent iterations (default
+#'   `max(5, ceiling(log2(n)))`); 0 keeps the forest's lists.
+#' @param delta Stop when an iteration changes fewer than this fraction of
+#'   the list entries (default 0.001).
+#' @param target_recall Stop once the estimated recall reaches this value
+#'   (default 0.99); 1 turns the estimate off.
+#' @return A list of class `lsnn_approx_control` with the six settings
+#'   (`NULL` for automatic).
+#' @seealso [extended_knn()]
+#' @examples
+#' approx_control()
+#' X <- as.matrix(iris[, 1:4])
+#' set.seed(1)
+#' g <- extended_knn(X, 10, 5, nn_args = approx_control(n_trees = 4))
+#' @export
+approx_control <- function(n_trees = NULL, leaf_size = NULL, max_candidates = NULL,
+                           n_iters = NULL, delta = 0.001, target_recall = 0.99) {
+  big <- .Machine$integer.max
+  check_opt <- function(x, name, min) if (is.null(x)) NULL else check_whole(x, name, min = min, max = big)
+  check_fraction <- function(x, name) {
+    if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < 0 || x > 1) {
+      stop_arg("'", name, "' must be a single number between 0 and 1")
+    }
+    as.double(x)
+  }
+  out <- list(
+    n_trees = check_opt(n_trees, "n_trees", 1),
+    leaf_size = check_opt(leaf_size, "leaf_size", 2),
+    max_candidates = check_opt(max_candidates, "max_candidates", 1),
+    n_iters = check_opt(n_iters, "n_iters", 0),
+    delta = check_fraction(delta, "delta"),
+    target_recall = check_fraction(target_recall, "target_recall")
+  )
+  structure(out, class = "lsnn_approx_control")
+}
+
+#' @method print lsnn_approx_control
+#' @export
+print.lsnn_approx_control <- function(x, ...) {
+  shown <- vapply(x, function(v) if (is.null(v)) "automatic" else format(v), character(1))
+  cat("lsnn approximate search settings:\n")
+  cat(paste0("  ", format(names(shown)), " ", shown, collapse = "\n"), "\n")
+  invisible(x)
+}
+
+# nn_args as given to extended_knn(): the output of approx_control() or a
+# list of its arguments.
+check_approx_control <- function(nn_args) {
+  if (inherits(nn_args, "lsnn_approx_control")) return(nn_args)
+  if (is.null(nn_args)) return(approx_control())
+  if (!is.list(nn_args) || (length(nn_args) > 0 && is.null(names(nn_args))) ||
+      any(names(nn_args) == "")) {
+    stop_arg("'nn_args' must be the result of approx_control() or a named list of its arguments")
+  }
+  known <- names(formals(approx_control))
+  unknown <- setdiff(names(nn_args), known)
+  if (length(unknown) > 0) {
+    stop_arg("'nn_args' has unknown settings: ", paste(unknown, collapse = ", "),
+             " (known: ", paste(known, collapse = ", "), ")")
+  }
+  do.call(approx_control, nn_args)
 }

@@ -51,14 +51,16 @@
 #' @export
 locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5, scale_to = 7,
                                n_threads = 1, nn_kind = "approx", ret_knn = FALSE,
-                               verbose = FALSE, metric = "euclidean") {
+                               verbose = FALSE, metric = "euclidean",
+                               nn_args = approx_control()) {
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)
   n_extra <- check_whole(n_extra, "n_extra", min = 0)
   ret_knn <- check_flag(ret_knn, "ret_knn")
   n <- NROW(X)
   if (n >= 2) n_neighbors <- min(n_neighbors, n - 1L)
   enn <- extended_knn(X, n_neighbors, n_extra = n_extra, n_threads = n_threads,
-                      nn_kind = nn_kind, verbose = verbose, metric = metric)
+                      nn_kind = nn_kind, verbose = verbose, metric = metric,
+                      nn_args = nn_args)
   # All n_extra + 1 further columns of the extended graph are candidates.
   lsnn <- enn_to_lsnn(enn, n_neighbors, scale_from, scale_to, n_extra = n_extra + 1L,
                       n_threads = n_threads)

@@ -72,6 +72,46 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// approx_knn_dense
+Rcpp::List approx_knn_dense(Rcpp::NumericMatrix x, int k, std::string metric, Rcpp::List control, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_approx_knn_dense(SEXP xSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP controlSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(approx_knn_dense(x, k, metric, control, seed, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// approx_knn_sparse
+Rcpp::List approx_knn_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, int n, int d, int k, std::string metric, Rcpp::List control, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_approx_knn_sparse(SEXP row_ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP nSEXP, SEXP dSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP controlSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type row_ptr(row_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(approx_knn_sparse(row_ptr, col, val, n, d, k, metric, control, seed, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cost_gradient_cpp
 Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, int n_threads, std::string simd);
 RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
@@ -283,6 +323,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 7},
     {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 6},
     {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},
+    {"_lsnn_approx_knn_dense", (DL_FUNC) &_lsnn_approx_knn_dense, 8},
+    {"_lsnn_approx_knn_sparse", (DL_FUNC) &_lsnn_approx_knn_sparse, 12},
     {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 12},
     {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 23},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},

@@ -112,6 +112,19 @@ class RowData {
     return 0.0;
   }
 
+  // Hints that exact_score(., i) will read row i soon (dense data).
+  void prefetch_row(std::size_t i) const {
+#if defined(__GNUC__) || defined(__clang__)
+    if (is_sparse_) return;
+    const char* p = store_float_ ? reinterpret_cast<const char*>(&xf_[i * d_])
+                                 : reinterpret_cast<const char*>(&xd_[i * d_]);
+    const std::size_t bytes = d_ * (store_float_ ? sizeof(float) : sizeof(double));
+    for (std::size_t b = 0; b < bytes && b < 256; b += 64) __builtin_prefetch(p + b);
+#else
+    (void)i;
+#endif
+  }
+
   double exact_distance(std::size_t i, std::size_t j) const {
     return distance_from_exact_score(exact_score(i, j));
   }

@@ -40,6 +40,12 @@ struct DistanceKernels {
   double (*dot_d)(const double* x, const double* y, std::size_t d);
   double (*l1_f)(const float* x, const float* y, std::size_t d);
   double (*l1_d)(const double* x, const double* y, std::size_t d);
+  // sum x * y of two float rows in single precision (the projections of
+  // the approximate search's random-projection trees).
+  float (*dot_f32)(const float* x, const float* y, std::size_t d);
+  // Whether `value` occurs among ix[0], ..., ix[n - 1] (the approximate
+  // search's neighbour lists).
+  bool (*contains_index)(const int* ix, std::size_t n, int value);
   const char* name;
 };
 

@@ -134,6 +134,27 @@ inline void l1_tile(const float* A, std::size_t na, const float* B,
   }
 }
 
+#if defined(LSNN_KERNEL_AVX2)
+// For each 8-bit mask, its set bit positions in increasing order, and their
+// number.
+struct CompactionTable {
+  std::uint32_t lanes[256][8];
+  std::uint8_t count[256];
+};
+constexpr CompactionTable make_compaction_table() {
+  CompactionTable t{};
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    unsigned c = 0;
+    for (unsigned bit = 0; bit < 8; ++bit) {
+      if (mask & (1u << bit)) t.lanes[mask][c++] = bit;
+    }
+    t.count[mask] = static_cast<std::uint8_t>(c);
+  }
+  return t;
+}
+constexpr CompactionTable compaction = make_compaction_table();
+#endif
+
 inline std::size_t positions_at_most(const float* s, const float* threshold,
                                      bool one_threshold, std::size_t m,
                                      std::uint32_t* pos) {
@@ -143,11 +164,15 @@ inline std::size_t positions_at_most(const float* s, const float* threshold,
   const __m256 t1 = _mm256_set1_ps(threshold[0]);
   for (; b + 8 <= m; b += 8) {
     const __m256 t = one_threshold ? t1 : _mm256_loadu_ps(threshold + b);
-    unsigned mask = static_cast<unsigned>(
+    const unsigned mask = static_cast<unsigned>(
         _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(s + b), t, _CMP_LE_OQ)));
-    while (mask) {
-      pos[count++] = static_cast<std::uint32_t>(b + __builtin_ctz(mask));
-      mask &= mask - 1;
+    if (mask) {
+      // Compaction through a table of the set lanes of each mask (no branch
+      // per lane); the store of eight stays within pos[0, m) as count <= b.
+      const __m256i lanes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(compaction.lanes[mask]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(pos + count),
+                          _mm256_add_epi32(lanes, _mm256_set1_epi32(static_cast<int>(b))));
+      count += compaction.count[mask];
     }
   }
 #elif defined(LSNN_HAVE_X86_VECTORS)
@@ -237,10 +262,56 @@ inline double l1_d(const double* x, const double* y, std::size_t d) {
   return r;
 }
 
+// A float sum in two accumulators of eight lanes (16 floats a step), then a
+// fixed-order reduction: the result depends only on x, y and d.
+inline float hsum(f8 v) {
+  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+inline float dot_f32(const float* x, const float* y, std::size_t d) {
+  f8 s0 = {0}, s1 = {0};
+  std::size_t k = 0;
+  for (; k + 16 <= d; k += 16) {
+    s0 += load8(x + k) * load8(y + k);
+    s1 += load8(x + k + 8) * load8(y + k + 8);
+  }
+  if (k + 8 <= d) {
+    s0 += load8(x + k) * load8(y + k);
+    k += 8;
+  }
+  float r = hsum(s0 + s1);
+  for (; k < d; ++k) r += x[k] * y[k];
+  return r;
+}
+
+// Lists are scanned eight (AVX2) or four (SSE2) entries at a time, stopping
+// at the first block that holds the value (most lookups find it).
+inline bool contains_index(const int* ix, std::size_t n, int value) {
+  std::size_t c = 0;
+#if defined(LSNN_KERNEL_AVX2)
+  const __m256i target = _mm256_set1_epi32(value);
+  for (; c + 8 <= n; c += 8) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ix + c));
+    if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(v, target)) != 0) return true;
+  }
+#elif defined(LSNN_HAVE_X86_VECTORS)
+  const __m128i target = _mm_set1_epi32(value);
+  for (; c + 4 <= n; c += 4) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ix + c));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(v, target)) != 0) return true;
+  }
+#endif
+  for (; c < n; ++c) {
+    if (ix[c] == value) return true;
+  }
+  return false;
+}
+
 inline const DistanceKernels& distance_kernels() {
   static const DistanceKernels table = {
       &dot_tile, &finish_sqdist_tile, &l1_tile, &positions_at_most, &sqdist_f, &sqdist_d,
-      &dot_f,    &dot_d,   &l1_f,              &l1_d,
+      &dot_f,    &dot_d,   &l1_f,              &l1_d,     &dot_f32,
+      &contains_index,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"
 #else

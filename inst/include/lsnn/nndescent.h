@@ -1,0 +1,751 @@
+// Approximate k-nearest neighbours: a random-projection forest, then
+// nearest-neighbour descent.
+//
+// 1. Forest. `n_trees` random-projection trees (rp_forest.h) with leaves of
+//    at most `leaf_size` rows; every leaf is searched exhaustively as one
+//    matrix product of its gathered rows (the kernels of the exact search),
+//    and each row keeps its k - 1 best candidates in a bounded heap.
+// 2. Descent (Dong, Moses and Li, 2011). In each iteration, every row's
+//    neighbours and reverse neighbours are candidates for each other (the
+//    local join: the neighbour of a neighbour is likely a neighbour). Each
+//    list entry carries a flag, new until it has taken part in a join; up to
+//    `max_candidates` new and as many old candidates per row are sampled by
+//    random priority, and a join scores the new ones against all of them
+//    (one small matrix product), never two old ones. Two entries found in
+//    the same leaf of the same tree were compared there and are not paired
+//    again. The descent stops after `n_iters` iterations, when an iteration
+//    changes fewer than delta * n * (k - 1) list entries, or once the recall
+//    estimated on a fixed random sample of rows, whose true k-th neighbour
+//    distances are found by brute force at the start, reaches
+//    `target_recall`.
+// 3. Final pass. Each kept neighbour's distance is recomputed in double
+//    precision from the data as given (RowData::exact_score, as the exact
+//    search does), and each row is sorted by (distance, index) after the
+//    row itself.
+//
+// Candidates are ranked on single-precision scores (RowData's score space);
+// only the reported distances are exact.
+//
+// Locality: the lists are kept under new row numbers, the order of the first
+// tree's leaves, so rows that are close get close numbers; the joins and the
+// final pass visit rows in that order, and the lists and data of the rows
+// they read are mostly in cache.
+//
+// Determinism: everything random derives from `seed` through hash64 of the
+// work item (tree, iteration, row). Joins run in fixed batches of rows; the
+// list updates of a batch are applied afterwards, to each row in a fixed
+// order. The result is the same for any number of threads.
+#ifndef LSNN_NNDESCENT_H
+#define LSNN_NNDESCENT_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "distance.h"
+#include "exact_knn.h"
+#include "graph.h"
+#include "parallel.h"
+#include "random.h"
+#include "rp_forest.h"
+
+namespace lsnn {
+
+struct ApproxKnnParams {
+  // `automatic`: chosen from n and k (resolve_approx_params()).
+  static constexpr std::size_t automatic = static_cast<std::size_t>(-1);
+  std::size_t n_trees = automatic;
+  std::size_t leaf_size = automatic;
+  std::size_t max_candidates = automatic;
+  std::size_t n_iters = automatic;
+  double delta = 0.001;
+  double target_recall = 0.99;  // 1 or more: no recall-based stop
+  std::uint64_t seed = 0;
+};
+
+struct ApproxKnnStats {
+  ApproxKnnParams used;              // the parameters after defaults
+  bool exact = false;                // small problem handed to exact_knn()
+  std::size_t iterations = 0;        // descent iterations run
+  std::vector<std::size_t> updates;  // list changes: forest, then per iteration
+  std::vector<double> recall;        // estimated recall: forest, then per iteration
+  std::size_t rows_searched_exhaustively = 0;
+};
+
+// Bounded per-row max-heaps of (score, index) with a flag per entry, under
+// the (score, index) total order of graph.h. Callers keep the indices of a
+// row distinct (contains(), or push_new() for indices known to be absent).
+class FlaggedHeaps {
+ public:
+  FlaggedHeaps(std::size_t n, std::size_t capacity, const DistanceKernels& kernels)
+      : cap_(capacity), value_(n * capacity), index_(n * capacity), flag_(n * capacity),
+        size_(n, 0), contains_(kernels.contains_index) {}
+
+  std::size_t capacity() const { return cap_; }
+  std::size_t size(std::size_t row) const { return size_[row]; }
+  // The largest kept score, or +inf while the row has room.
+  float threshold(std::size_t row) const {
+    return size_[row] == cap_ ? value_[row * cap_] : std::numeric_limits<float>::infinity();
+  }
+  const float* values(std::size_t row) const { return &value_[row * cap_]; }
+  const int* indices(std::size_t row) const { return &index_[row * cap_]; }
+  int* mutable_indices(std::size_t row) { return &index_[row * cap_]; }
+  std::uint8_t* flags(std::size_t row) { return &flag_[row * cap_]; }
+
+  bool contains(std::size_t row, int index) const {
+    return contains_(indices(row), size_[row], index);
+  }
+
+  // Hints that the row's indices (and, with `all`, its scores and flags)
+  // are needed soon.
+  void prefetch(std::size_t row, bool all = false) const {
+#if defined(__GNUC__) || defined(__clang__)
+    const char* ix = reinterpret_cast<const char*>(&index_[row * cap_]);
+    for (std::size_t b = 0; b < cap_ * sizeof(int); b += 64) __builtin_prefetch(ix + b);
+    const char* v = reinterpret_cast<const char*>(&value_[row * cap_]);
+    if (!all) {
+      __builtin_prefetch(v);
+      return;
+    }
+    for (std::size_t b = 0; b < cap_ * sizeof(float); b += 64) __builtin_prefetch(v + b);
+    const char* f = reinterpret_cast<const char*>(&flag_[row * cap_]);
+    for (std::size_t b = 0; b < cap_; b += 64) __builtin_prefetch(f + b);
+#else
+    (void)row;
+    (void)all;
+#endif
+  }
+
+  // Inserts (value, index) when the row has room or it ranks before the
+  // largest entry, and the index is not listed yet.
+  bool push(std::size_t row, float value, int index, std::uint8_t flag) {
+    if (cap_ == 0) return false;
+    if (size_[row] == cap_ && !neighbour_before(value, index, value_[row * cap_], index_[row * cap_])) {
+      return false;
+    }
+    if (contains(row, index)) return false;
+    return push_new(row, value, index, flag);
+  }
+
+  // push() for an index known not to be listed.
+  bool push_new(std::size_t row, float value, int index, std::uint8_t flag) {
+    if (cap_ == 0) return false;
+    float* v = &value_[row * cap_];
+    int* ix = &index_[row * cap_];
+    std::uint8_t* fl = &flag_[row * cap_];
+    std::uint32_t& n = size_[row];
+    if (n == cap_ && !neighbour_before(value, index, v[0], ix[0])) return false;
+    std::size_t c;
+    if (n < cap_) {
+      c = n++;
+      while (c > 0) {
+        const std::size_t p = (c - 1) / 2;
+        if (!neighbour_before(v[p], ix[p], value, index)) break;
+        v[c] = v[p];
+        ix[c] = ix[p];
+        fl[c] = fl[p];
+        c = p;
+      }
+    } else {
+      c = 0;
+      for (;;) {
+        std::size_t child = 2 * c + 1;
+        if (child >= n) break;
+        if (child + 1 < n && neighbour_before(v[child], ix[child], v[child + 1], ix[child + 1])) ++child;
+        if (!neighbour_before(value, index, v[child], ix[child])) break;
+        v[c] = v[child];
+        ix[c] = ix[child];
+        fl[c] = fl[child];
+        c = child;
+      }
+    }
+    v[c] = value;
+    ix[c] = index;
+    fl[c] = flag;
+    return true;
+  }
+
+  // Fills an empty row with at most `capacity` distinct entries, all with
+  // the same flag (Floyd's heap construction).
+  void fill_new(std::size_t row, const std::pair<float, int>* entries, std::size_t count,
+                std::uint8_t flag) {
+    count = std::min(count, cap_);
+    float* v = &value_[row * cap_];
+    int* ix = &index_[row * cap_];
+    std::uint8_t* fl = &flag_[row * cap_];
+    for (std::size_t c = 0; c < count; ++c) {
+      v[c] = entries[c].first;
+      ix[c] = entries[c].second;
+      fl[c] = flag;
+    }
+    size_[row] = static_cast<std::uint32_t>(count);
+    for (std::size_t start = count / 2; start-- > 0;) {
+      std::size_t c = start;
+      const float value = v[c];
+      const int index = ix[c];
+      for (;;) {
+        std::size_t child = 2 * c + 1;
+        if (child >= count) break;
+        if (child + 1 < count && neighbour_before(v[child], ix[child], v[child + 1], ix[child + 1])) ++child;
+        if (!neighbour_before(value, index, v[child], ix[child])) break;
+        v[c] = v[child];
+        ix[c] = ix[child];
+        c = child;
+      }
+      v[c] = value;
+      ix[c] = index;
+    }
+  }
+
+ private:
+  std::size_t cap_;
+  std::vector<float> value_;
+  std::vector<int> index_;
+  std::vector<std::uint8_t> flag_;
+  std::vector<std::uint32_t> size_;
+  bool (*contains_)(const int*, std::size_t, int);
+};
+
+namespace detail {
+
+// The defaults, measured on Fashion-MNIST and its first 100 principal
+// components at k = 67 (bench/bench-approx.R; documented in approx_control()
+// in R): leaves of 256 rows or 3k, 16 trees, k / 3 candidates (at least 32).
+inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, std::size_t k) {
+  const std::size_t au = ApproxKnnParams::automatic;
+  const std::size_t others = k > 0 ? k - 1 : 0;
+  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(256, 3 * k);
+  if (p.n_trees == au) p.n_trees = 16;
+  if (p.max_candidates == au) p.max_candidates = std::max(std::min<std::size_t>(others, 40), (others + 2) / 3);
+  p.max_candidates = std::max<std::size_t>(p.max_candidates, 1);
+  if (p.n_iters == au) {
+    std::size_t lg = 0;
+    while ((std::size_t(1) << lg) < n) ++lg;
+    p.n_iters = std::max<std::size_t>(5, lg);
+  }
+  return p;
+}
+
+// A list update found by a local join: `source` may enter `target`'s list.
+struct ListUpdate {
+  int target;
+  int source;
+  float score;
+};
+
+struct JoinWorkspace {
+  ScoreWorkspace score_ws;
+  std::vector<int> ids, orig;
+  std::vector<float> tile, thr;
+  std::vector<std::uint32_t> pos;
+};
+
+// The rows of the recall sample and the score of each one's (k-1)-th nearest
+// other row, by brute force over all rows.
+struct RecallSample {
+  std::vector<int> rows;
+  std::vector<float> kth;
+};
+
+template <typename Executor>
+RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_t others,
+                           std::uint64_t seed, Executor& executor) {
+  const std::size_t n = space.n();
+  RecallSample sample;
+  size = std::min(size, n);
+  // Distinct rows: the first `size` of a seeded partial shuffle.
+  {
+    std::vector<int> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<int>(i);
+    SplitMix64 rng(seed);
+    for (std::size_t s = 0; s < size; ++s) std::swap(all[s], all[s + rng.below(n - s)]);
+    sample.rows.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(size));
+    std::sort(sample.rows.begin(), sample.rows.end());
+  }
+  sample.kth.assign(size, 0.0f);
+  const std::size_t group = 16, block = 1024;
+  const std::size_t n_groups = (size + group - 1) / group;
+  const DistanceKernels& kern = space.data().kernels();
+  executor.parallel_for(0, n_groups, [&](std::size_t g0, std::size_t g1) {
+    ScoreWorkspace ws;
+    std::vector<float> tile;
+    std::vector<std::uint32_t> pos(block);
+    for (std::size_t g = g0; g < g1; ++g) {
+      const std::size_t s0 = g * group, s1 = std::min(size, s0 + group);
+      NeighbourHeaps<float> best(s1 - s0, others);
+      for (std::size_t b0 = 0; b0 < n; b0 += block) {
+        const std::size_t b1 = std::min(n, b0 + block), m = b1 - b0;
+        tile.resize((s1 - s0) * m);
+        space.score_range(&sample.rows[s0], s1 - s0, b0, b1, ws, tile.data());
+        for (std::size_t a = 0; a < s1 - s0; ++a) {
+          const std::size_t self = static_cast<std::size_t>(sample.rows[s0 + a]);
+          const float* sc = &tile[a * m];
+          const float t = best.threshold(a);
+          const std::size_t np = kern.positions_at_most(sc, &t, true, m, pos.data());
+          for (std::size_t c = 0; c < np; ++c) {
+            const std::size_t b = b0 + pos[c];
+            if (b != self) best.push(a, sc[pos[c]], static_cast<int>(b));
+          }
+        }
+      }
+      for (std::size_t a = 0; a < s1 - s0; ++a) sample.kth[s0 + a] = best.top_value(a);
+    }
+  });
+  return sample;
+}
+
+// The fraction of the sample rows' list entries that score no worse than
+// the true (k-1)-th neighbour (a recall that does not depend on how ties
+// are broken).
+inline double estimate_recall(const FlaggedHeaps& heaps, const RecallSample& sample,
+                              const std::vector<int>& inv) {
+  if (sample.rows.empty() || heaps.capacity() == 0) return 1.0;
+  std::size_t hits = 0;
+  for (std::size_t s = 0; s < sample.rows.size(); ++s) {
+    const std::size_t slot = static_cast<std::size_t>(inv[static_cast<std::size_t>(sample.rows[s])]);
+    const float kth = sample.kth[s];
+    const float cut = kth + 1e-5f * std::fabs(kth);
+    const float* v = heaps.values(slot);
+    for (std::size_t c = 0; c < heaps.size(slot); ++c) hits += v[c] <= cut;
+  }
+  return static_cast<double>(hits) /
+         (static_cast<double>(sample.rows.size()) * static_cast<double>(heaps.capacity()));
+}
+
+}  // namespace detail
+
+// The k nearest neighbours of every row, the row itself first, by a
+// random-projection forest and nearest-neighbour descent.
+template <typename Executor>
+KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& params_in,
+                    Executor& executor, ApproxKnnStats* stats = nullptr) {
+  const std::size_t n = data.n();
+  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
+  ApproxKnnStats local;
+  ApproxKnnStats& st = stats ? *stats : local;
+  const ApproxKnnParams par = detail::resolve_approx_params(params_in, n, k);
+  st.used = par;
+  const std::size_t others = k - 1;
+
+  // Few rows, or lists covering a large part of the data: the exact search
+  // costs about as much, and is exact.
+  if (others == 0 || n <= 2 * par.leaf_size || 4 * others >= n) {
+    st.exact = true;
+    ExactKnnStats es;
+    KnnGraph g = exact_knn(data, k, executor, &es);
+    st.rows_searched_exhaustively = es.rows_refined;
+    return g;
+  }
+
+  const std::size_t K = others;
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  const DistanceKernels& kern = data.kernels();
+  {
+    std::ostringstream msg;
+    msg << "approx kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
+        << par.n_trees << " trees (leaves of at most " << par.leaf_size << " rows), "
+        << par.max_candidates << " candidates, at most " << par.n_iters << " iterations, "
+        << kern.name << " kernels";
+    executor.report(msg.str());
+  }
+
+  const ScoreSpace space(data, executor);
+  if (executor.interrupted()) throw interrupted_error();
+
+  // The recall sample (sparse rows are scored pair by pair: a smaller one).
+  const bool use_sample = par.target_recall < 1.0;
+  const detail::RecallSample sample =
+      use_sample ? detail::recall_sample(space, data.sparse() ? 64 : 256, K, hash64(par.seed, 3), executor)
+                 : detail::RecallSample();
+  if (executor.interrupted()) throw interrupted_error();
+  auto reached_target = [&](double recall) { return use_sample && recall >= par.target_recall; };
+
+  // 1. The forest: trees built in parallel, then the leaves of one tree at a
+  // time in parallel (a tree's leaves hold disjoint rows).
+  std::vector<RpTree> trees(par.n_trees);
+  batched_for(executor, par.n_trees, n_threads, [&](std::size_t t0, std::size_t t1) {
+    for (std::size_t t = t0; t < t1; ++t) trees[t] = build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t));
+  });
+
+  // New row numbers: the order of the first tree's leaves (perm[s] is the
+  // row numbered s, inv its inverse).
+  const std::vector<int> perm = trees[0].order;
+  std::vector<int> inv(n);
+  for (std::size_t s = 0; s < n; ++s) inv[static_cast<std::size_t>(perm[s])] = static_cast<int>(s);
+  FlaggedHeaps heaps(n, K, kern);
+
+  std::size_t tree_updates = 0;
+  for (std::size_t t = 0; t < par.n_trees; ++t) {
+    const RpTree& tree = trees[t];
+    // Entries found in a leaf of tree t are flagged 2 + t: two entries of a
+    // row with the same such flag shared the row's leaf, so they were
+    // compared there already and the first local join can skip the pair.
+    const std::uint8_t tree_flag = static_cast<std::uint8_t>(t + 2 < 256 ? t + 2 : 1);
+    const std::size_t n_leaves = tree.n_leaves();
+    const std::size_t n_parts = std::min(n_leaves, 4 * n_threads);
+    std::vector<std::size_t> part_updates(n_parts, 0);
+    executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
+      detail::JoinWorkspace ws;
+      std::vector<std::uint32_t> seen(n, 0);  // seen[q] == stamp: q is listed
+      std::uint32_t stamp = 0;
+      std::vector<std::pair<float, int>> take;
+      for (std::size_t g = g0; g < g1; ++g) {
+        std::size_t count = 0;
+        for (std::size_t l = n_leaves * g / n_parts; l < n_leaves * (g + 1) / n_parts; ++l) {
+          const std::size_t b0 = tree.leaf_start[l], m = tree.leaf_start[l + 1] - b0;
+          const int* ids = &tree.order[b0];
+          ws.tile.resize(m * m);
+          ws.pos.resize(m);
+          ws.ids.resize(m);
+          for (std::size_t a = 0; a < m; ++a) {
+            ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
+            heaps.prefetch(static_cast<std::size_t>(ws.ids[a]), true);  // read after the product
+          }
+          space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
+          for (std::size_t a = 0; a < m; ++a) {
+            const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
+            const float* sc = &ws.tile[a * m];
+            const float t_row = heaps.threshold(row);
+            const std::size_t np = kern.positions_at_most(sc, &t_row, true, m, ws.pos.data());
+            // The leaf's rows that may enter, less those listed; at most K.
+            ++stamp;
+            const int* listed = heaps.indices(row);
+            for (std::size_t c = 0; c < heaps.size(row); ++c) seen[static_cast<std::size_t>(listed[c])] = stamp;
+            take.clear();
+            for (std::size_t c = 0; c < np; ++c) {
+              const std::size_t b = ws.pos[c];
+              if (b != a && seen[static_cast<std::size_t>(ws.ids[b])] != stamp) take.emplace_back(sc[b], ws.ids[b]);
+            }
+            if (take.size() > K) {
+              std::nth_element(take.begin(), take.begin() + static_cast<std::ptrdiff_t>(K), take.end());
+              take.resize(K);
+            }
+            if (heaps.size(row) == 0) {
+              heaps.fill_new(row, take.data(), take.size(), tree_flag);
+              count += take.size();
+            } else {
+              for (const auto& c : take) count += heaps.push_new(row, c.first, c.second, tree_flag);
+            }
+          }
+        }
+        part_updates[g] = count;
+      }
+    });
+    for (std::size_t c : part_updates) tree_updates += c;
+    if (executor.interrupted()) throw interrupted_error();
+  }
+  trees.clear();
+  trees.shrink_to_fit();
+  // Rows the forest left with fewer than k - 1 entries (leaves smaller than
+  // k) get random rows, so that the descent can reach beyond their leaves.
+  {
+    const std::size_t n_parts = std::min(n, 4 * n_threads);
+    std::vector<std::size_t> part_updates(n_parts, 0);
+    executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
+      ScoreWorkspace ws;
+      std::vector<int> ids, slots;
+      std::vector<float> scores;
+      for (std::size_t g = g0; g < g1; ++g) {
+        for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
+          if (heaps.size(p) >= K) continue;
+          SplitMix64 rng(hash64(par.seed, 4, p));
+          const std::size_t want = 2 * (K - heaps.size(p));
+          ids.assign(1, perm[p]);
+          slots.assign(1, static_cast<int>(p));
+          for (std::size_t draw = 0; draw < want; ++draw) {
+            const std::size_t q = rng.below(n);
+            if (q == p) continue;
+            ids.push_back(perm[q]);
+            slots.push_back(static_cast<int>(q));
+          }
+          scores.resize(ids.size());
+          space.score_block(ids.data(), 1, ids.size(), ws, scores.data());
+          for (std::size_t c = 1; c < ids.size(); ++c) part_updates[g] += heaps.push(p, scores[c], slots[c], 1);
+        }
+      }
+    });
+    for (std::size_t c : part_updates) tree_updates += c;
+  }
+  st.updates.push_back(tree_updates);
+  double recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
+  st.recall.push_back(recall);
+  {
+    std::ostringstream msg;
+    msg << "approx kNN: " << par.n_trees << " trees searched";
+    if (use_sample) msg << ", estimated recall " << recall;
+    executor.report(msg.str());
+  }
+
+  // 2. The descent.
+  const std::size_t c_max = par.max_candidates;
+  std::vector<int> new_cand(n * c_max), old_cand(n * c_max);
+  std::vector<std::uint32_t> new_count(n), old_count(n);
+  std::vector<std::uint8_t> new_flag(n * c_max);
+  std::vector<std::size_t> rev_ptr(n + 1);
+  std::vector<int> rev_src(n * K);
+  std::vector<std::uint8_t> rev_flag(n * K);
+  const std::size_t chunk = 64;                // rows per join task
+  const std::size_t batch = 64 * chunk;        // rows per batch of joins
+  std::vector<std::vector<detail::ListUpdate>> chunk_updates(batch / chunk);
+  const double stop_below = par.delta * static_cast<double>(n) * static_cast<double>(K);
+  const std::size_t n_parts = std::min(n, 4 * n_threads);
+
+  for (std::size_t iter = 0; iter < par.n_iters && !reached_target(recall); ++iter) {
+    // Reverse lists: a counting sort of all entries by the row they list.
+    std::fill(rev_ptr.begin(), rev_ptr.end(), 0);
+    for (std::size_t q = 0; q < n; ++q) {
+      const int* ix = heaps.indices(q);
+      for (std::size_t s = 0; s < heaps.size(q); ++s) ++rev_ptr[static_cast<std::size_t>(ix[s]) + 1];
+    }
+    for (std::size_t i = 0; i < n; ++i) rev_ptr[i + 1] += rev_ptr[i];
+    {
+      std::vector<std::size_t> fill(rev_ptr.begin(), rev_ptr.end() - 1);
+      for (std::size_t q = 0; q < n; ++q) {
+        const int* ix = heaps.indices(q);
+        const std::uint8_t* fl = heaps.flags(q);
+        for (std::size_t s = 0; s < heaps.size(q); ++s) {
+          const std::size_t p = static_cast<std::size_t>(ix[s]);
+          rev_src[fill[p]] = static_cast<int>(q);
+          rev_flag[fill[p]] = fl[s];
+          ++fill[p];
+        }
+      }
+    }
+
+    // Candidates: up to c_max new and c_max old per row, forward and reverse
+    // entries merged, by random priority; the new forward entries sampled
+    // are flagged old.
+    executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
+      struct Entry {
+        std::uint64_t key;  // priority
+        int q;
+        int slot;  // forward slot, or -1
+        std::uint8_t flag;
+      };
+      std::vector<Entry> all, fresh, stale;
+      // Rows met while gathering row p's entries: seen[q] == p + 1, at
+      // position where[q].
+      std::vector<std::uint32_t> seen(n, 0), where(n);
+      auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
+      for (std::size_t g = g0; g < g1; ++g) {
+        for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
+          const std::uint32_t stamp = static_cast<std::uint32_t>(p + 1);
+          all.clear();
+          const int* ix = heaps.indices(p);
+          std::uint8_t* fl = heaps.flags(p);
+          for (std::size_t s = 0; s < heaps.size(p); ++s) {
+            const std::size_t q = static_cast<std::size_t>(ix[s]);
+            seen[q] = stamp;
+            where[q] = static_cast<std::uint32_t>(all.size());
+            all.push_back({0, ix[s], static_cast<int>(s), fl[s]});
+          }
+          // A reverse entry of a listed row merges with it: new if either
+          // is, with the forward entry's flag first.
+          for (std::size_t r = rev_ptr[p]; r < rev_ptr[p + 1]; ++r) {
+            const std::size_t q = static_cast<std::size_t>(rev_src[r]);
+            if (seen[q] == stamp) {
+              Entry& e = all[where[q]];
+              if (e.flag == 0) e.flag = rev_flag[r];
+            } else {
+              seen[q] = stamp;
+              where[q] = static_cast<std::uint32_t>(all.size());
+              all.push_back({0, rev_src[r], -1, rev_flag[r]});
+            }
+          }
+          fresh.clear();
+          stale.clear();
+          for (Entry& x : all) {
+            x.key = hash64(par.seed, 2 + iter, p, static_cast<std::uint64_t>(x.q));
+            (x.flag != 0 ? fresh : stale).push_back(x);
+          }
+          if (fresh.size() > c_max) {
+            std::nth_element(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(c_max), fresh.end(), by_key);
+            fresh.resize(c_max);
+          }
+          if (stale.size() > c_max) {
+            std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(c_max), stale.end(), by_key);
+            stale.resize(c_max);
+          }
+          new_count[p] = static_cast<std::uint32_t>(fresh.size());
+          old_count[p] = static_cast<std::uint32_t>(stale.size());
+          for (std::size_t c = 0; c < fresh.size(); ++c) {
+            new_cand[p * c_max + c] = fresh[c].q;
+            new_flag[p * c_max + c] = fresh[c].flag;
+            if (fresh[c].slot >= 0) fl[fresh[c].slot] = 0;
+          }
+          for (std::size_t c = 0; c < stale.size(); ++c) old_cand[p * c_max + c] = stale[c].q;
+        }
+      }
+    });
+    if (executor.interrupted()) throw interrupted_error();
+
+    // Local joins, in batches of rows; a batch's updates are applied before
+    // the next batch reads the thresholds.
+    std::size_t iter_updates = 0;
+    for (std::size_t start = 0; start < n; start += batch) {
+      const std::size_t stop = std::min(n, start + batch);
+      const std::size_t n_chunks = (stop - start + chunk - 1) / chunk;
+      executor.parallel_for(0, n_chunks, [&](std::size_t c0, std::size_t c1) {
+        detail::JoinWorkspace ws;
+        for (std::size_t ch = c0; ch < c1; ++ch) {
+          std::vector<detail::ListUpdate>& out = chunk_updates[ch];
+          out.clear();
+          const std::size_t p0 = start + ch * chunk, p1 = std::min(stop, p0 + chunk);
+          for (std::size_t p = p0; p < p1; ++p) {
+            if (p + 1 < p1) {
+              // Warm the caches for the next join.
+              const std::size_t pn = p + 1;
+              for (std::size_t c = 0; c < new_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(new_cand[pn * c_max + c]));
+              for (std::size_t c = 0; c < old_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(old_cand[pn * c_max + c]));
+            }
+            const std::size_t a = new_count[p], b = old_count[p];
+            if (a == 0) continue;
+            const std::size_t m = a + b;
+            ws.ids.resize(m);
+            ws.orig.resize(m);
+            ws.thr.resize(m);
+            ws.pos.resize(m);
+            ws.tile.resize(a * m);
+            std::copy(&new_cand[p * c_max], &new_cand[p * c_max] + a, ws.ids.begin());
+            std::copy(&old_cand[p * c_max], &old_cand[p * c_max] + b, ws.ids.begin() + static_cast<std::ptrdiff_t>(a));
+            for (std::size_t j = 0; j < m; ++j) {
+              const std::size_t q = static_cast<std::size_t>(ws.ids[j]);
+              ws.thr[j] = heaps.threshold(q);
+              ws.orig[j] = perm[q];
+            }
+            // The new candidates against all: the pairs (i, j), i < j.
+            space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
+            const std::uint8_t* flag = &new_flag[p * c_max];
+            for (std::size_t i = 0; i < a; ++i) {
+              const std::size_t j0 = i + 1;
+              if (j0 >= m) continue;
+              const float* sc = &ws.tile[i * m];
+              const int u = ws.ids[i];
+              const std::uint8_t tree_u = flag[i];
+              // Both from the row's leaf in one tree: compared there.
+              auto compared = [&](std::size_t j) { return tree_u >= 2 && j < a && flag[j] == tree_u; };
+              // u takes v ...
+              std::size_t np = kern.positions_at_most(sc + j0, &ws.thr[i], true, m - j0, ws.pos.data());
+              for (std::size_t c = 0; c < np; ++c) {
+                const std::size_t j = j0 + ws.pos[c];
+                const int v = ws.ids[j];
+                if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(u), v)) {
+                  out.push_back({u, v, sc[j]});
+                }
+              }
+              // ... and v takes u.
+              np = kern.positions_at_most(sc + j0, &ws.thr[j0], false, m - j0, ws.pos.data());
+              for (std::size_t c = 0; c < np; ++c) {
+                const std::size_t j = j0 + ws.pos[c];
+                const int v = ws.ids[j];
+                if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(v), u)) {
+                  out.push_back({v, u, sc[j]});
+                }
+              }
+            }
+          }
+        }
+      });
+      // Apply: each part owns a range of target rows and reads every chunk's
+      // updates in order, so each row sees its updates in a fixed order.
+      std::vector<std::size_t> part_updates(n_threads, 0);
+      executor.parallel_for(0, n_threads, [&](std::size_t t0, std::size_t t1) {
+        for (std::size_t t = t0; t < t1; ++t) {
+          const int lo = static_cast<int>(n * t / n_threads);
+          const int hi = static_cast<int>(n * (t + 1) / n_threads);
+          std::size_t count = 0;
+          for (std::size_t ch = 0; ch < n_chunks; ++ch) {
+            for (const detail::ListUpdate& u : chunk_updates[ch]) {
+              if (u.target >= lo && u.target < hi) {
+                count += heaps.push(static_cast<std::size_t>(u.target), u.score, u.source, 1);
+              }
+            }
+          }
+          part_updates[t] = count;
+        }
+      });
+      for (std::size_t c : part_updates) iter_updates += c;
+      if (executor.interrupted()) throw interrupted_error();
+    }
+    st.updates.push_back(iter_updates);
+    st.iterations = iter + 1;
+    recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
+    st.recall.push_back(recall);
+    {
+      std::ostringstream msg;
+      msg << "approx kNN: iteration " << (iter + 1) << " of at most " << par.n_iters << ", "
+          << iter_updates << " list updates";
+      if (use_sample) msg << ", estimated recall " << recall;
+      executor.report(msg.str());
+    }
+    if (static_cast<double>(iter_updates) < stop_below) break;
+  }
+
+  // 3. Exact distances, sorted, self first. Rows go in the order of their
+  // new numbers (neighbouring rows share neighbours, whose data stays in
+  // cache), into the lists' own index arrays and a buffer of distances; then
+  // into the graph by blocks of consecutive rows, so that R's column-major
+  // layout is written a cache line at a time.
+  std::vector<double> sorted_dist(n * K);
+  std::vector<unsigned char> exhaustive(n, 0);
+  batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<double, int>> cand;
+    detail::TileBuffers buf;
+    for (std::size_t t = begin; t < end; ++t) {
+      const std::size_t i = static_cast<std::size_t>(perm[t]);
+      const std::size_t size = heaps.size(t);
+      if (size < others || data.needs_exact_search(i)) {
+        exhaustive[t] = 1;
+        detail::refine_row(data, i, others, std::numeric_limits<double>::infinity(), buf, cand);
+      } else {
+        cand.resize(size);
+        const int* ix = heaps.indices(t);
+        for (std::size_t c = 0; c < size; ++c) cand[c].second = perm[static_cast<std::size_t>(ix[c])];
+        const std::size_t ahead = 4;
+        for (std::size_t c = 0; c < std::min(ahead, size); ++c) data.prefetch_row(static_cast<std::size_t>(cand[c].second));
+        for (std::size_t c = 0; c < size; ++c) {
+          if (c + ahead < size) data.prefetch_row(static_cast<std::size_t>(cand[c + ahead].second));
+          cand[c].first = data.exact_score(i, static_cast<std::size_t>(cand[c].second));
+        }
+        std::sort(cand.begin(), cand.end());
+      }
+      int* out = heaps.mutable_indices(t);
+      for (std::size_t c = 0; c < others; ++c) {
+        out[c] = cand[c].second;
+        sorted_dist[t * K + c] = data.distance_from_exact_score(cand[c].first);
+      }
+    }
+  });
+  KnnGraph graph(n, k);
+  const std::size_t block = 64;
+  executor.parallel_for(0, (n + block - 1) / block, [&](std::size_t b0, std::size_t b1) {
+    for (std::size_t b = b0; b < b1; ++b) {
+      const std::size_t i0 = b * block, i1 = std::min(n, i0 + block);
+      for (std::size_t i = i0; i < i1; ++i) {
+        graph.index(i, 0) = static_cast<int>(i);
+        graph.distance(i, 0) = 0.0;
+      }
+      for (std::size_t c = 0; c < others; ++c) {
+        for (std::size_t i = i0; i < i1; ++i) {
+          const std::size_t t = static_cast<std::size_t>(inv[i]);
+          graph.index(i, c + 1) = heaps.indices(t)[c];
+          graph.distance(i, c + 1) = sorted_dist[t * K + c];
+        }
+      }
+    }
+  });
+  st.rows_searched_exhaustively = 0;
+  for (unsigned char e : exhaustive) st.rows_searched_exhaustively += e;
+  executor.report("approx kNN: done");
+  return graph;
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_NNDESCENT_H

@@ -1,0 +1,260 @@
+// The rows in "score space" for the approximate search, and random-projection
+// trees over them.
+//
+// ScoreSpace holds what the approximate search scores candidates with: for
+// dense data, a contiguous single-precision copy of the rows in the score
+// space of RowData (centred and scaled rows for euclidean and manhattan,
+// unit rows for cosine and correlation) with their squared norms, so that a
+// block of candidate rows is scored by one small matrix product; for sparse
+// data, nothing beyond RowData itself (pairs are scored exactly).
+//
+// A random-projection tree splits the rows recursively by the hyperplane
+// half-way between two random rows of the node, until a node holds at most
+// `leaf_size` rows. Rows close together tend to share a leaf, so each leaf is
+// a good set of candidate neighbours for its rows (Dasgupta and Freund,
+// 2008; the initialisation of PyNNDescent).
+#ifndef LSNN_RP_FOREST_H
+#define LSNN_RP_FOREST_H
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "distance.h"
+#include "random.h"
+
+namespace lsnn {
+
+// Scratch space of one thread for ScoreSpace::score_block().
+struct ScoreWorkspace {
+  std::vector<float> rows;
+  std::vector<float> sqnorm;
+};
+
+class ScoreSpace {
+ public:
+  template <typename Executor>
+  ScoreSpace(const RowData& data, Executor& executor) : data_(&data), n_(data.n()), d_(data.d()) {
+    if (data.sparse()) return;
+    if (data.direct_rows(0) != nullptr) {
+      // The stored rows are already in score space: no copy.
+      rows_ptr_ = data.direct_rows(0);
+      sqnorm_ptr_ = data.direct_sqnorms(0);
+      return;
+    }
+    rows_.resize(n_ * d_);
+    sqnorm_.resize(n_);
+    const std::size_t block = 1024;
+    const std::size_t n_blocks = (n_ + block - 1) / block;
+    executor.parallel_for(0, n_blocks, [&](std::size_t b0, std::size_t b1) {
+      for (std::size_t b = b0; b < b1; ++b) {
+        const std::size_t begin = b * block, end = std::min(n_, begin + block);
+        data.load_block(begin, end, &rows_[begin * d_], &sqnorm_[begin]);
+      }
+    });
+    rows_ptr_ = rows_.data();
+    sqnorm_ptr_ = sqnorm_.data();
+  }
+
+  std::size_t n() const { return n_; }
+  std::size_t d() const { return d_; }
+  bool dense() const { return !data_->sparse(); }
+  const RowData& data() const { return *data_; }
+  const float* row(std::size_t i) const { return rows_ptr_ + i * d_; }
+
+  // out[a * m + b] = score of rows ids[a] and ids[b] for a < na, b < m: a
+  // block of the candidate rows against all of them. Dense rows are gathered
+  // and multiplied (or summed for manhattan) with the vector kernels.
+  void score_block(const int* ids, std::size_t na, std::size_t m, ScoreWorkspace& ws,
+                   float* out) const {
+    if (!dense()) {
+      for (std::size_t a = 0; a < na; ++a) {
+        for (std::size_t b = 0; b < m; ++b) {
+          out[a * m + b] = a == b ? 0.0f
+                                  : static_cast<float>(data_->exact_score(
+                                        static_cast<std::size_t>(ids[a]),
+                                        static_cast<std::size_t>(ids[b])));
+        }
+      }
+      return;
+    }
+    ws.rows.resize(m * d_);
+    ws.sqnorm.resize(m);
+    for (std::size_t b = 0; b < m; ++b) {
+      const std::size_t i = static_cast<std::size_t>(ids[b]);
+      std::copy(rows_ptr_ + i * d_, rows_ptr_ + (i + 1) * d_, &ws.rows[b * d_]);
+      ws.sqnorm[b] = sqnorm_ptr_[i];
+    }
+    const DistanceKernels& kern = data_->kernels();
+    if (data_->metric() == Metric::manhattan) {
+      kern.l1_tile(ws.rows.data(), na, ws.rows.data(), m, d_, out);
+      return;
+    }
+    kern.dot_tile(ws.rows.data(), na, ws.rows.data(), m, d_, out);
+    kern.finish_sqdist_tile(ws.sqnorm.data(), na, ws.sqnorm.data(), m, out);
+  }
+
+  // out[a * (b1 - b0) + b - b0] = score of rows ids[a] and b, for a < na
+  // and b0 <= b < b1 (rows in their stored order).
+  void score_range(const int* ids, std::size_t na, std::size_t b0, std::size_t b1,
+                   ScoreWorkspace& ws, float* out) const {
+    const std::size_t m = b1 - b0;
+    if (!dense()) {
+      for (std::size_t a = 0; a < na; ++a) {
+        const std::size_t i = static_cast<std::size_t>(ids[a]);
+        for (std::size_t b = b0; b < b1; ++b) {
+          out[a * m + b - b0] = i == b ? 0.0f : static_cast<float>(data_->exact_score(i, b));
+        }
+      }
+      return;
+    }
+    ws.rows.resize(na * d_);
+    ws.sqnorm.resize(na);
+    for (std::size_t a = 0; a < na; ++a) {
+      const std::size_t i = static_cast<std::size_t>(ids[a]);
+      std::copy(rows_ptr_ + i * d_, rows_ptr_ + (i + 1) * d_, &ws.rows[a * d_]);
+      ws.sqnorm[a] = sqnorm_ptr_[i];
+    }
+    const DistanceKernels& kern = data_->kernels();
+    if (data_->metric() == Metric::manhattan) {
+      kern.l1_tile(ws.rows.data(), na, rows_ptr_ + b0 * d_, m, d_, out);
+      return;
+    }
+    kern.dot_tile(ws.rows.data(), na, rows_ptr_ + b0 * d_, m, d_, out);
+    kern.finish_sqdist_tile(ws.sqnorm.data(), na, sqnorm_ptr_ + b0, m, out);
+  }
+
+ private:
+  const RowData* data_;
+  std::size_t n_, d_;
+  std::vector<float> rows_;    // n x d, row-major (dense data only) ...
+  std::vector<float> sqnorm_;  // ... and squared norms as the tiles use them,
+  const float* rows_ptr_ = nullptr;    // unless RowData's rows serve directly
+  const float* sqnorm_ptr_ = nullptr;
+};
+
+// The leaves of one tree: rows order[leaf_start[l]] .. order[leaf_start[l+1] - 1].
+struct RpTree {
+  std::vector<int> order;
+  std::vector<std::size_t> leaf_start;
+  std::size_t n_leaves() const { return leaf_start.empty() ? 0 : leaf_start.size() - 1; }
+};
+
+namespace detail {
+
+inline void prefetch_line(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
+// Splits order[lo, hi) into two non-empty parts, returning the first index of
+// the second part. Rows on the hyperplane go to a random side; when every
+// row lands on one side (duplicates, constant data), the split is random.
+inline std::size_t rp_split(const ScoreSpace& space, std::vector<int>& order, std::size_t lo,
+                            std::size_t hi, SplitMix64& rng, std::vector<float>& hyperplane,
+                            std::vector<float>& margin, std::vector<int>& scratch) {
+  const std::size_t size = hi - lo;
+  const std::size_t d = space.d();
+  const std::size_t a = lo + rng.below(size);
+  std::size_t b = lo + rng.below(size - 1);
+  if (b >= a) ++b;
+  const std::size_t pa = static_cast<std::size_t>(order[a]);
+  const std::size_t pb = static_cast<std::size_t>(order[b]);
+  margin.resize(size);
+  if (space.dense()) {
+    const float* xa = space.row(pa);
+    const float* xb = space.row(pb);
+    hyperplane.resize(d);
+    double offset = 0.0;
+    for (std::size_t k = 0; k < d; ++k) {
+      hyperplane[k] = xa[k] - xb[k];
+      offset += 0.5 * static_cast<double>(hyperplane[k]) * (static_cast<double>(xa[k]) + xb[k]);
+    }
+    const float off = static_cast<float>(offset);
+    const DistanceKernels& kern = space.data().kernels();
+    const std::size_t ahead = 4;  // rows prefetched ahead (their first lines)
+    const std::size_t lines = std::min<std::size_t>(4, (d * sizeof(float) + 63) / 64);
+    for (std::size_t t = lo; t < hi; ++t) {
+      if (t + ahead < hi) {
+        const char* next = reinterpret_cast<const char*>(space.row(static_cast<std::size_t>(order[t + ahead])));
+        for (std::size_t l = 0; l < lines; ++l) prefetch_line(next + 64 * l);
+      }
+      margin[t - lo] = kern.dot_f32(hyperplane.data(), space.row(static_cast<std::size_t>(order[t])), d) - off;
+    }
+  } else {
+    const RowData& data = space.data();
+    for (std::size_t t = lo; t < hi; ++t) {
+      const std::size_t i = static_cast<std::size_t>(order[t]);
+      margin[t - lo] = static_cast<float>(data.exact_score(i, pb) - data.exact_score(i, pa));
+    }
+  }
+  // Stable partition: margin > 0 (the side of row a) first, ties by a coin.
+  // Rows keep their relative order, so every node's rows stay in increasing
+  // order and the projections read the data forwards.
+  std::size_t left = lo;
+  scratch.clear();
+  for (std::size_t t = lo; t < hi; ++t) {
+    const float m = margin[t - lo];
+    if (m > 0.0f || (m == 0.0f && rng.coin())) {
+      order[left++] = order[t];
+    } else {
+      scratch.push_back(order[t]);
+    }
+  }
+  std::copy(scratch.begin(), scratch.end(), order.begin() + static_cast<std::ptrdiff_t>(left));
+  if (left == lo || left == hi) {
+    // Every row on one side (duplicates, constant data): random halves, in
+    // increasing order again.
+    for (std::size_t s = size; s > 1; --s) {
+      const std::size_t r = rng.below(s);
+      std::swap(order[lo + s - 1], order[lo + r]);
+    }
+    left = lo + size / 2;
+    std::sort(order.begin() + static_cast<std::ptrdiff_t>(lo), order.begin() + static_cast<std::ptrdiff_t>(left));
+    std::sort(order.begin() + static_cast<std::ptrdiff_t>(left), order.begin() + static_cast<std::ptrdiff_t>(hi));
+  }
+  return left;
+}
+
+}  // namespace detail
+
+// One random-projection tree over all rows, its randomness a function of
+// `seed` only.
+inline RpTree build_rp_tree(const ScoreSpace& space, std::size_t leaf_size, std::uint64_t seed) {
+  const std::size_t n = space.n();
+  leaf_size = std::max<std::size_t>(leaf_size, 1);
+  RpTree tree;
+  tree.order.resize(n);
+  for (std::size_t i = 0; i < n; ++i) tree.order[i] = static_cast<int>(i);
+  SplitMix64 rng(seed);
+  std::vector<float> hyperplane, margin;
+  std::vector<int> scratch;
+  // Depth-first with an explicit stack; the second part is pushed first so
+  // that leaves come out left to right.
+  std::vector<std::pair<std::size_t, std::size_t>> stack;
+  stack.emplace_back(0, n);
+  tree.leaf_start.clear();
+  while (!stack.empty()) {
+    const auto node = stack.back();
+    stack.pop_back();
+    if (node.second - node.first <= leaf_size) {
+      tree.leaf_start.push_back(node.first);
+      continue;
+    }
+    const std::size_t mid = detail::rp_split(space, tree.order, node.first, node.second, rng,
+                                             hyperplane, margin, scratch);
+    stack.emplace_back(mid, node.second);
+    stack.emplace_back(node.first, mid);
+  }
+  tree.leaf_start.push_back(n);
+  return tree;
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_RP_FOREST_H
