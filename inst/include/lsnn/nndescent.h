@@ -214,14 +214,19 @@ class FlaggedHeaps {
 
 namespace detail {
 
-// The defaults, measured on Fashion-MNIST and its first 100 principal
-// components at k = 67 (bench/bench-approx.R; documented in approx_control()
-// in R): leaves of 256 rows or 3k, 16 trees, k / 3 candidates (at least 32).
-inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, std::size_t k) {
+// The defaults, measured on Fashion-MNIST (784 columns) and its first 100
+// principal components at k = 67 (bench/bench-approx.R; documented with
+// approx_control() in R). The forest does most of the work: about 5,000 to
+// 6,000 leaf-mates per row. With few columns the per-row work of a leaf
+// outweighs its matrix product, so fewer, larger leaves pay; with many, the
+// product dominates and smaller leaves in more trees find more per flop.
+inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, std::size_t d,
+                                             std::size_t k) {
   const std::size_t au = ApproxKnnParams::automatic;
   const std::size_t others = k > 0 ? k - 1 : 0;
-  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(256, 3 * k);
-  if (p.n_trees == au) p.n_trees = 16;
+  const bool few_columns = d <= 128;
+  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(few_columns ? 512 : 256, 3 * k);
+  if (p.n_trees == au) p.n_trees = few_columns ? 12 : 20;
   if (p.max_candidates == au) p.max_candidates = std::max(std::min<std::size_t>(others, 40), (others + 2) / 3);
   p.max_candidates = std::max<std::size_t>(p.max_candidates, 1);
   if (p.n_iters == au) {
@@ -329,7 +334,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
   ApproxKnnStats local;
   ApproxKnnStats& st = stats ? *stats : local;
-  const ApproxKnnParams par = detail::resolve_approx_params(params_in, n, k);
+  const ApproxKnnParams par = detail::resolve_approx_params(params_in, n, data.d(), k);
   st.used = par;
   const std::size_t others = k - 1;
 
