@@ -393,7 +393,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     // compared there already and the first local join can skip the pair.
     const std::uint8_t tree_flag = static_cast<std::uint8_t>(t + 2 < 256 ? t + 2 : 1);
     const std::size_t n_leaves = tree.n_leaves();
-    const std::size_t n_parts = std::min(n_leaves, 4 * n_threads);
+    const std::size_t n_parts = std::min(n_leaves, 16 * n_threads);
     std::vector<std::size_t> part_updates(n_parts, 0);
     executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
       detail::JoinWorkspace ws;
@@ -499,7 +499,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   const std::size_t batch = 64 * chunk;        // rows per batch of joins
   std::vector<std::vector<detail::ListUpdate>> chunk_updates(batch / chunk);
   const double stop_below = par.delta * static_cast<double>(n) * static_cast<double>(K);
-  const std::size_t n_parts = std::min(n, 4 * n_threads);
+  const std::size_t n_parts = std::min(n, 16 * n_threads);
 
   for (std::size_t iter = 0; iter < par.n_iters && !reached_target(recall); ++iter) {
     // Reverse lists: a counting sort of all entries by the row they list.
