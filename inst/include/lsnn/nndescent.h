@@ -52,6 +52,7 @@
 #include "exact_knn.h"
 #include "graph.h"
 #include "parallel.h"
+#include "principal.h"
 #include "random.h"
 #include "rp_forest.h"
 
@@ -373,9 +374,18 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
 
   // 1. The forest: trees built in parallel, then the leaves of one tree at a
   // time in parallel (a tree's leaves hold disjoint rows).
+  // Many columns: the trees split rows on their first 64 principal
+  // coordinates (principal.h), a twelfth of the memory traffic for 784
+  // columns and, measured on Fashion-MNIST, leaves as good.
+  const PrincipalRows principal(space, 64, hash64(par.seed, 5), executor);
+  if (executor.interrupted()) throw interrupted_error();
   std::vector<RpTree> trees(par.n_trees);
   batched_for(executor, par.n_trees, n_threads, [&](std::size_t t0, std::size_t t1) {
-    for (std::size_t t = t0; t < t1; ++t) trees[t] = build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t));
+    for (std::size_t t = t0; t < t1; ++t) {
+      trees[t] = principal.available()
+                     ? build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t), principal.row(0), principal.d())
+                     : build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t));
+    }
   });
 
   // New row numbers: the order of the first tree's leaves (perm[s] is the
