@@ -15,20 +15,22 @@
 #' represents exactly, such as pixel intensities or counts); no `n x n` matrix
 #' is ever formed. Time grows as `n^2`.
 #'
-#' With `nn_kind = "approx"` (the default), lsnn's own nearest-neighbour
-#' descent is used: initial neighbours from a forest of random-projection
-#' trees whose leaves are searched exhaustively, then rounds of "local joins"
-#' in which the neighbours of each row are compared with each other (Dong et
-#' al., 2011). Candidates are ranked on single-precision distances (the same
-#' vector kernels as the exact search), but every distance returned is
-#' recomputed in double precision, so the two kinds report the same distance
-#' for the same pair. Its tuning parameters are set with [approx_control()]
-#' through `nn_args`; the defaults reach a recall above 0.99 on the data sets
-#' measured (see [approx_control()]). The search is random: it draws its
-#' seed from R's generator, so [set.seed()] makes it reproducible, with the
-#' same result for every `n_threads`. When the neighbour lists cover a large
-#' part of the data (`k` above a quarter of the rows) or there are few rows,
-#' the exact search is run instead.
+#' With `nn_kind = "approx"` (the default), lsnn's own approximate search
+#' runs: initial neighbours from a forest of random-projection trees whose
+#' leaves are searched exhaustively, then nearest-neighbour descent, rounds of
+#' "local joins" in which the neighbours of each row are compared with each
+#' other (Dong et al., 2011), until the recall estimated on a random sample of
+#' rows reaches 0.99 (see [approx_control()] for the settings, passed through
+#' `nn_args`, and for the stopping rules). Candidates are ranked on
+#' single-precision distances with the exact search's vector kernels, but
+#' every distance returned is recomputed in double precision from `X` as
+#' given, so both kinds report the same distance for the same pair. The
+#' search is random: it draws its seed from R's generator, so [set.seed()]
+#' makes it reproducible, with the same result for every `n_threads`. On
+#' Fashion-MNIST (70,000 rows) at `k = 67` it takes a fraction of the exact
+#' search's time (`bench/bench-approx.R`); on small data the exact search is
+#' as fast, and it is run instead when there are few rows (at most twice the
+#' tree leaf size) or when `k` is above a quarter of the rows.
 #'
 #' Ties between equally distant rows are broken by the smaller row number, and
 #' the row itself is in column 1 even when it has exact duplicates. Results
@@ -143,15 +145,18 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
 #'
 #' The defaults were chosen on Fashion-MNIST (70,000 x 784) and its first
 #' 100 principal components at `k = 67`, where the forest alone reaches a
-#' recall of about 0.95 to 0.96 and one or two iterations of the descent
-#' take it past 0.99 (see `bench/bench-approx.R`). More trees, larger
+#' recall of about 0.965 to 0.975 and one iteration of the descent takes it
+#' to 0.994 to 0.998 (see `bench/bench-approx.R`). More trees, larger
 #' leaves, more candidates and more iterations raise the recall and the
 #' time; on data of high intrinsic dimension (say, independent Gaussian
 #' columns) the recall stays lower.
 #'
-#' @param n_trees Number of random-projection trees (default 16).
+#' @param n_trees Number of random-projection trees (default 12 for data
+#'   of at most 128 columns, 20 otherwise).
 #' @param leaf_size Largest number of rows in a leaf (default
-#'   `max(256, 3 * k)`).
+#'   `max(512, 3 * k)` for data of at most 128 columns, `max(256, 3 * k)`
+#'   otherwise: with few columns a leaf's bookkeeping costs more than its
+#'   distances, so fewer, larger leaves pay).
 #' @param max_candidates Number of new (and of old) candidates per row and
 #'   iteration (default `max(min(k - 1, 40), (k + 1) / 3)`).
 #' @param n_iters Largest number of descent iterations (default

@@ -102,7 +102,8 @@ res$scaling <- scaling
 # Peak memory of the approximate search on the full data, in a fresh process.
 cache <- file.path(results_dir(), "fashion.rds")
 mem <- peak_memory_mb(
-  c("library(lsnn)", sprintf("X <- readRDS('%s')", cache)),
+  c(sprintf(".libPaths(%s)", paste(deparse(.libPaths()), collapse = "")), "library(lsnn)",
+    sprintf("X <- readRDS('%s')", cache)),
   "set.seed(1); g <- extended_knn(X, 66, 0, n_threads = 2)"
 )
 data_mb <- as.numeric(object.size(X)) / 2^20

@@ -1,4 +1,5 @@
 // Glue for the approximate kNN search (inst/include/lsnn/nndescent.h).
+#pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Rcpp.h>
 
 #include <lsnn/nndescent.h>

@@ -52,6 +52,7 @@
 #include "exact_knn.h"
 #include "graph.h"
 #include "parallel.h"
+#include "principal.h"
 #include "random.h"
 #include "rp_forest.h"
 
@@ -214,14 +215,19 @@ class FlaggedHeaps {
 
 namespace detail {
 
-// The defaults, measured on Fashion-MNIST and its first 100 principal
-// components at k = 67 (bench/bench-approx.R; documented in approx_control()
-// in R): leaves of 256 rows or 3k, 16 trees, k / 3 candidates (at least 32).
-inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, std::size_t k) {
+// The defaults, measured on Fashion-MNIST (784 columns) and its first 100
+// principal components at k = 67 (bench/bench-approx.R; documented with
+// approx_control() in R). The forest does most of the work: about 5,000 to
+// 6,000 leaf-mates per row. With few columns the per-row work of a leaf
+// outweighs its matrix product, so fewer, larger leaves pay; with many, the
+// product dominates and smaller leaves in more trees find more per flop.
+inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, std::size_t d,
+                                             std::size_t k) {
   const std::size_t au = ApproxKnnParams::automatic;
   const std::size_t others = k > 0 ? k - 1 : 0;
-  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(256, 3 * k);
-  if (p.n_trees == au) p.n_trees = 16;
+  const bool few_columns = d <= 128;
+  if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(few_columns ? 512 : 256, 3 * k);
+  if (p.n_trees == au) p.n_trees = few_columns ? 12 : 20;
   if (p.max_candidates == au) p.max_candidates = std::max(std::min<std::size_t>(others, 40), (others + 2) / 3);
   p.max_candidates = std::max<std::size_t>(p.max_candidates, 1);
   if (p.n_iters == au) {
@@ -329,7 +335,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
   ApproxKnnStats local;
   ApproxKnnStats& st = stats ? *stats : local;
-  const ApproxKnnParams par = detail::resolve_approx_params(params_in, n, k);
+  const ApproxKnnParams par = detail::resolve_approx_params(params_in, n, data.d(), k);
   st.used = par;
   const std::size_t others = k - 1;
 
@@ -368,9 +374,18 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
 
   // 1. The forest: trees built in parallel, then the leaves of one tree at a
   // time in parallel (a tree's leaves hold disjoint rows).
+  // Many columns: the trees split rows on their first 64 principal
+  // coordinates (principal.h), a twelfth of the memory traffic for 784
+  // columns and, measured on Fashion-MNIST, leaves as good.
+  const PrincipalRows principal(space, 64, hash64(par.seed, 5), executor);
+  if (executor.interrupted()) throw interrupted_error();
   std::vector<RpTree> trees(par.n_trees);
   batched_for(executor, par.n_trees, n_threads, [&](std::size_t t0, std::size_t t1) {
-    for (std::size_t t = t0; t < t1; ++t) trees[t] = build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t));
+    for (std::size_t t = t0; t < t1; ++t) {
+      trees[t] = principal.available()
+                     ? build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t), principal.row(0), principal.d())
+                     : build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t));
+    }
   });
 
   // New row numbers: the order of the first tree's leaves (perm[s] is the
@@ -388,7 +403,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     // compared there already and the first local join can skip the pair.
     const std::uint8_t tree_flag = static_cast<std::uint8_t>(t + 2 < 256 ? t + 2 : 1);
     const std::size_t n_leaves = tree.n_leaves();
-    const std::size_t n_parts = std::min(n_leaves, 4 * n_threads);
+    const std::size_t n_parts = std::min(n_leaves, 16 * n_threads);
     std::vector<std::size_t> part_updates(n_parts, 0);
     executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
       detail::JoinWorkspace ws;
@@ -494,7 +509,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   const std::size_t batch = 64 * chunk;        // rows per batch of joins
   std::vector<std::vector<detail::ListUpdate>> chunk_updates(batch / chunk);
   const double stop_below = par.delta * static_cast<double>(n) * static_cast<double>(K);
-  const std::size_t n_parts = std::min(n, 4 * n_threads);
+  const std::size_t n_parts = std::min(n, 16 * n_threads);
 
   for (std::size_t iter = 0; iter < par.n_iters && !reached_target(recall); ++iter) {
     // Reverse lists: a counting sort of all entries by the row they list.

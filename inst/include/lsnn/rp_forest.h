@@ -2,17 +2,18 @@
 // trees over them.
 //
 // ScoreSpace holds what the approximate search scores candidates with: for
-// dense data, a contiguous single-precision copy of the rows in the score
-// space of RowData (centred and scaled rows for euclidean and manhattan,
-// unit rows for cosine and correlation) with their squared norms, so that a
-// block of candidate rows is scored by one small matrix product; for sparse
-// data, nothing beyond RowData itself (pairs are scored exactly).
+// dense data, the rows in the score space of RowData in single precision,
+// contiguous, with their squared norms, so that a block of candidate rows is
+// scored by one small matrix product (RowData's own rows when they already
+// are in score space, else a copy: centred and scaled rows for euclidean and
+// manhattan, unit rows for cosine and correlation); for sparse data, nothing
+// beyond RowData itself (pairs are scored exactly, in double precision).
 //
 // A random-projection tree splits the rows recursively by the hyperplane
-// half-way between two random rows of the node, until a node holds at most
-// `leaf_size` rows. Rows close together tend to share a leaf, so each leaf is
-// a good set of candidate neighbours for its rows (Dasgupta and Freund,
-// 2008; the initialisation of PyNNDescent).
+// half-way between two random rows of the node (sparse rows: by which of the
+// two is closer), until a node holds at most `leaf_size` rows. Rows close
+// together tend to share a leaf, so each leaf is a good set of candidate
+// neighbours for its rows (Dasgupta and Freund, 2008).
 #ifndef LSNN_RP_FOREST_H
 #define LSNN_RP_FOREST_H
 
@@ -63,6 +64,7 @@ class ScoreSpace {
   bool dense() const { return !data_->sparse(); }
   const RowData& data() const { return *data_; }
   const float* row(std::size_t i) const { return rows_ptr_ + i * d_; }
+  float sqnorm(std::size_t i) const { return sqnorm_ptr_[i]; }
 
   // out[a * m + b] = score of rows ids[a] and ids[b] for a < na, b < m: a
   // block of the candidate rows against all of them. Dense rows are gathered
@@ -155,20 +157,21 @@ inline void prefetch_line(const void* p) {
 // Splits order[lo, hi) into two non-empty parts, returning the first index of
 // the second part. Rows on the hyperplane go to a random side; when every
 // row lands on one side (duplicates, constant data), the split is random.
-inline std::size_t rp_split(const ScoreSpace& space, std::vector<int>& order, std::size_t lo,
+inline std::size_t rp_split(const ScoreSpace& space, const float* rows, std::size_t d,
+                            std::vector<int>& order, std::size_t lo,
                             std::size_t hi, SplitMix64& rng, std::vector<float>& hyperplane,
                             std::vector<float>& margin, std::vector<int>& scratch) {
   const std::size_t size = hi - lo;
-  const std::size_t d = space.d();
   const std::size_t a = lo + rng.below(size);
   std::size_t b = lo + rng.below(size - 1);
   if (b >= a) ++b;
   const std::size_t pa = static_cast<std::size_t>(order[a]);
   const std::size_t pb = static_cast<std::size_t>(order[b]);
   margin.resize(size);
-  if (space.dense()) {
-    const float* xa = space.row(pa);
-    const float* xb = space.row(pb);
+  auto row = [&](std::size_t i) { return rows + i * d; };
+  if (rows != nullptr) {
+    const float* xa = row(pa);
+    const float* xb = row(pb);
     hyperplane.resize(d);
     double offset = 0.0;
     for (std::size_t k = 0; k < d; ++k) {
@@ -181,10 +184,10 @@ inline std::size_t rp_split(const ScoreSpace& space, std::vector<int>& order, st
     const std::size_t lines = std::min<std::size_t>(4, (d * sizeof(float) + 63) / 64);
     for (std::size_t t = lo; t < hi; ++t) {
       if (t + ahead < hi) {
-        const char* next = reinterpret_cast<const char*>(space.row(static_cast<std::size_t>(order[t + ahead])));
+        const char* next = reinterpret_cast<const char*>(row(static_cast<std::size_t>(order[t + ahead])));
         for (std::size_t l = 0; l < lines; ++l) prefetch_line(next + 64 * l);
       }
-      margin[t - lo] = kern.dot_f32(hyperplane.data(), space.row(static_cast<std::size_t>(order[t])), d) - off;
+      margin[t - lo] = kern.dot_f32(hyperplane.data(), row(static_cast<std::size_t>(order[t])), d) - off;
     }
   } else {
     const RowData& data = space.data();
@@ -224,8 +227,15 @@ inline std::size_t rp_split(const ScoreSpace& space, std::vector<int>& order, st
 }  // namespace detail
 
 // One random-projection tree over all rows, its randomness a function of
-// `seed` only.
-inline RpTree build_rp_tree(const ScoreSpace& space, std::size_t leaf_size, std::uint64_t seed) {
+// `seed` only. Dense rows are split on `rows` (n x d) when given (shorter
+// rows that stand for them, such as principal coordinates), else on the
+// space's own rows.
+inline RpTree build_rp_tree(const ScoreSpace& space, std::size_t leaf_size, std::uint64_t seed,
+                            const float* rows = nullptr, std::size_t d = 0) {
+  if (rows == nullptr && space.dense()) {
+    rows = space.row(0);
+    d = space.d();
+  }
   const std::size_t n = space.n();
   leaf_size = std::max<std::size_t>(leaf_size, 1);
   RpTree tree;
@@ -246,8 +256,8 @@ inline RpTree build_rp_tree(const ScoreSpace& space, std::size_t leaf_size, std:
       tree.leaf_start.push_back(node.first);
       continue;
     }
-    const std::size_t mid = detail::rp_split(space, tree.order, node.first, node.second, rng,
-                                             hyperplane, margin, scratch);
+    const std::size_t mid = detail::rp_split(space, rows, d, tree.order, node.first, node.second,
+                                             rng, hyperplane, margin, scratch);
     stack.emplace_back(mid, node.second);
     stack.emplace_back(node.first, mid);
   }
