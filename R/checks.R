@@ -63,14 +63,17 @@ prepare_data <- function(X, metric, caller = "X") {
   if (!is.numeric(X)) stop_arg("'", caller, "' must be numeric (it is ", typeof(X), ")")
   if (nrow(X) < 2) stop_arg("'", caller, "' must have at least 2 rows")
   if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
-  # range() is NA or infinite exactly when some value is, without the n x d
-  # logical matrix that is.finite() would allocate; details only on failure.
-  if (!all(is.finite(range(X)))) {
+  # min() and max() are NA or infinite exactly when some value is, without
+  # the n x d logical matrix that is.finite() would allocate (or the copy of
+  # X that range() makes); details only on failure.
+  if (!is.finite(min(X)) || !is.finite(max(X))) {
     bad <- !is.finite(X)
     stop_arg("'", caller, "' contains ", sum(bad), " NA, NaN or infinite values (first in row ",
              which(rowSums(bad) > 0)[1], ")")
   }
-  storage.mode(X) <- "double"
+  # Only when needed: on a double matrix, storage.mode<- returns an ALTREP
+  # wrapper that the C++ side would materialise as a full copy of X.
+  if (!is.double(X)) storage.mode(X) <- "double"
   list(kind = "dense", x = X, n = nrow(X), d = ncol(X))
 }
 
