@@ -27,6 +27,28 @@ test_that("perplexity affinities over all pairs are calibrated, symmetric and su
                ignore_attr = TRUE)
 })
 
+test_that("all-pairs affinities drop the entries that underflow to 0", {
+  # Two clusters so far apart that exp(-beta d^2) is exactly 0 between them;
+  # 130 rows, more than two 64-row blocks, so the in-place symmetrisation
+  # crosses blocks.
+  set.seed(12)
+  X <- rbind(matrix(rnorm(70 * 3), 70, 3), matrix(rnorm(60 * 3, mean = 50), 60, 3))
+  res <- perplexity_affinities(X, perplexity = 10, ret_extra = TRUE, n_threads = 2)
+  P <- res$P
+  expect_true(all(P@x > 0))
+  expect_equal(length(P@x), 70L * 69L + 60L * 59L)
+  expect_true(Matrix::isSymmetric(P, tol = 0))
+  expect_equal(sum(P), 1, tolerance = 1e-12)
+  D2 <- as.matrix(dist(X))^2
+  cond <- matrix(0, 130, 130)
+  for (i in 1:130) {
+    w <- exp(-res$beta[i] * (D2[i, -i] - min(D2[i, -i])))
+    cond[i, -i] <- w / sum(w)
+  }
+  expect_equal(as.matrix(P), (cond + t(cond)) / 260, tolerance = 1e-10, ignore_attr = TRUE)
+  expect_identical(perplexity_affinities(X, perplexity = 10), P)
+})
+
 test_that("perplexity affinities over a graph use the row's neighbours only", {
   set.seed(12)
   X <- matrix(rnorm(80 * 3), 80, 3)

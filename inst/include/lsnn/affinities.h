@@ -31,7 +31,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
@@ -323,140 +322,136 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
 }
 
 // Perplexity-calibrated P over all pairs of the rows of X (n x D,
-// column-major). The n x n matrix is unavoidable here (it is the result);
-// it is built dense, symmetrised in place and then read out by the caller
-// with row_counts() / fill().
-class DenseAffinities {
- public:
-  template <typename Executor>
-  DenseAffinities(const CostKernels& k, const double* X, std::size_t n, std::size_t D,
-                  const CalibrationSettings& s, double* beta, Executor& executor)
-      : n_(n), P_(new double[n * n]) {  // every entry is written below
-    // centred row-major copy, for accurate distances from dot products
-    std::vector<double> Xr(n * D), norms(n, 0.0);
-    for (std::size_t c = 0; c < D; ++c) {
-      double mean = 0.0;
-      for (std::size_t i = 0; i < n; ++i) mean += X[c * n + i];
-      mean /= static_cast<double>(n);
-      for (std::size_t i = 0; i < n; ++i) Xr[i * D + c] = X[c * n + i] - mean;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      double t = 0.0;
-      for (std::size_t c = 0; c < D; ++c) t += Xr[i * D + c] * Xr[i * D + c];
-      norms[i] = t;
-    }
-    std::vector<unsigned char> failed(n, 0);
-    const std::size_t rows_per_task = 64;
-    const std::size_t ntasks = (n + rows_per_task - 1) / rows_per_task;
-    batched_for(
-        executor, ntasks, std::max<std::size_t>(2, 4000000 / (n * rows_per_task + 1)),
-        [&](std::size_t b, std::size_t e) {
-          std::vector<double> dist(rows_per_task * n), d(n), p(n);
-          for (std::size_t t = b; t < e; ++t) {
-            const std::size_t r0 = t * rows_per_task;
-            const std::size_t r1 = std::min(n, r0 + rows_per_task);
-            k.sqdist_rows(Xr.data(), n, D, norms.data(), r0, r1, dist.data());
-            for (std::size_t i = r0; i < r1; ++i) {
-              const double* row = dist.data() + (i - r0) * n;
-              const std::size_t m = n - 1;
-              double dmin = std::numeric_limits<double>::infinity();
-              for (std::size_t j = 0, t2 = 0; j < n; ++j) {
-                if (j == i) continue;
-                d[t2++] = row[j];
-                dmin = std::min(dmin, row[j]);
-              }
-              for (std::size_t j = 0; j < m; ++j) d[j] -= dmin;
-              // start from the previous row's precision within the task
-              beta[i] = i > r0 ? beta[i - 1] : NAN;
-              if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], p.data())) {
-                failed[i] = 1;
-              }
-              double* out = P_.get() + i * n;
-              for (std::size_t j = 0, t2 = 0; j < n; ++j) {
-                out[j] = j == i ? 0.0 : p[t2++];
-              }
-            }
-          }
-        },
-        [](std::size_t) {}, 1);
-    n_failed_ = 0;
-    for (unsigned char f : failed) n_failed_ += f;
-    // P = (C + C^T) / (2n), in place, tile by tile
-    const std::size_t B = 64;
-    const std::size_t nb = (n + B - 1) / B;
-    const double scale = 0.5 / static_cast<double>(n);
-    executor.parallel_for(
-        0, nb,
-        [&](std::size_t b, std::size_t e) {
-          for (std::size_t I = b; I < e; ++I) {
-            for (std::size_t J = I; J < nb; ++J) {
-              const std::size_t i1 = std::min(n, (I + 1) * B);
-              const std::size_t j1 = std::min(n, (J + 1) * B);
-              for (std::size_t i = I * B; i < i1; ++i) {
-                for (std::size_t j = (I == J ? i : J * B); j < j1; ++j) {
-                  const double v = (P_[i * n + j] + P_[j * n + i]) * scale;
-                  P_[i * n + j] = v;
-                  P_[j * n + i] = v;
-                }
-              }
-            }
-          }
-        },
-        1);
-    counts_.assign(n, 0);
-    executor.parallel_for(
-        0, n,
-        [&](std::size_t b, std::size_t e) {
-          for (std::size_t i = b; i < e; ++i) {
-            const double* row = P_.get() + i * n;
-            std::size_t c = 0;
-            for (std::size_t j = 0; j < n; ++j) c += row[j] != 0.0;
-            counts_[i] = c;
-          }
-        },
-        64);
+// column-major), written straight into the caller's CSR arrays (for a
+// symmetric matrix also its CSC form, as R's dgCMatrix wants): ptr has n + 1
+// entries, col and val n (n - 1), room for every off-diagonal entry. Row i
+// takes val[i (n - 1), (i + 1) (n - 1)): first its conditional
+// probabilities, calibrated in place, then the symmetrised values, so no
+// other n x n buffer is ever allocated. Entries that underflow to 0 are
+// dropped at the end, moving the rows left. Returns the number of entries
+// kept; `n_failed` counts the rows that missed the tolerance.
+template <typename Executor>
+std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::size_t n,
+                                 std::size_t D, const CalibrationSettings& s, double* beta,
+                                 int* ptr, int* col, double* val, std::size_t& n_failed,
+                                 Executor& executor) {
+  const std::size_t m = n - 1;  // entries per row before zeros are dropped
+  checked_nnz(n * m);
+  // Centred row-major copy, for accurate distances from dot products.
+  std::vector<double> Xr(n * D), norms(n, 0.0);
+  for (std::size_t c = 0; c < D; ++c) {
+    double mean = 0.0;
+    for (std::size_t i = 0; i < n; ++i) mean += X[c * n + i];
+    mean /= static_cast<double>(n);
+    for (std::size_t i = 0; i < n; ++i) Xr[i * D + c] = X[c * n + i] - mean;
   }
+  for (std::size_t i = 0; i < n; ++i) {
+    double t = 0.0;
+    for (std::size_t c = 0; c < D; ++c) t += Xr[i * D + c] * Xr[i * D + c];
+    norms[i] = t;
+  }
+  // Conditional probabilities, in tasks of 64 rows: a row starts from the
+  // previous row's precision within its task, so the result does not depend
+  // on the number of threads.
+  std::vector<unsigned char> failed(n, 0);
+  const std::size_t rows_per_task = 64;
+  const std::size_t ntasks = (n + rows_per_task - 1) / rows_per_task;
+  batched_for(
+      executor, ntasks, std::max<std::size_t>(2, 4000000 / (n * rows_per_task + 1)),
+      [&](std::size_t b, std::size_t e) {
+        std::vector<double> dist(rows_per_task * n), d(m);
+        for (std::size_t t = b; t < e; ++t) {
+          const std::size_t r0 = t * rows_per_task;
+          const std::size_t r1 = std::min(n, r0 + rows_per_task);
+          k.sqdist_rows(Xr.data(), n, D, norms.data(), r0, r1, dist.data());
+          for (std::size_t i = r0; i < r1; ++i) {
+            const double* row = dist.data() + (i - r0) * n;
+            // the row without its diagonal, shifted to a minimum of 0 (the
+            // entropy does not depend on the shift; exp() does not overflow)
+            double dmin = std::numeric_limits<double>::infinity();
+            for (std::size_t j = 0; j < i; ++j) dmin = std::min(dmin, row[j]);
+            for (std::size_t j = i + 1; j < n; ++j) dmin = std::min(dmin, row[j]);
+            for (std::size_t j = 0; j < i; ++j) d[j] = row[j] - dmin;
+            for (std::size_t j = i + 1; j < n; ++j) d[j - 1] = row[j] - dmin;
+            beta[i] = i > r0 ? beta[i - 1] : NAN;
+            if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], val + i * m)) failed[i] = 1;
+          }
+        }
+      },
+      [](std::size_t) {}, 1);
+  n_failed = 0;
+  for (unsigned char f : failed) n_failed += f;
 
-  std::size_t n_failed() const { return n_failed_; }
-  std::size_t nnz() const {
-    std::size_t t = 0;
-    for (std::size_t c : counts_) t += c;
-    return t;
-  }
-  // ptr (n + 1), col and val (nnz()) allocated by the caller.
-  template <typename Executor>
-  void fill(int* ptr, int* col, double* val, Executor& executor) const {
-    const std::size_t n = n_;
-    ptr[0] = 0;
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      total += counts_[i];
-      ptr[i + 1] = checked_nnz(total);
-    }
-    executor.parallel_for(
-        0, n,
-        [&](std::size_t b, std::size_t e) {
-          for (std::size_t i = b; i < e; ++i) {
-            const double* row = P_.get() + i * n;
-            std::size_t o = static_cast<std::size_t>(ptr[i]);
-            for (std::size_t j = 0; j < n; ++j) {
-              if (row[j] != 0.0) {
-                col[o] = static_cast<int>(j);
-                val[o] = row[j];
-                ++o;
+  // P = (C + C^T) / (2n) in place, by pairs of 64-row blocks I <= J; entry
+  // (i, j) of row i sits at i m + j - (j > i).
+  const std::size_t B = 64;
+  const std::size_t nb = (n + B - 1) / B;
+  const double scale = 0.5 / static_cast<double>(n);
+  executor.parallel_for(
+      0, nb,
+      [&](std::size_t b, std::size_t e) {
+        for (std::size_t I = b; I < e; ++I) {
+          const std::size_t i1 = std::min(n, (I + 1) * B);
+          for (std::size_t J = I; J < nb; ++J) {
+            const std::size_t j1 = std::min(n, (J + 1) * B);
+            for (std::size_t i = I * B; i < i1; ++i) {
+              for (std::size_t j = (I == J ? i + 1 : J * B); j < j1; ++j) {
+                double& ij = val[i * m + j - 1];  // (i, j), j > i
+                double& ji = val[j * m + i];      // (j, i), i < j
+                const double v = (ij + ji) * scale;
+                ij = v;
+                ji = v;
               }
             }
           }
-        },
-        64);
-  }
+        }
+      },
+      1);
 
- private:
-  std::size_t n_;
-  std::unique_ptr<double[]> P_;
-  std::vector<std::size_t> counts_;
-  std::size_t n_failed_ = 0;
-};
+  // Column numbers and zeros, row by row; then, only if some entry
+  // underflowed, the rows are moved left over the dropped entries.
+  std::vector<std::size_t> kept(n, 0);
+  executor.parallel_for(
+      0, n,
+      [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) {
+          int* c = col + i * m;
+          const double* v = val + i * m;
+          std::size_t z = 0;
+          for (std::size_t j = 0; j < i; ++j) {
+            c[j] = static_cast<int>(j);
+            z += v[j] == 0.0;
+          }
+          for (std::size_t j = i + 1; j < n; ++j) {
+            c[j - 1] = static_cast<int>(j);
+            z += v[j - 1] == 0.0;
+          }
+          kept[i] = m - z;
+        }
+      },
+      64);
+  std::size_t out = 0;
+  ptr[0] = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (kept[i] == m) {
+      if (out != i * m) {
+        std::copy(col + i * m, col + (i + 1) * m, col + out);
+        std::copy(val + i * m, val + (i + 1) * m, val + out);
+      }
+      out += m;
+    } else {
+      for (std::size_t e = i * m; e < (i + 1) * m; ++e) {
+        if (val[e] != 0.0) {
+          col[out] = col[e];
+          val[out] = val[e];
+          ++out;
+        }
+      }
+    }
+    ptr[i + 1] = static_cast<int>(out);
+  }
+  return out;
+}
 
 struct UmapSettings {
   double local_connectivity = 1.0;
