@@ -307,14 +307,21 @@ class RowData {
     } else {
       xd_.resize(n_ * d_);
     }
-    for (std::size_t k = 0; k < d_; ++k) {
-      const double* col = x.data + k * n_;
-      for (std::size_t i = 0; i < n_; ++i) {
-        const double v = row_mean.empty() ? col[i] : col[i] - row_mean[i];
-        if (store_float_) {
-          xf_[i * d_ + k] = static_cast<float>(v);
-        } else {
-          xd_[i * d_ + k] = v;
+    // The transposition goes by blocks of 64 rows, whose output lines stay
+    // in cache while every column fills them (a column at a time over all
+    // rows would touch a new cache line with every value).
+    const std::size_t rows_per_block = 64;
+    for (std::size_t i0 = 0; i0 < n_; i0 += rows_per_block) {
+      const std::size_t i1 = std::min(n_, i0 + rows_per_block);
+      for (std::size_t k = 0; k < d_; ++k) {
+        const double* col = x.data + k * n_;
+        for (std::size_t i = i0; i < i1; ++i) {
+          const double v = row_mean.empty() ? col[i] : col[i] - row_mean[i];
+          if (store_float_) {
+            xf_[i * d_ + k] = static_cast<float>(v);
+          } else {
+            xd_[i * d_ + k] = v;
+          }
         }
       }
     }

@@ -20,6 +20,9 @@ struct DistanceKernels {
   // search.
   void (*dot_tile)(const float* A, std::size_t na, const float* B,
                    std::size_t m, std::size_t d, float* out);
+  // out[a * m + b] = <A_a, A_b> for the row-major block A (m x d), with
+  // half the work of dot_tile(A, m, A, m, d, out).
+  void (*gram_tile)(const float* A, std::size_t m, std::size_t d, float* out);
   // s[a * m + b] = na[a] + nb[b] - 2 s[a * m + b]: squared distances from a
   // tile of dot products and the rows' squared norms.
   void (*finish_sqdist_tile)(const float* na, std::size_t ma, const float* nb,
@@ -32,6 +35,8 @@ struct DistanceKernels {
   std::size_t (*positions_at_most)(const float* s, const float* threshold,
                                    bool one_threshold, std::size_t m,
                                    std::uint32_t* pos);
+  // The number of b < m with s[b] <= threshold.
+  std::size_t (*count_at_most)(const float* s, float threshold, std::size_t m);
   // Exact double-precision distances between two rows stored as float or
   // double: sum (x - y)^2, sum x * y, sum |x - y|.
   double (*sqdist_f)(const float* x, const float* y, std::size_t d);

@@ -42,6 +42,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -79,6 +80,44 @@ struct ApproxKnnStats {
   std::size_t rows_searched_exhaustively = 0;
 };
 
+// The k-th smallest of s[0, m) (1 <= k <= m, no NaN), by bisection on the
+// values' order-preserving integer keys: 32 vectorised counts, where a
+// selection algorithm mispredicts a branch on about every other element.
+inline float kth_smallest(const DistanceKernels& kern, const float* s, std::size_t m, std::size_t k) {
+  // Non-negative floats order as their bit patterns; negative ones are
+  // mapped below them, in reverse (the map is its own inverse).
+  auto key_of = [](float f) {
+    std::int32_t b;
+    std::memcpy(&b, &f, sizeof b);
+    return b >= 0 ? b : b ^ 0x7fffffff;
+  };
+  auto float_of = [&](std::int32_t key) {
+    const std::int32_t b = key >= 0 ? key : key ^ 0x7fffffff;
+    float f;
+    std::memcpy(&f, &b, sizeof f);
+    return f;
+  };
+  // The smallest key x with count(<= x) >= k, in [lo, hi].
+  std::int64_t lo = std::numeric_limits<std::int32_t>::min(), hi = key_of(std::numeric_limits<float>::infinity());
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (kern.count_at_most(s, float_of(static_cast<std::int32_t>(mid)), m) >= k) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return float_of(static_cast<std::int32_t>(lo));
+}
+
+// One list entry with its flag; `added` marks the entries of a merge.
+struct FlaggedEntry {
+  float value;
+  int index;
+  std::uint8_t flag;
+  std::uint8_t added;
+};
+
 // Bounded per-row max-heaps of (score, index) with a flag per entry, under
 // the (score, index) total order of graph.h. Callers keep the indices of a
 // row distinct (contains(), or push_new() for indices known to be absent).
@@ -86,21 +125,21 @@ class FlaggedHeaps {
  public:
   FlaggedHeaps(std::size_t n, std::size_t capacity, const DistanceKernels& kernels)
       : cap_(capacity), value_(n * capacity), index_(n * capacity), flag_(n * capacity),
-        size_(n, 0), contains_(kernels.contains_index) {}
+        size_(n, 0), top_(n, std::numeric_limits<float>::infinity()), kernels_(&kernels) {}
 
   std::size_t capacity() const { return cap_; }
   std::size_t size(std::size_t row) const { return size_[row]; }
   // The largest kept score, or +inf while the row has room.
-  float threshold(std::size_t row) const {
-    return size_[row] == cap_ ? value_[row * cap_] : std::numeric_limits<float>::infinity();
-  }
+  // (Kept in an array of its own, which stays in cache, as the forest and
+  // the joins read it for rows in no particular order.)
+  float threshold(std::size_t row) const { return top_[row]; }
   const float* values(std::size_t row) const { return &value_[row * cap_]; }
   const int* indices(std::size_t row) const { return &index_[row * cap_]; }
   int* mutable_indices(std::size_t row) { return &index_[row * cap_]; }
   std::uint8_t* flags(std::size_t row) { return &flag_[row * cap_]; }
 
   bool contains(std::size_t row, int index) const {
-    return contains_(indices(row), size_[row], index);
+    return kernels_->contains_index(indices(row), size_[row], index);
   }
 
   // Hints that the row's indices (and, with `all`, its scores and flags)
@@ -169,7 +208,58 @@ class FlaggedHeaps {
     v[c] = value;
     ix[c] = index;
     fl[c] = flag;
+    update_top(row);
     return true;
+  }
+
+  // Adds many entries to a row at once: `entries` (indices not listed in
+  // the row, distinct, each with `flag`) join the row's entries and the
+  // `capacity` first in the (score, index) order are kept, the heap rebuilt.
+  // Cheaper than one push per entry when there are many. Returns how many
+  // of `entries` were kept; `scratch` is the caller's.
+  std::size_t merge_new(std::size_t row, const std::pair<float, int>* entries, std::size_t count,
+                        std::uint8_t flag, std::vector<FlaggedEntry>& scratch,
+                        std::vector<float>& values) {
+    float* v = &value_[row * cap_];
+    int* ix = &index_[row * cap_];
+    std::uint8_t* fl = &flag_[row * cap_];
+    const std::size_t had = size_[row];
+    scratch.clear();
+    for (std::size_t c = 0; c < had; ++c) scratch.push_back({v[c], ix[c], fl[c], 0});
+    for (std::size_t c = 0; c < count; ++c) scratch.push_back({entries[c].first, entries[c].second, flag, 1});
+    if (scratch.size() > cap_) {
+      // The cap-th smallest score by bisection (see kth_smallest()); the
+      // entries below it are kept, and of those equal to it the ones with
+      // the smallest indices.
+      values.resize(scratch.size());
+      for (std::size_t c = 0; c < scratch.size(); ++c) values[c] = scratch[c].value;
+      const float cut = kth_smallest(*kernels_, values.data(), values.size(), cap_);
+      std::size_t below = 0;
+      for (std::size_t c = 0; c < scratch.size(); ++c) {
+        if (scratch[c].value < cut) std::swap(scratch[below++], scratch[c]);
+      }
+      std::size_t tied = below;
+      for (std::size_t c = below; c < scratch.size(); ++c) {
+        if (scratch[c].value == cut) std::swap(scratch[tied++], scratch[c]);
+      }
+      if (tied > cap_) {
+        std::sort(scratch.begin() + static_cast<std::ptrdiff_t>(below),
+                  scratch.begin() + static_cast<std::ptrdiff_t>(tied),
+                  [](const FlaggedEntry& a, const FlaggedEntry& b) { return a.index < b.index; });
+      }
+      scratch.resize(cap_);
+    }
+    std::size_t kept = 0;
+    for (std::size_t c = 0; c < scratch.size(); ++c) {
+      v[c] = scratch[c].value;
+      ix[c] = scratch[c].index;
+      fl[c] = scratch[c].flag;
+      kept += scratch[c].added;
+    }
+    size_[row] = static_cast<std::uint32_t>(scratch.size());
+    heapify(row);
+    update_top(row);
+    return kept;
   }
 
   // Fills an empty row with at most `capacity` distinct entries, all with
@@ -186,10 +276,26 @@ class FlaggedHeaps {
       fl[c] = flag;
     }
     size_[row] = static_cast<std::uint32_t>(count);
+    heapify(row);
+    update_top(row);
+  }
+
+ private:
+  void update_top(std::size_t row) {
+    top_[row] = size_[row] == cap_ ? value_[row * cap_] : std::numeric_limits<float>::infinity();
+  }
+
+  // Floyd's heap construction over the row's entries.
+  void heapify(std::size_t row) {
+    float* v = &value_[row * cap_];
+    int* ix = &index_[row * cap_];
+    std::uint8_t* fl = &flag_[row * cap_];
+    const std::size_t count = size_[row];
     for (std::size_t start = count / 2; start-- > 0;) {
       std::size_t c = start;
       const float value = v[c];
       const int index = ix[c];
+      const std::uint8_t flag = fl[c];
       for (;;) {
         std::size_t child = 2 * c + 1;
         if (child >= count) break;
@@ -197,20 +303,22 @@ class FlaggedHeaps {
         if (!neighbour_before(value, index, v[child], ix[child])) break;
         v[c] = v[child];
         ix[c] = ix[child];
+        fl[c] = fl[child];
         c = child;
       }
       v[c] = value;
       ix[c] = index;
+      fl[c] = flag;
     }
   }
 
- private:
   std::size_t cap_;
   std::vector<float> value_;
   std::vector<int> index_;
   std::vector<std::uint8_t> flag_;
   std::vector<std::uint32_t> size_;
-  bool (*contains_)(const int*, std::size_t, int);
+  std::vector<float> top_;  // the largest score of a full row, else +inf
+  const DistanceKernels* kernels_;
 };
 
 namespace detail {
@@ -227,7 +335,7 @@ inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, s
   const std::size_t others = k > 0 ? k - 1 : 0;
   const bool few_columns = d <= 128;
   if (p.leaf_size == au) p.leaf_size = std::max<std::size_t>(few_columns ? 512 : 256, 3 * k);
-  if (p.n_trees == au) p.n_trees = few_columns ? 12 : 20;
+  if (p.n_trees == au) p.n_trees = few_columns ? 10 : 20;
   if (p.max_candidates == au) p.max_candidates = std::max(std::min<std::size_t>(others, 40), (others + 2) / 3);
   p.max_candidates = std::max<std::size_t>(p.max_candidates, 1);
   if (p.n_iters == au) {
@@ -236,6 +344,33 @@ inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, s
     p.n_iters = std::max<std::size_t>(5, lg);
   }
   return p;
+}
+
+// Keeps the k entries of v that come first in the (score, index) order of
+// graph.h, in no particular order. The selection compares scores alone, the
+// cheap test; only entries tied with the k-th score are ordered by index.
+inline void keep_smallest(std::vector<std::pair<float, int>>& v, std::size_t k) {
+  if (v.size() <= k) return;
+  if (k == 0) {
+    v.clear();
+    return;
+  }
+  typedef std::pair<float, int> Entry;
+  const auto kth = v.begin() + static_cast<std::ptrdiff_t>(k - 1);
+  std::nth_element(v.begin(), kth, v.end(), [](const Entry& a, const Entry& b) { return a.first < b.first; });
+  const float cut = kth->first;
+  // Scores below the cut are kept; entries equal to it may lie on either
+  // side of the k-th place, and the smallest indices among them win.
+  const auto ties = std::partition(v.begin(), kth, [cut](const Entry& e) { return e.first < cut; });
+  const auto end_right = std::partition(kth + 1, v.end(), [cut](const Entry& e) { return e.first == cut; });
+  if (end_right != kth + 1) {
+    std::vector<Entry> tied(ties, end_right);
+    const std::size_t room = static_cast<std::size_t>(kth + 1 - ties);
+    std::partial_sort(tied.begin(), tied.begin() + static_cast<std::ptrdiff_t>(room), tied.end(),
+                      [](const Entry& a, const Entry& b) { return a.second < b.second; });
+    std::copy(tied.begin(), tied.begin() + static_cast<std::ptrdiff_t>(room), ties);
+  }
+  v.resize(k);
 }
 
 // A list update found by a local join: `source` may enter `target`'s list.
@@ -275,7 +410,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
     std::sort(sample.rows.begin(), sample.rows.end());
   }
   sample.kth.assign(size, 0.0f);
-  const std::size_t group = 16, block = 1024;
+  const std::size_t group = 64, block = 1024;  // 64 rows: efficient products, 4 tasks for 256 rows
   const std::size_t n_groups = (size + group - 1) / group;
   const DistanceKernels& kern = space.data().kernels();
   executor.parallel_for(0, n_groups, [&](std::size_t g0, std::size_t g1) {
@@ -370,6 +505,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       use_sample ? detail::recall_sample(space, data.sparse() ? 64 : 256, K, hash64(par.seed, 3), executor)
                  : detail::RecallSample();
   if (executor.interrupted()) throw interrupted_error();
+  executor.report("T sample done");
   auto reached_target = [&](double recall) { return use_sample && recall >= par.target_recall; };
 
   // 1. The forest: trees built in parallel, then the leaves of one tree at a
@@ -377,7 +513,8 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   // Many columns: the trees split rows on their first 64 principal
   // coordinates (principal.h), a twelfth of the memory traffic for 784
   // columns and, measured on Fashion-MNIST, leaves as good.
-  const PrincipalRows principal(space, 64, hash64(par.seed, 5), executor);
+  const std::size_t tree_dims = data.d() > 128 ? 64 : 32;
+  const PrincipalRows principal(space, tree_dims, hash64(par.seed, 5), executor);
   if (executor.interrupted()) throw interrupted_error();
   std::vector<RpTree> trees(par.n_trees);
   batched_for(executor, par.n_trees, n_threads, [&](std::size_t t0, std::size_t t1) {
@@ -388,6 +525,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     }
   });
 
+  executor.report("T trees built");
   // New row numbers: the order of the first tree's leaves (perm[s] is the
   // row numbered s, inv its inverse).
   const std::vector<int> perm = trees[0].order;
@@ -410,6 +548,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       std::vector<std::uint32_t> seen(n, 0);  // seen[q] == stamp: q is listed
       std::uint32_t stamp = 0;
       std::vector<std::pair<float, int>> take;
+      std::vector<float> cut_scratch;
+      std::vector<FlaggedEntry> merge_scratch;
+      std::vector<float> merge_values;
       for (std::size_t g = g0; g < g1; ++g) {
         std::size_t count = 0;
         for (std::size_t l = n_leaves * g / n_parts; l < n_leaves * (g + 1) / n_parts; ++l) {
@@ -418,32 +559,50 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
           ws.tile.resize(m * m);
           ws.pos.resize(m);
           ws.ids.resize(m);
-          for (std::size_t a = 0; a < m; ++a) {
-            ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
-            heaps.prefetch(static_cast<std::size_t>(ws.ids[a]), true);  // read after the product
-          }
+          for (std::size_t a = 0; a < m; ++a) ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
           space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
+          // The lists are fetched a few rows ahead (fetched before the
+          // product, they would be evicted by it).
+          const std::size_t ahead = 4;
+          for (std::size_t a = 0; a < std::min(ahead, m); ++a) heaps.prefetch(static_cast<std::size_t>(ws.ids[a]), true);
           for (std::size_t a = 0; a < m; ++a) {
+            if (a + ahead < m) heaps.prefetch(static_cast<std::size_t>(ws.ids[a + ahead]), true);
             const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
             const float* sc = &ws.tile[a * m];
-            const float t_row = heaps.threshold(row);
+            float t_row = heaps.threshold(row);
+            if (heaps.size(row) == 0 && m - 1 > K) {
+              // An empty list (first tree): only the K best leaf-mates can
+              // enter, so the cut is the K-th smallest score, found on the
+              // scores alone (cheaper than ranking all the pairs).
+              cut_scratch.assign(sc, sc + m);
+              cut_scratch[a] = std::numeric_limits<float>::infinity();  // the row itself
+              t_row = kth_smallest(kern, cut_scratch.data(), m, K);
+            }
             const std::size_t np = kern.positions_at_most(sc, &t_row, true, m, ws.pos.data());
             // The leaf's rows that may enter, less those listed; at most K.
-            ++stamp;
-            const int* listed = heaps.indices(row);
-            for (std::size_t c = 0; c < heaps.size(row); ++c) seen[static_cast<std::size_t>(listed[c])] = stamp;
+            // Few of them (the usual case once the lists are good): each is
+            // looked up in the list; many: the list is marked first.
             take.clear();
-            for (std::size_t c = 0; c < np; ++c) {
-              const std::size_t b = ws.pos[c];
-              if (b != a && seen[static_cast<std::size_t>(ws.ids[b])] != stamp) take.emplace_back(sc[b], ws.ids[b]);
+            if (np <= 4) {
+              for (std::size_t c = 0; c < np; ++c) {
+                const std::size_t b = ws.pos[c];
+                if (b != a && !heaps.contains(row, ws.ids[b])) take.emplace_back(sc[b], ws.ids[b]);
+              }
+            } else {
+              ++stamp;
+              const int* listed = heaps.indices(row);
+              for (std::size_t c = 0; c < heaps.size(row); ++c) seen[static_cast<std::size_t>(listed[c])] = stamp;
+              for (std::size_t c = 0; c < np; ++c) {
+                const std::size_t b = ws.pos[c];
+                if (b != a && seen[static_cast<std::size_t>(ws.ids[b])] != stamp) take.emplace_back(sc[b], ws.ids[b]);
+              }
             }
-            if (take.size() > K) {
-              std::nth_element(take.begin(), take.begin() + static_cast<std::ptrdiff_t>(K), take.end());
-              take.resize(K);
-            }
+            detail::keep_smallest(take, K);
             if (heaps.size(row) == 0) {
               heaps.fill_new(row, take.data(), take.size(), tree_flag);
               count += take.size();
+            } else if (take.size() > 8) {
+              count += heaps.merge_new(row, take.data(), take.size(), tree_flag, merge_scratch, merge_values);
             } else {
               for (const auto& c : take) count += heaps.push_new(row, c.first, c.second, tree_flag);
             }
@@ -455,6 +614,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     for (std::size_t c : part_updates) tree_updates += c;
     if (executor.interrupted()) throw interrupted_error();
   }
+  executor.report("T leaves done");
   trees.clear();
   trees.shrink_to_fit();
   // Rows the forest left with fewer than k - 1 entries (leaves smaller than
@@ -512,25 +672,48 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   const std::size_t n_parts = std::min(n, 16 * n_threads);
 
   for (std::size_t iter = 0; iter < par.n_iters && !reached_target(recall); ++iter) {
-    // Reverse lists: a counting sort of all entries by the row they list.
-    std::fill(rev_ptr.begin(), rev_ptr.end(), 0);
-    for (std::size_t q = 0; q < n; ++q) {
-      const int* ix = heaps.indices(q);
-      for (std::size_t s = 0; s < heaps.size(q); ++s) ++rev_ptr[static_cast<std::size_t>(ix[s]) + 1];
-    }
-    for (std::size_t i = 0; i < n; ++i) rev_ptr[i + 1] += rev_ptr[i];
+    // Reverse lists: a counting sort of all entries by the row they list,
+    // each part of the source rows counted and placed by its own task; a
+    // row's reverse entries come in increasing source order for any number
+    // of parts.
     {
-      std::vector<std::size_t> fill(rev_ptr.begin(), rev_ptr.end() - 1);
-      for (std::size_t q = 0; q < n; ++q) {
-        const int* ix = heaps.indices(q);
-        const std::uint8_t* fl = heaps.flags(q);
-        for (std::size_t s = 0; s < heaps.size(q); ++s) {
-          const std::size_t p = static_cast<std::size_t>(ix[s]);
-          rev_src[fill[p]] = static_cast<int>(q);
-          rev_flag[fill[p]] = fl[s];
-          ++fill[p];
+      const std::size_t parts = n_threads;
+      std::vector<std::vector<std::size_t>> counts(parts);
+      executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
+        for (std::size_t t = t0; t < t1; ++t) {
+          std::vector<std::size_t>& c = counts[t];
+          c.assign(n, 0);
+          for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
+            const int* ix = heaps.indices(q);
+            for (std::size_t e = 0; e < heaps.size(q); ++e) ++c[static_cast<std::size_t>(ix[e])];
+          }
+        }
+      });
+      // counts[t][p] becomes where part t's entries for row p start.
+      std::size_t total = 0;
+      for (std::size_t p = 0; p < n; ++p) {
+        rev_ptr[p] = total;
+        for (std::size_t t = 0; t < parts; ++t) {
+          const std::size_t c = counts[t][p];
+          counts[t][p] = total;
+          total += c;
         }
       }
+      rev_ptr[n] = total;
+      executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
+        for (std::size_t t = t0; t < t1; ++t) {
+          std::vector<std::size_t>& next = counts[t];
+          for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
+            const int* ix = heaps.indices(q);
+            const std::uint8_t* fl = heaps.flags(q);
+            for (std::size_t e = 0; e < heaps.size(q); ++e) {
+              const std::size_t at = next[static_cast<std::size_t>(ix[e])]++;
+              rev_src[at] = static_cast<int>(q);
+              rev_flag[at] = fl[e];
+            }
+          }
+        }
+      });
     }
 
     // Candidates: up to c_max new and c_max old per row, forward and reverse
@@ -600,6 +783,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     });
     if (executor.interrupted()) throw interrupted_error();
 
+    executor.report("T candidates done");
     // Local joins, in batches of rows; a batch's updates are applied before
     // the next batch reads the thresholds.
     std::size_t iter_updates = 0;
@@ -737,6 +921,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       }
     }
   });
+  executor.report("T final distances done");
   KnnGraph graph(n, k);
   const std::size_t block = 64;
   executor.parallel_for(0, (n + block - 1) / block, [&](std::size_t b0, std::size_t b1) {

@@ -68,7 +68,8 @@ class ScoreSpace {
 
   // out[a * m + b] = score of rows ids[a] and ids[b] for a < na, b < m: a
   // block of the candidate rows against all of them. Dense rows are gathered
-  // and multiplied (or summed for manhattan) with the vector kernels.
+  // and multiplied (or summed for manhattan) with the vector kernels; a
+  // square block (na == m) takes the symmetric product.
   void score_block(const int* ids, std::size_t na, std::size_t m, ScoreWorkspace& ws,
                    float* out) const {
     if (!dense()) {
@@ -94,7 +95,11 @@ class ScoreSpace {
       kern.l1_tile(ws.rows.data(), na, ws.rows.data(), m, d_, out);
       return;
     }
-    kern.dot_tile(ws.rows.data(), na, ws.rows.data(), m, d_, out);
+    if (na == m) {
+      kern.gram_tile(ws.rows.data(), m, d_, out);
+    } else {
+      kern.dot_tile(ws.rows.data(), na, ws.rows.data(), m, d_, out);
+    }
     kern.finish_sqdist_tile(ws.sqnorm.data(), na, ws.sqnorm.data(), m, out);
   }
 
