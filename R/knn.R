@@ -137,8 +137,8 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
 #' The descent stops after `n_iters` iterations; earlier when an iteration
 #' changes fewer than `delta * n * (k - 1)` list entries; and earlier still
 #' when the estimated recall reaches `target_recall`. The estimate comes from
-#' 256 rows drawn at random (64 for sparse data) whose true `k - 1`-th
-#' neighbour distance is found by brute force at the start (about `256 / n`
+#' 128 rows drawn at random (64 for sparse data) whose true `k - 1`-th
+#' neighbour distance is found by brute force at the start (about `128 / n`
 #' of the exact search's work): it is the fraction of their listed
 #' neighbours that lie no farther than that distance. On the data measured,
 #' it was within 0.001 of the recall against the exact search.

@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -410,7 +411,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
     std::sort(sample.rows.begin(), sample.rows.end());
   }
   sample.kth.assign(size, 0.0f);
-  const std::size_t group = 64, block = 1024;  // 64 rows: efficient products, 4 tasks for 256 rows
+  const std::size_t group = 32, block = 1024;  // products of 32 rows; 4 tasks for 128 rows
   const std::size_t n_groups = (size + group - 1) / group;
   const DistanceKernels& kern = space.data().kernels();
   executor.parallel_for(0, n_groups, [&](std::size_t g0, std::size_t g1) {
@@ -502,7 +503,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   // The recall sample (sparse rows are scored pair by pair: a smaller one).
   const bool use_sample = par.target_recall < 1.0;
   const detail::RecallSample sample =
-      use_sample ? detail::recall_sample(space, data.sparse() ? 64 : 256, K, hash64(par.seed, 3), executor)
+      use_sample ? detail::recall_sample(space, data.sparse() ? 64 : 128, K, hash64(par.seed, 3), executor)
                  : detail::RecallSample();
   if (executor.interrupted()) throw interrupted_error();
   executor.report("T sample done");
@@ -657,7 +658,13 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     executor.report(msg.str());
   }
 
-  // 2. The descent.
+  // 2. The descent. Dense rows are copied in the order of their new numbers
+  // first: a row's candidates mostly have numbers near its own, so the joins
+  // then read rows that are close together in memory.
+  const bool renumbered_rows = space.dense();
+  std::unique_ptr<const ScoreSpace> renumbered;
+  if (renumbered_rows) renumbered.reset(new ScoreSpace(space, perm, executor));
+  const ScoreSpace& join_space = renumbered_rows ? *renumbered : space;
   const std::size_t c_max = par.max_candidates;
   std::vector<int> new_cand(n * c_max), old_cand(n * c_max);
   std::vector<std::uint32_t> new_count(n), old_count(n);
@@ -816,10 +823,10 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
             for (std::size_t j = 0; j < m; ++j) {
               const std::size_t q = static_cast<std::size_t>(ws.ids[j]);
               ws.thr[j] = heaps.threshold(q);
-              ws.orig[j] = perm[q];
+              ws.orig[j] = renumbered_rows ? static_cast<int>(q) : perm[q];
             }
             // The new candidates against all: the pairs (i, j), i < j.
-            space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
+            join_space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
             const std::uint8_t* flag = &new_flag[p * c_max];
             for (std::size_t i = 0; i < a; ++i) {
               const std::size_t j0 = i + 1;

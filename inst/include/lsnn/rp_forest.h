@@ -36,6 +36,10 @@ struct ScoreWorkspace {
 
 class ScoreSpace {
  public:
+  // Not copied: rows_ptr_ may point into rows_.
+  ScoreSpace(const ScoreSpace&) = delete;
+  ScoreSpace& operator=(const ScoreSpace&) = delete;
+
   template <typename Executor>
   ScoreSpace(const RowData& data, Executor& executor) : data_(&data), n_(data.n()), d_(data.d()) {
     if (data.sparse()) return;
@@ -53,6 +57,26 @@ class ScoreSpace {
       for (std::size_t b = b0; b < b1; ++b) {
         const std::size_t begin = b * block, end = std::min(n_, begin + block);
         data.load_block(begin, end, &rows_[begin * d_], &sqnorm_[begin]);
+      }
+    });
+    rows_ptr_ = rows_.data();
+    sqnorm_ptr_ = sqnorm_.data();
+  }
+
+  // The rows of a dense `source` in the order `order` (row s here is row
+  // order[s] there): rows that are close in that order are then close in
+  // memory too.
+  template <typename Executor>
+  ScoreSpace(const ScoreSpace& source, const std::vector<int>& order, Executor& executor)
+      : data_(source.data_), n_(source.n_), d_(source.d_) {
+    rows_.resize(n_ * d_);
+    sqnorm_.resize(n_);
+    const std::size_t block = 1024;
+    executor.parallel_for(0, (n_ + block - 1) / block, [&](std::size_t b0, std::size_t b1) {
+      for (std::size_t s = b0 * block; s < std::min(n_, b1 * block); ++s) {
+        const std::size_t i = static_cast<std::size_t>(order[s]);
+        std::copy(source.row(i), source.row(i) + d_, &rows_[s * d_]);
+        sqnorm_[s] = source.sqnorm(i);
       }
     });
     rows_ptr_ = rows_.data();
