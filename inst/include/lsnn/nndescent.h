@@ -542,9 +542,11 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     // compared there already and the first local join can skip the pair.
     const std::uint8_t tree_flag = static_cast<std::uint8_t>(t + 2 < 256 ? t + 2 : 1);
     const std::size_t n_leaves = tree.n_leaves();
-    const std::size_t n_parts = std::min(n_leaves, 16 * n_threads);
+    // Parts of at most 64 leaves, run in batches with an interrupt check
+    // between them (a whole tree of a large data set takes seconds).
+    const std::size_t n_parts = std::min(n_leaves, std::max(16 * n_threads, (n_leaves + 63) / 64));
     std::vector<std::size_t> part_updates(n_parts, 0);
-    executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
+    batched_for(executor, n_parts, 16 * n_threads, [&](std::size_t g0, std::size_t g1) {
       detail::JoinWorkspace ws;
       std::vector<std::uint32_t> seen(n, 0);  // seen[q] == stamp: q is listed
       std::uint32_t stamp = 0;
@@ -658,239 +660,243 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     executor.report(msg.str());
   }
 
-  // 2. The descent. Dense rows are copied in the order of their new numbers
-  // first: a row's candidates mostly have numbers near its own, so the joins
-  // then read rows that are close together in memory.
-  const bool renumbered_rows = space.dense();
-  std::unique_ptr<const ScoreSpace> renumbered;
-  if (renumbered_rows) renumbered.reset(new ScoreSpace(space, perm, executor));
-  const ScoreSpace& join_space = renumbered_rows ? *renumbered : space;
-  const std::size_t c_max = par.max_candidates;
-  std::vector<int> new_cand(n * c_max), old_cand(n * c_max);
-  std::vector<std::uint32_t> new_count(n), old_count(n);
-  std::vector<std::uint8_t> new_flag(n * c_max);
-  std::vector<std::size_t> rev_ptr(n + 1);
-  std::vector<int> rev_src(n * K);
-  std::vector<std::uint8_t> rev_flag(n * K);
-  const std::size_t chunk = 64;                // rows per join task
-  const std::size_t batch = 64 * chunk;        // rows per batch of joins
-  std::vector<std::vector<detail::ListUpdate>> chunk_updates(batch / chunk);
-  const double stop_below = par.delta * static_cast<double>(n) * static_cast<double>(K);
-  const std::size_t n_parts = std::min(n, 16 * n_threads);
+  // 2. The descent, in a scope of its own: its buffers (and the copy of the
+  // rows) are freed before the final pass allocates the graph. Dense rows
+  // are copied in the order of their new numbers first: a row's candidates
+  // mostly have numbers near its own, so the joins then read rows that are
+  // close together in memory.
+  {
+    const bool renumbered_rows = space.dense();
+    std::unique_ptr<const ScoreSpace> renumbered;
+    if (renumbered_rows) renumbered.reset(new ScoreSpace(space, perm, executor));
+    const ScoreSpace& join_space = renumbered_rows ? *renumbered : space;
+    const std::size_t c_max = par.max_candidates;
+    std::vector<int> new_cand(n * c_max), old_cand(n * c_max);
+    std::vector<std::uint32_t> new_count(n), old_count(n);
+    std::vector<std::uint8_t> new_flag(n * c_max);
+    std::vector<std::size_t> rev_ptr(n + 1);
+    std::vector<int> rev_src(n * K);
+    std::vector<std::uint8_t> rev_flag(n * K);
+    const std::size_t chunk = 64;                // rows per join task
+    const std::size_t batch = 64 * chunk;        // rows per batch of joins
+    std::vector<std::vector<detail::ListUpdate>> chunk_updates(batch / chunk);
+    const double stop_below = par.delta * static_cast<double>(n) * static_cast<double>(K);
+    const std::size_t n_parts = std::min(n, 16 * n_threads);
 
-  for (std::size_t iter = 0; iter < par.n_iters && !reached_target(recall); ++iter) {
-    // Reverse lists: a counting sort of all entries by the row they list,
-    // each part of the source rows counted and placed by its own task; a
-    // row's reverse entries come in increasing source order for any number
-    // of parts.
-    {
-      const std::size_t parts = n_threads;
-      std::vector<std::vector<std::size_t>> counts(parts);
-      executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
-        for (std::size_t t = t0; t < t1; ++t) {
-          std::vector<std::size_t>& c = counts[t];
-          c.assign(n, 0);
-          for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
-            const int* ix = heaps.indices(q);
-            for (std::size_t e = 0; e < heaps.size(q); ++e) ++c[static_cast<std::size_t>(ix[e])];
-          }
-        }
-      });
-      // counts[t][p] becomes where part t's entries for row p start.
-      std::size_t total = 0;
-      for (std::size_t p = 0; p < n; ++p) {
-        rev_ptr[p] = total;
-        for (std::size_t t = 0; t < parts; ++t) {
-          const std::size_t c = counts[t][p];
-          counts[t][p] = total;
-          total += c;
-        }
-      }
-      rev_ptr[n] = total;
-      executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
-        for (std::size_t t = t0; t < t1; ++t) {
-          std::vector<std::size_t>& next = counts[t];
-          for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
-            const int* ix = heaps.indices(q);
-            const std::uint8_t* fl = heaps.flags(q);
-            for (std::size_t e = 0; e < heaps.size(q); ++e) {
-              const std::size_t at = next[static_cast<std::size_t>(ix[e])]++;
-              rev_src[at] = static_cast<int>(q);
-              rev_flag[at] = fl[e];
+    for (std::size_t iter = 0; iter < par.n_iters && !reached_target(recall); ++iter) {
+      // Reverse lists: a counting sort of all entries by the row they list,
+      // each part of the source rows counted and placed by its own task; a
+      // row's reverse entries come in increasing source order for any number
+      // of parts.
+      {
+        const std::size_t parts = n_threads;
+        std::vector<std::vector<std::size_t>> counts(parts);
+        executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
+          for (std::size_t t = t0; t < t1; ++t) {
+            std::vector<std::size_t>& c = counts[t];
+            c.assign(n, 0);
+            for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
+              const int* ix = heaps.indices(q);
+              for (std::size_t e = 0; e < heaps.size(q); ++e) ++c[static_cast<std::size_t>(ix[e])];
             }
           }
-        }
-      });
-    }
-
-    // Candidates: up to c_max new and c_max old per row, forward and reverse
-    // entries merged, by random priority; the new forward entries sampled
-    // are flagged old.
-    executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
-      struct Entry {
-        std::uint64_t key;  // priority
-        int q;
-        int slot;  // forward slot, or -1
-        std::uint8_t flag;
-      };
-      std::vector<Entry> all, fresh, stale;
-      // Rows met while gathering row p's entries: seen[q] == p + 1, at
-      // position where[q].
-      std::vector<std::uint32_t> seen(n, 0), where(n);
-      auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
-      for (std::size_t g = g0; g < g1; ++g) {
-        for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
-          const std::uint32_t stamp = static_cast<std::uint32_t>(p + 1);
-          all.clear();
-          const int* ix = heaps.indices(p);
-          std::uint8_t* fl = heaps.flags(p);
-          for (std::size_t s = 0; s < heaps.size(p); ++s) {
-            const std::size_t q = static_cast<std::size_t>(ix[s]);
-            seen[q] = stamp;
-            where[q] = static_cast<std::uint32_t>(all.size());
-            all.push_back({0, ix[s], static_cast<int>(s), fl[s]});
+        });
+        // counts[t][p] becomes where part t's entries for row p start.
+        std::size_t total = 0;
+        for (std::size_t p = 0; p < n; ++p) {
+          rev_ptr[p] = total;
+          for (std::size_t t = 0; t < parts; ++t) {
+            const std::size_t c = counts[t][p];
+            counts[t][p] = total;
+            total += c;
           }
-          // A reverse entry of a listed row merges with it: new if either
-          // is, with the forward entry's flag first.
-          for (std::size_t r = rev_ptr[p]; r < rev_ptr[p + 1]; ++r) {
-            const std::size_t q = static_cast<std::size_t>(rev_src[r]);
-            if (seen[q] == stamp) {
-              Entry& e = all[where[q]];
-              if (e.flag == 0) e.flag = rev_flag[r];
-            } else {
+        }
+        rev_ptr[n] = total;
+        executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
+          for (std::size_t t = t0; t < t1; ++t) {
+            std::vector<std::size_t>& next = counts[t];
+            for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
+              const int* ix = heaps.indices(q);
+              const std::uint8_t* fl = heaps.flags(q);
+              for (std::size_t e = 0; e < heaps.size(q); ++e) {
+                const std::size_t at = next[static_cast<std::size_t>(ix[e])]++;
+                rev_src[at] = static_cast<int>(q);
+                rev_flag[at] = fl[e];
+              }
+            }
+          }
+        });
+      }
+
+      // Candidates: up to c_max new and c_max old per row, forward and reverse
+      // entries merged, by random priority; the new forward entries sampled
+      // are flagged old.
+      executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
+        struct Entry {
+          std::uint64_t key;  // priority
+          int q;
+          int slot;  // forward slot, or -1
+          std::uint8_t flag;
+        };
+        std::vector<Entry> all, fresh, stale;
+        // Rows met while gathering row p's entries: seen[q] == p + 1, at
+        // position where[q].
+        std::vector<std::uint32_t> seen(n, 0), where(n);
+        auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
+        for (std::size_t g = g0; g < g1; ++g) {
+          for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
+            const std::uint32_t stamp = static_cast<std::uint32_t>(p + 1);
+            all.clear();
+            const int* ix = heaps.indices(p);
+            std::uint8_t* fl = heaps.flags(p);
+            for (std::size_t s = 0; s < heaps.size(p); ++s) {
+              const std::size_t q = static_cast<std::size_t>(ix[s]);
               seen[q] = stamp;
               where[q] = static_cast<std::uint32_t>(all.size());
-              all.push_back({0, rev_src[r], -1, rev_flag[r]});
+              all.push_back({0, ix[s], static_cast<int>(s), fl[s]});
             }
-          }
-          fresh.clear();
-          stale.clear();
-          for (Entry& x : all) {
-            x.key = hash64(par.seed, 2 + iter, p, static_cast<std::uint64_t>(x.q));
-            (x.flag != 0 ? fresh : stale).push_back(x);
-          }
-          if (fresh.size() > c_max) {
-            std::nth_element(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(c_max), fresh.end(), by_key);
-            fresh.resize(c_max);
-          }
-          if (stale.size() > c_max) {
-            std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(c_max), stale.end(), by_key);
-            stale.resize(c_max);
-          }
-          new_count[p] = static_cast<std::uint32_t>(fresh.size());
-          old_count[p] = static_cast<std::uint32_t>(stale.size());
-          for (std::size_t c = 0; c < fresh.size(); ++c) {
-            new_cand[p * c_max + c] = fresh[c].q;
-            new_flag[p * c_max + c] = fresh[c].flag;
-            if (fresh[c].slot >= 0) fl[fresh[c].slot] = 0;
-          }
-          for (std::size_t c = 0; c < stale.size(); ++c) old_cand[p * c_max + c] = stale[c].q;
-        }
-      }
-    });
-    if (executor.interrupted()) throw interrupted_error();
-
-    executor.report("T candidates done");
-    // Local joins, in batches of rows; a batch's updates are applied before
-    // the next batch reads the thresholds.
-    std::size_t iter_updates = 0;
-    for (std::size_t start = 0; start < n; start += batch) {
-      const std::size_t stop = std::min(n, start + batch);
-      const std::size_t n_chunks = (stop - start + chunk - 1) / chunk;
-      executor.parallel_for(0, n_chunks, [&](std::size_t c0, std::size_t c1) {
-        detail::JoinWorkspace ws;
-        for (std::size_t ch = c0; ch < c1; ++ch) {
-          std::vector<detail::ListUpdate>& out = chunk_updates[ch];
-          out.clear();
-          const std::size_t p0 = start + ch * chunk, p1 = std::min(stop, p0 + chunk);
-          for (std::size_t p = p0; p < p1; ++p) {
-            if (p + 1 < p1) {
-              // Warm the caches for the next join.
-              const std::size_t pn = p + 1;
-              for (std::size_t c = 0; c < new_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(new_cand[pn * c_max + c]));
-              for (std::size_t c = 0; c < old_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(old_cand[pn * c_max + c]));
-            }
-            const std::size_t a = new_count[p], b = old_count[p];
-            if (a == 0) continue;
-            const std::size_t m = a + b;
-            ws.ids.resize(m);
-            ws.orig.resize(m);
-            ws.thr.resize(m);
-            ws.pos.resize(m);
-            ws.tile.resize(a * m);
-            std::copy(&new_cand[p * c_max], &new_cand[p * c_max] + a, ws.ids.begin());
-            std::copy(&old_cand[p * c_max], &old_cand[p * c_max] + b, ws.ids.begin() + static_cast<std::ptrdiff_t>(a));
-            for (std::size_t j = 0; j < m; ++j) {
-              const std::size_t q = static_cast<std::size_t>(ws.ids[j]);
-              ws.thr[j] = heaps.threshold(q);
-              ws.orig[j] = renumbered_rows ? static_cast<int>(q) : perm[q];
-            }
-            // The new candidates against all: the pairs (i, j), i < j.
-            join_space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
-            const std::uint8_t* flag = &new_flag[p * c_max];
-            for (std::size_t i = 0; i < a; ++i) {
-              const std::size_t j0 = i + 1;
-              if (j0 >= m) continue;
-              const float* sc = &ws.tile[i * m];
-              const int u = ws.ids[i];
-              const std::uint8_t tree_u = flag[i];
-              // Both from the row's leaf in one tree: compared there.
-              auto compared = [&](std::size_t j) { return tree_u >= 2 && j < a && flag[j] == tree_u; };
-              // u takes v ...
-              std::size_t np = kern.positions_at_most(sc + j0, &ws.thr[i], true, m - j0, ws.pos.data());
-              for (std::size_t c = 0; c < np; ++c) {
-                const std::size_t j = j0 + ws.pos[c];
-                const int v = ws.ids[j];
-                if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(u), v)) {
-                  out.push_back({u, v, sc[j]});
-                }
-              }
-              // ... and v takes u.
-              np = kern.positions_at_most(sc + j0, &ws.thr[j0], false, m - j0, ws.pos.data());
-              for (std::size_t c = 0; c < np; ++c) {
-                const std::size_t j = j0 + ws.pos[c];
-                const int v = ws.ids[j];
-                if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(v), u)) {
-                  out.push_back({v, u, sc[j]});
-                }
+            // A reverse entry of a listed row merges with it: new if either
+            // is, with the forward entry's flag first.
+            for (std::size_t r = rev_ptr[p]; r < rev_ptr[p + 1]; ++r) {
+              const std::size_t q = static_cast<std::size_t>(rev_src[r]);
+              if (seen[q] == stamp) {
+                Entry& e = all[where[q]];
+                if (e.flag == 0) e.flag = rev_flag[r];
+              } else {
+                seen[q] = stamp;
+                where[q] = static_cast<std::uint32_t>(all.size());
+                all.push_back({0, rev_src[r], -1, rev_flag[r]});
               }
             }
+            fresh.clear();
+            stale.clear();
+            for (Entry& x : all) {
+              x.key = hash64(par.seed, 2 + iter, p, static_cast<std::uint64_t>(x.q));
+              (x.flag != 0 ? fresh : stale).push_back(x);
+            }
+            if (fresh.size() > c_max) {
+              std::nth_element(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(c_max), fresh.end(), by_key);
+              fresh.resize(c_max);
+            }
+            if (stale.size() > c_max) {
+              std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(c_max), stale.end(), by_key);
+              stale.resize(c_max);
+            }
+            new_count[p] = static_cast<std::uint32_t>(fresh.size());
+            old_count[p] = static_cast<std::uint32_t>(stale.size());
+            for (std::size_t c = 0; c < fresh.size(); ++c) {
+              new_cand[p * c_max + c] = fresh[c].q;
+              new_flag[p * c_max + c] = fresh[c].flag;
+              if (fresh[c].slot >= 0) fl[fresh[c].slot] = 0;
+            }
+            for (std::size_t c = 0; c < stale.size(); ++c) old_cand[p * c_max + c] = stale[c].q;
           }
         }
       });
-      // Apply: each part owns a range of target rows and reads every chunk's
-      // updates in order, so each row sees its updates in a fixed order.
-      std::vector<std::size_t> part_updates(n_threads, 0);
-      executor.parallel_for(0, n_threads, [&](std::size_t t0, std::size_t t1) {
-        for (std::size_t t = t0; t < t1; ++t) {
-          const int lo = static_cast<int>(n * t / n_threads);
-          const int hi = static_cast<int>(n * (t + 1) / n_threads);
-          std::size_t count = 0;
-          for (std::size_t ch = 0; ch < n_chunks; ++ch) {
-            for (const detail::ListUpdate& u : chunk_updates[ch]) {
-              if (u.target >= lo && u.target < hi) {
-                count += heaps.push(static_cast<std::size_t>(u.target), u.score, u.source, 1);
-              }
-            }
-          }
-          part_updates[t] = count;
-        }
-      });
-      for (std::size_t c : part_updates) iter_updates += c;
       if (executor.interrupted()) throw interrupted_error();
+
+      executor.report("T candidates done");
+      // Local joins, in batches of rows; a batch's updates are applied before
+      // the next batch reads the thresholds.
+      std::size_t iter_updates = 0;
+      for (std::size_t start = 0; start < n; start += batch) {
+        const std::size_t stop = std::min(n, start + batch);
+        const std::size_t n_chunks = (stop - start + chunk - 1) / chunk;
+        executor.parallel_for(0, n_chunks, [&](std::size_t c0, std::size_t c1) {
+          detail::JoinWorkspace ws;
+          for (std::size_t ch = c0; ch < c1; ++ch) {
+            std::vector<detail::ListUpdate>& out = chunk_updates[ch];
+            out.clear();
+            const std::size_t p0 = start + ch * chunk, p1 = std::min(stop, p0 + chunk);
+            for (std::size_t p = p0; p < p1; ++p) {
+              if (p + 1 < p1) {
+                // Warm the caches for the next join.
+                const std::size_t pn = p + 1;
+                for (std::size_t c = 0; c < new_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(new_cand[pn * c_max + c]));
+                for (std::size_t c = 0; c < old_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(old_cand[pn * c_max + c]));
+              }
+              const std::size_t a = new_count[p], b = old_count[p];
+              if (a == 0) continue;
+              const std::size_t m = a + b;
+              ws.ids.resize(m);
+              ws.orig.resize(m);
+              ws.thr.resize(m);
+              ws.pos.resize(m);
+              ws.tile.resize(a * m);
+              std::copy(&new_cand[p * c_max], &new_cand[p * c_max] + a, ws.ids.begin());
+              std::copy(&old_cand[p * c_max], &old_cand[p * c_max] + b, ws.ids.begin() + static_cast<std::ptrdiff_t>(a));
+              for (std::size_t j = 0; j < m; ++j) {
+                const std::size_t q = static_cast<std::size_t>(ws.ids[j]);
+                ws.thr[j] = heaps.threshold(q);
+                ws.orig[j] = renumbered_rows ? static_cast<int>(q) : perm[q];
+              }
+              // The new candidates against all: the pairs (i, j), i < j.
+              join_space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
+              const std::uint8_t* flag = &new_flag[p * c_max];
+              for (std::size_t i = 0; i < a; ++i) {
+                const std::size_t j0 = i + 1;
+                if (j0 >= m) continue;
+                const float* sc = &ws.tile[i * m];
+                const int u = ws.ids[i];
+                const std::uint8_t tree_u = flag[i];
+                // Both from the row's leaf in one tree: compared there.
+                auto compared = [&](std::size_t j) { return tree_u >= 2 && j < a && flag[j] == tree_u; };
+                // u takes v ...
+                std::size_t np = kern.positions_at_most(sc + j0, &ws.thr[i], true, m - j0, ws.pos.data());
+                for (std::size_t c = 0; c < np; ++c) {
+                  const std::size_t j = j0 + ws.pos[c];
+                  const int v = ws.ids[j];
+                  if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(u), v)) {
+                    out.push_back({u, v, sc[j]});
+                  }
+                }
+                // ... and v takes u.
+                np = kern.positions_at_most(sc + j0, &ws.thr[j0], false, m - j0, ws.pos.data());
+                for (std::size_t c = 0; c < np; ++c) {
+                  const std::size_t j = j0 + ws.pos[c];
+                  const int v = ws.ids[j];
+                  if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(v), u)) {
+                    out.push_back({v, u, sc[j]});
+                  }
+                }
+              }
+            }
+          }
+        });
+        // Apply: each part owns a range of target rows and reads every chunk's
+        // updates in order, so each row sees its updates in a fixed order.
+        std::vector<std::size_t> part_updates(n_threads, 0);
+        executor.parallel_for(0, n_threads, [&](std::size_t t0, std::size_t t1) {
+          for (std::size_t t = t0; t < t1; ++t) {
+            const int lo = static_cast<int>(n * t / n_threads);
+            const int hi = static_cast<int>(n * (t + 1) / n_threads);
+            std::size_t count = 0;
+            for (std::size_t ch = 0; ch < n_chunks; ++ch) {
+              for (const detail::ListUpdate& u : chunk_updates[ch]) {
+                if (u.target >= lo && u.target < hi) {
+                  count += heaps.push(static_cast<std::size_t>(u.target), u.score, u.source, 1);
+                }
+              }
+            }
+            part_updates[t] = count;
+          }
+        });
+        for (std::size_t c : part_updates) iter_updates += c;
+        if (executor.interrupted()) throw interrupted_error();
+      }
+      st.updates.push_back(iter_updates);
+      st.iterations = iter + 1;
+      recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
+      st.recall.push_back(recall);
+      {
+        std::ostringstream msg;
+        msg << "approx kNN: iteration " << (iter + 1) << " of at most " << par.n_iters << ", "
+            << iter_updates << " list updates";
+        if (use_sample) msg << ", estimated recall " << recall;
+        executor.report(msg.str());
+      }
+      if (static_cast<double>(iter_updates) < stop_below) break;
     }
-    st.updates.push_back(iter_updates);
-    st.iterations = iter + 1;
-    recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
-    st.recall.push_back(recall);
-    {
-      std::ostringstream msg;
-      msg << "approx kNN: iteration " << (iter + 1) << " of at most " << par.n_iters << ", "
-          << iter_updates << " list updates";
-      if (use_sample) msg << ", estimated recall " << recall;
-      executor.report(msg.str());
-    }
-    if (static_cast<double>(iter_updates) < stop_below) break;
   }
 
   // 3. Exact distances, sorted, self first. Rows go in the order of their
