@@ -194,17 +194,7 @@ class FlaggedHeaps {
         c = p;
       }
     } else {
-      c = 0;
-      for (;;) {
-        std::size_t child = 2 * c + 1;
-        if (child >= n) break;
-        if (child + 1 < n && neighbour_before(v[child], ix[child], v[child + 1], ix[child + 1])) ++child;
-        if (!neighbour_before(value, index, v[child], ix[child])) break;
-        v[c] = v[child];
-        ix[c] = ix[child];
-        fl[c] = fl[child];
-        c = child;
-      }
+      c = sift_down(row, 0, value, index);
     }
     v[c] = value;
     ix[c] = index;
@@ -287,26 +277,35 @@ class FlaggedHeaps {
   }
 
   // Floyd's heap construction over the row's entries.
-  void heapify(std::size_t row) {
+  // Moves the entries below slot c up while they rank after (value, index)
+  // and returns the slot where that entry belongs (the caller writes it).
+  std::size_t sift_down(std::size_t row, std::size_t c, float value, int index) {
     float* v = &value_[row * cap_];
     int* ix = &index_[row * cap_];
     std::uint8_t* fl = &flag_[row * cap_];
     const std::size_t count = size_[row];
-    for (std::size_t start = count / 2; start-- > 0;) {
-      std::size_t c = start;
-      const float value = v[c];
-      const int index = ix[c];
-      const std::uint8_t flag = fl[c];
-      for (;;) {
-        std::size_t child = 2 * c + 1;
-        if (child >= count) break;
-        if (child + 1 < count && neighbour_before(v[child], ix[child], v[child + 1], ix[child + 1])) ++child;
-        if (!neighbour_before(value, index, v[child], ix[child])) break;
-        v[c] = v[child];
-        ix[c] = ix[child];
-        fl[c] = fl[child];
-        c = child;
-      }
+    for (;;) {
+      std::size_t child = 2 * c + 1;
+      if (child >= count) break;
+      if (child + 1 < count && neighbour_before(v[child], ix[child], v[child + 1], ix[child + 1])) ++child;
+      if (!neighbour_before(value, index, v[child], ix[child])) break;
+      v[c] = v[child];
+      ix[c] = ix[child];
+      fl[c] = fl[child];
+      c = child;
+    }
+    return c;
+  }
+
+  void heapify(std::size_t row) {
+    float* v = &value_[row * cap_];
+    int* ix = &index_[row * cap_];
+    std::uint8_t* fl = &flag_[row * cap_];
+    for (std::size_t start = size_[row] / 2; start-- > 0;) {
+      const float value = v[start];
+      const int index = ix[start];
+      const std::uint8_t flag = fl[start];
+      const std::size_t c = sift_down(row, start, value, index);
       v[c] = value;
       ix[c] = index;
       fl[c] = flag;

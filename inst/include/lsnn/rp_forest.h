@@ -107,13 +107,7 @@ class ScoreSpace {
       }
       return;
     }
-    ws.rows.resize(m * d_);
-    ws.sqnorm.resize(m);
-    for (std::size_t b = 0; b < m; ++b) {
-      const std::size_t i = static_cast<std::size_t>(ids[b]);
-      std::copy(rows_ptr_ + i * d_, rows_ptr_ + (i + 1) * d_, &ws.rows[b * d_]);
-      ws.sqnorm[b] = sqnorm_ptr_[i];
-    }
+    gather(ids, m, ws);
     const DistanceKernels& kern = data_->kernels();
     if (data_->metric() == Metric::manhattan) {
       kern.l1_tile(ws.rows.data(), na, ws.rows.data(), m, d_, out);
@@ -141,13 +135,7 @@ class ScoreSpace {
       }
       return;
     }
-    ws.rows.resize(na * d_);
-    ws.sqnorm.resize(na);
-    for (std::size_t a = 0; a < na; ++a) {
-      const std::size_t i = static_cast<std::size_t>(ids[a]);
-      std::copy(rows_ptr_ + i * d_, rows_ptr_ + (i + 1) * d_, &ws.rows[a * d_]);
-      ws.sqnorm[a] = sqnorm_ptr_[i];
-    }
+    gather(ids, na, ws);
     const DistanceKernels& kern = data_->kernels();
     if (data_->metric() == Metric::manhattan) {
       kern.l1_tile(ws.rows.data(), na, rows_ptr_ + b0 * d_, m, d_, out);
@@ -158,6 +146,17 @@ class ScoreSpace {
   }
 
  private:
+  // Copies rows ids[0, count) and their squared norms into ws (dense only).
+  void gather(const int* ids, std::size_t count, ScoreWorkspace& ws) const {
+    ws.rows.resize(count * d_);
+    ws.sqnorm.resize(count);
+    for (std::size_t a = 0; a < count; ++a) {
+      const std::size_t i = static_cast<std::size_t>(ids[a]);
+      std::copy(rows_ptr_ + i * d_, rows_ptr_ + (i + 1) * d_, &ws.rows[a * d_]);
+      ws.sqnorm[a] = sqnorm_ptr_[i];
+    }
+  }
+
   const RowData* data_;
   std::size_t n_, d_;
   std::vector<float> rows_;    // n x d, row-major (dense data only) ...
