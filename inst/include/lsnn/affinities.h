@@ -143,6 +143,28 @@ inline void graph_row_neighbours(const int* idx, std::size_t n, std::size_t k,
   if (!self && !cols.empty()) cols.erase(cols.begin());
 }
 
+// The neighbour entries of a graph (see graph_row_neighbours()) laid out
+// as a CSR matrix: ptr and col (0-based neighbour numbers) filled, val sized.
+// column[e] is the graph column entry e came from, to read its distance.
+inline CsrMatrix graph_pattern(const int* idx, std::size_t n, std::size_t kcols,
+                               std::vector<std::size_t>& column) {
+  CsrMatrix M;
+  M.n = n;
+  M.ptr.assign(n + 1, 0);
+  column.clear();
+  std::vector<std::size_t> cols;
+  for (std::size_t i = 0; i < n; ++i) {
+    graph_row_neighbours(idx, n, kcols, i, cols);
+    for (std::size_t c : cols) {
+      column.push_back(c);
+      M.col.push_back(idx[c * n + i]);
+    }
+    M.ptr[i + 1] = checked_nnz(column.size());
+  }
+  M.val.resize(column.size());
+  return M;
+}
+
 // Sorts each row by column; duplicate columns are combined by sum or max.
 inline void sort_rows(CsrMatrix& M, bool dup_max) {
   std::vector<int> newptr(M.n + 1, 0);
@@ -268,20 +290,8 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
                            std::size_t n, std::size_t kcols,
                            const CalibrationSettings& s, double* beta,
                            std::size_t& n_failed, Executor& executor) {
-  CsrMatrix C;
-  C.n = n;
-  C.ptr.assign(n + 1, 0);
-  std::vector<std::vector<std::size_t>> rows(n);
-  {
-    std::vector<std::size_t> cols;
-    for (std::size_t i = 0; i < n; ++i) {
-      graph_row_neighbours(idx, n, kcols, i, cols);
-      rows[i] = cols;
-      C.ptr[i + 1] = C.ptr[i] + static_cast<int>(cols.size());
-    }
-  }
-  C.col.resize(static_cast<std::size_t>(C.ptr[n]));
-  C.val.resize(static_cast<std::size_t>(C.ptr[n]));
+  std::vector<std::size_t> column;
+  CsrMatrix C = graph_pattern(idx, n, kcols, column);
   std::vector<unsigned char> failed(n, 0);
   // chunks of 64 rows, each calibrated in order by one thread: a row starts
   // from the previous row's precision, so the chunks must not depend on how
@@ -292,8 +302,8 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
       [&](std::size_t cb, std::size_t ce) {
         std::vector<double> d;
         for (std::size_t i = cb * chunk; i < std::min(n, ce * chunk); ++i) {
-          const std::vector<std::size_t>& cols = rows[i];
-          const std::size_t m = cols.size();
+          const std::size_t* cols = column.data() + C.ptr[i];
+          const std::size_t m = static_cast<std::size_t>(C.ptr[i + 1] - C.ptr[i]);
           double* p = C.val.data() + C.ptr[i];
           if (m == 0) {
             beta[i] = NAN;
@@ -306,7 +316,6 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
             const double x = dist[cols[t] * n + i];
             d[t] = x * x;
             dmin = std::min(dmin, d[t]);
-            C.col[static_cast<std::size_t>(C.ptr[i]) + t] = idx[cols[t] * n + i];
           }
           for (std::size_t t = 0; t < m; ++t) d[t] -= dmin;
           if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], p)) failed[i] = 1;
@@ -473,27 +482,15 @@ CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
   mean_all /= static_cast<double>(n * kcols);
   const double target = std::log2(static_cast<double>(kcols)) * s.bandwidth;
 
-  CsrMatrix V;
-  V.n = n;
-  V.ptr.assign(n + 1, 0);
-  std::vector<std::vector<std::size_t>> rows(n);
-  {
-    std::vector<std::size_t> cols;
-    for (std::size_t i = 0; i < n; ++i) {
-      graph_row_neighbours(idx, n, kcols, i, cols);
-      rows[i] = cols;
-      V.ptr[i + 1] = V.ptr[i] + static_cast<int>(cols.size());
-    }
-  }
-  V.col.resize(static_cast<std::size_t>(V.ptr[n]));
-  V.val.resize(static_cast<std::size_t>(V.ptr[n]));
+  std::vector<std::size_t> column;
+  CsrMatrix V = graph_pattern(idx, n, kcols, column);
   batched_for(
       executor, n, 8192,
       [&](std::size_t b, std::size_t e) {
         std::vector<double> d, nz;
         for (std::size_t i = b; i < e; ++i) {
-          const std::vector<std::size_t>& cols = rows[i];
-          const std::size_t m = cols.size();
+          const std::size_t* cols = column.data() + V.ptr[i];
+          const std::size_t m = static_cast<std::size_t>(V.ptr[i + 1] - V.ptr[i]);
           d.resize(m);
           nz.clear();
           double row_mean = 0.0;
@@ -542,9 +539,7 @@ CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
           rho[i] = r;
           for (std::size_t t = 0; t < m; ++t) {
             const double x = d[t] - r;
-            const std::size_t o = static_cast<std::size_t>(V.ptr[i]) + t;
-            V.col[o] = idx[cols[t] * n + i];
-            V.val[o] = x > 0.0 && mid > 0.0 ? std::exp(-x / mid) : 1.0;
+            V.val[static_cast<std::size_t>(V.ptr[i]) + t] = x > 0.0 && mid > 0.0 ? std::exp(-x / mid) : 1.0;
           }
         }
       },
