@@ -34,45 +34,43 @@
 #' @export
 perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n_threads = 1,
                                   ret_extra = FALSE) {
-  ne_check_number(perplexity, "perplexity")
-  if (perplexity <= 1) stop("perplexity must be greater than 1", call. = FALSE)
-  n_threads <- ne_check_threads(n_threads)
+  perplexity <- check_number(perplexity, "perplexity", min = 1, above = TRUE)
+  n_threads <- check_n_threads(n_threads)
+  ret_extra <- check_flag(ret_extra, "ret_extra")
   tol <- 1e-5
   max_steps <- 200L
   if (!is.null(X) && !is.null(nn_method)) {
     stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
   }
   if (!is.null(nn_method)) {
-    if (!is_graph(nn_method)) {
+    if (!is_graph_like(nn_method)) {
       stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist'")
     }
-    g <- ne_check_graph(nn_method, "nn_method")
+    g <- check_graph(nn_method, "nn_method", min_cols = 2)
     k <- ncol(g$idx)
     if (perplexity >= k - 1) {
-      stop(sprintf(paste0("perplexity (%g) must be less than the number of neighbours ",
-                          "of each point in the graph (%d)"), perplexity, k - 1L),
-           call. = FALSE)
+      stop_arg("'perplexity' (", perplexity, ") must be less than the number of neighbours ",
+               "of each point in the graph (", k - 1L, ")")
     }
     res <- .perplexity_graph(g$idx, g$dist, perplexity, tol, max_steps, n_threads,
                              simd_option())
     n <- nrow(g$idx)
   } else {
     if (is.null(X)) stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
-    if (is_graph(X)) {
+    if (is_graph_like(X)) {
       stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
                "(perplexity_affinities(nn_method = graph))")
     }
-    X <- ne_data_matrix(X, "X")
+    X <- check_dense_data(X, "X")
     n <- nrow(X)
     if (perplexity >= n - 1) {
-      stop(sprintf("perplexity (%g) must be less than the number of other points (%d)",
-                   perplexity, n - 1L), call. = FALSE)
+      stop_arg("'perplexity' (", perplexity, ") must be less than the number of other ",
+               "points (", n - 1L, ")")
     }
     if (as.double(n) * (n - 1) > .Machine$integer.max) {
-      stop(sprintf(paste0("%d points have too many pairs for all-pairs affinities ",
-                          "(a sparse matrix holds at most 2^31 - 1): give a ",
-                          "neighbour graph from extended_knn() as 'nn_method' instead"), n),
-           call. = FALSE)
+      stop_arg("'X' has too many points (", n, ") for affinities over all pairs (a sparse ",
+               "matrix holds at most 2^31 - 1 entries): give a neighbour graph from ",
+               "extended_knn() as 'nn_method' instead")
     }
     res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option())
   }
@@ -124,31 +122,27 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
                             local_connectivity = 1, bandwidth = 1,
                             set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = 1) {
+  n_threads <- check_n_threads(n_threads)
   if (!is.null(X) && !is.null(nn_method)) {
     stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
   }
   if (is.null(nn_method)) {
     if (is.null(X)) stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
-    if (is_graph(X)) {
+    if (is_graph_like(X)) {
       stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
                "(umap_affinities(nn_method = graph))")
     }
     n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 2)
     nn_method <- extended_knn(X, n_neighbors = n_neighbors - 1L, n_extra = 0,
                               n_threads = n_threads, nn_kind = "exact")
-  } else if (!is_graph(nn_method)) {
+  } else if (!is_graph_like(nn_method)) {
     stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist'")
   }
-  g <- ne_check_graph(nn_method, "nn_method")
-  ne_check_number(local_connectivity, "local_connectivity")
-  ne_check_number(bandwidth, "bandwidth")
-  ne_check_number(set_op_mix_ratio, "set_op_mix_ratio")
-  if (local_connectivity < 0) stop("local_connectivity must be at least 0", call. = FALSE)
-  if (bandwidth <= 0) stop("bandwidth must be positive", call. = FALSE)
-  if (set_op_mix_ratio < 0 || set_op_mix_ratio > 1) {
-    stop("set_op_mix_ratio must be between 0 and 1", call. = FALSE)
-  }
-  n_threads <- ne_check_threads(n_threads)
+  g <- check_graph(nn_method, "nn_method", min_cols = 2)
+  local_connectivity <- check_number(local_connectivity, "local_connectivity", min = 0)
+  bandwidth <- check_number(bandwidth, "bandwidth", min = 0, above = TRUE)
+  set_op_mix_ratio <- check_number(set_op_mix_ratio, "set_op_mix_ratio", min = 0, max = 1)
+  ret_extra <- check_flag(ret_extra, "ret_extra")
   res <- .umap_graph(g$idx, g$dist, local_connectivity, bandwidth, set_op_mix_ratio,
                      n_threads)
   V <- ne_dgc(nrow(g$idx), res$p, res$i, res$x)
@@ -161,61 +155,34 @@ umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
 #' to `min_dist` and decays as \eqn{\exp(-(d - min\_dist) / spread)} beyond,
 #' on 300 points of \eqn{[0, 3 spread]}, as UMAP does.
 #'
+#' The curve only depends on `min_dist / spread` up to scale, so the fit is
+#' made for `spread = 1` and scaled: \eqn{a} becomes \eqn{a / spread^{2b}}.
+#'
 #' @param spread The scale of the decay (positive).
-#' @param min_dist The distance up to which the curve is 1 (at least 0).
+#' @param min_dist The distance up to which the curve is 1, from 0 to
+#'   `spread` (as in UMAP).
 #' @return A named vector `c(a, b)`.
 #' @examples
 #' umap_ab()  # a = 1.577, b = 0.895
+#' umap_ab(spread = 2, min_dist = 0.5)
 #' @export
 umap_ab <- function(spread = 1, min_dist = 0.1) {
-  ne_check_number(spread, "spread")
-  ne_check_number(min_dist, "min_dist")
-  if (spread <= 0) stop("spread must be positive", call. = FALSE)
-  if (min_dist < 0) stop("min_dist must be at least 0", call. = FALSE)
-  .umap_ab(spread, min_dist)
+  spread <- check_number(spread, "spread", min = 0, above = TRUE)
+  min_dist <- check_number(min_dist, "min_dist", min = 0)
+  if (min_dist > spread) {
+    stop_arg("'min_dist' (", min_dist, ") must not be greater than 'spread' (", spread, ")")
+  }
+  ab <- .umap_ab(1, min_dist / spread)
+  a <- ab[["a"]] / spread^(2 * ab[["b"]])
+  if (!is.finite(a) || a <= 0 || !is.finite(ab[["b"]]) || ab[["b"]] <= 0) {
+    stop_arg("'spread' (", spread, ") and 'min_dist' (", min_dist, ") give no usable curve ",
+             "(a = ", signif(a, 4), ", b = ", signif(ab[["b"]], 4), "); give 'a' and 'b' ",
+             "directly or a 'spread' nearer 1")
+  }
+  c(a = a, b = ab[["b"]])
 }
 
-# ---- helpers shared by the embedding functions (prefix ne_) ----
-
-ne_is_graph <- function(x) is_graph(x)
-
-# The package's graph checks (check_graph(): the point itself in column 1),
-# plus at least one neighbour besides the point.
-ne_check_graph <- function(g, what) {
-  g <- check_graph(g, what)
-  if (nrow(g$idx) < 2 || ncol(g$idx) < 2) {
-    stop(sprintf("%s must have at least 2 rows and 2 columns (the point itself first)",
-                 what), call. = FALSE)
-  }
-  g
-}
-
-ne_data_matrix <- function(X, what) {
-  if (is.data.frame(X)) {
-    keep <- vapply(X, is.numeric, logical(1))
-    if (!any(keep)) stop(sprintf("%s has no numeric columns", what), call. = FALSE)
-    X <- as.matrix(X[, keep, drop = FALSE])
-  }
-  if (inherits(X, "Matrix")) X <- as.matrix(X)
-  if (!is.matrix(X) || !is.numeric(X)) {
-    stop(sprintf("%s must be a numeric matrix, a data frame or a neighbour graph", what),
-         call. = FALSE)
-  }
-  if (anyNA(X)) stop(sprintf("%s contains NA", what), call. = FALSE)
-  if (any(!is.finite(X))) stop(sprintf("%s contains infinite values", what), call. = FALSE)
-  if (nrow(X) < 2) stop(sprintf("%s must have at least 2 rows", what), call. = FALSE)
-  storage.mode(X) <- "double"
-  X
-}
-
-ne_check_number <- function(x, what) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x)) {
-    stop(sprintf("%s must be a single finite number", what), call. = FALSE)
-  }
-}
-
-ne_check_threads <- function(n_threads) check_n_threads(n_threads)
-
+# A symmetric n x n dgCMatrix from the core's compressed columns.
 ne_dgc <- function(n, p, i, x) {
   methods::new("dgCMatrix", i = i, p = p, x = x, Dim = c(as.integer(n), as.integer(n)))
 }

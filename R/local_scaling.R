@@ -53,8 +53,9 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
                                n_threads = 1, nn_kind = "approx", ret_knn = FALSE,
                                verbose = FALSE, metric = "euclidean",
                                nn_args = approx_control()) {
-  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)
-  n_extra <- check_whole(n_extra, "n_extra", min = 0)
+  # both are capped by the number of rows, so any larger whole number is taken
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE, max = big_int - 1L)
   ret_knn <- check_flag(ret_knn, "ret_knn")
   n <- NROW(X)
   if (n >= 2) n_neighbors <- min(n_neighbors, n - 1L)
@@ -97,15 +98,15 @@ enn_to_lsnn <- function(enn, n_neighbors, scale_from = 5, scale_to = 7, n_extra 
                         n_threads = 1) {
   enn <- check_graph(enn, "enn")
   if (missing(n_neighbors)) stop_arg("'n_neighbors' is missing")
-  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)
-  n_extra <- check_whole(n_extra, "n_extra", min = 0)
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE)
   n_threads <- check_n_threads(n_threads)
   n <- nrow(enn$idx)
-  n_cols <- min(ncol(enn$idx), n_neighbors + n_extra)
+  n_cols <- as.integer(min(ncol(enn$idx), as.double(n_neighbors) + n_extra))
   n_neighbors <- max(min(n_neighbors, n - 1L), 1L)
   if (n_neighbors > n_cols) {
-    stop_arg("'enn' has ", n_cols, " columns to choose from, fewer than n_neighbors = ",
-             n_neighbors)
+    stop_arg("'n_neighbors' (", n_neighbors, if (n_neighbors == n - 1L) ", capped at n - 1",
+             ") is more than the ", n_cols, " columns 'enn' has to choose from")
   }
   scale <- check_scale_columns(scale_from, scale_to, n_cols)
   .locally_scaled_graph(enn$idx, enn$dist, n_cols, n_neighbors, scale[1], scale[2], n_threads)
