@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #if defined(__linux__)
@@ -140,6 +141,11 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
 
 // [[Rcpp::export(.umap_ab)]]
 Rcpp::NumericVector umap_ab_fit(double spread, double min_dist) {
-  const auto ab = lsnn::fit_umap_ab(spread, min_dist);
+  std::pair<double, double> ab;
+  try {
+    ab = lsnn::fit_umap_ab(spread, min_dist);
+  } catch (const std::exception& e) {
+    throw Rcpp::exception(e.what(), false);  // an R error without the internal call
+  }
   return Rcpp::NumericVector::create(Rcpp::Named("a") = ab.first, Rcpp::Named("b") = ab.second);
 }

@@ -4,6 +4,8 @@
 
 #include <Rcpp.h>
 
+#include <cmath>
+
 #include <lsnn/graph.h>
 #include <lsnn/graph_sort.h>
 
@@ -14,9 +16,16 @@ inline Rcpp::List graph_to_r(const lsnn::KnnGraph& g) {
   Rcpp::NumericMatrix dist(static_cast<int>(g.n), static_cast<int>(g.k));
   int* pi = idx.begin();
   double* pd = dist.begin();
+  bool finite = true;
   for (std::size_t e = 0; e < g.idx.size(); ++e) {
     pi[e] = g.idx[e] + 1;
     pd[e] = g.dist[e];
+    finite = finite && std::isfinite(pd[e]);
+  }
+  // Finite data can still be too spread out for their distances to fit a
+  // double (beyond about 1.8e308).
+  if (!finite) {
+    Rcpp::stop("some distances exceed the largest double (about 1.8e308): rescale the data");
   }
   return Rcpp::List::create(Rcpp::Named("idx") = idx, Rcpp::Named("dist") = dist);
 }
