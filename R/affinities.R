@@ -6,7 +6,11 @@
 #' `log(perplexity)` to within `1e-5`. The search is a Newton iteration on
 #' \eqn{\log \beta} safeguarded by bisection, of at most 200 steps per point;
 #' points that do not reach the tolerance are counted and reported in a
-#' warning (their weights are kept as they are). The conditional
+#' warning (their weights are kept as they are). A point whose nearest
+#' neighbours are tied at distance 0 (duplicated rows) may not reach the
+#' target: it then gets the limit of ever larger precisions, equal weights
+#' over those tied neighbours (all of them, when all its distances are
+#' equal), and counts among the points in the warning. The conditional
 #' probabilities are then symmetrised, \eqn{(p_{j|i} + p_{i|j}) / 2}, and
 #' scaled to sum to 1.
 #'
@@ -17,11 +21,14 @@
 #' @param perplexity The target perplexity, greater than 1 and less than the
 #'   number of neighbours of each point (`nrow(x) - 1` for a data matrix,
 #'   `ncol(x$idx) - 1` for a graph).
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @param ret_extra If `TRUE`, also return the precisions.
 #' @return A symmetric sparse matrix `P` (a `Matrix::dgCMatrix`, n x n, zero
 #'   diagonal) summing to 1; with `ret_extra = TRUE`, a list with `P` and
-#'   `beta`, the precisions (per squared distance) of each point.
+#'   `beta`, the precisions (per squared distance) of each point (0 or
+#'   `Inf` where that lies outside the double range, for data at scales
+#'   near 1e±150 and beyond; `P` itself does not depend on the scale).
 #' @examples
 #' P <- perplexity_affinities(as.matrix(iris[1:50, 1:4]), perplexity = 10)
 #' sum(P)
@@ -72,7 +79,9 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
 #' \eqn{\rho_i} is the distance to the `local_connectivity`-th nearest
 #' neighbour at a non-zero distance (interpolated between neighbours when
 #' fractional) and \eqn{\sigma_i} is found by bisection (at most 64 steps, to
-#' within `1e-5`) so that the memberships of the point's neighbours sum to
+#' within `1e-5`, starting from 1 as UMAP does, or from the power of two
+#' nearest the row's mean distance when that is beyond \eqn{2^{\pm 16}}, so
+#' that the result does not depend on the units of the distances) so that the memberships of the point's neighbours sum to
 #' \eqn{\log_2(k)} `bandwidth`, k being the number of columns of the graph
 #' (the point itself included). As in UMAP, \eqn{\sigma_i} is at least
 #' `1e-3` times the mean distance of the point's row (of the whole graph when
@@ -87,7 +96,8 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
 #' @param bandwidth Scales the target sum of the memberships.
 #' @param set_op_mix_ratio Between 0 (intersection) and 1 (union).
 #' @param ret_extra If `TRUE`, also return `sigma` and `rho`.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @return A symmetric sparse matrix `V` (`Matrix::dgCMatrix`, n x n), or with
 #'   `ret_extra = TRUE` a list with `V`, `sigma` and `rho`.
 #' @examples
@@ -126,7 +136,11 @@ umap_affinities <- function(graph, local_connectivity = 1, bandwidth = 1,
 #'
 #' @param spread The scale of the decay (positive).
 #' @param min_dist The distance up to which the curve is 1 (at least 0).
-#' @return A named vector `c(a, b)`.
+#' @return A named vector `c(a, b)`, both positive. When no such curve fits
+#'   (`min_dist` at or beyond about `3 * spread`, where the target is flat
+#'   over the whole fitted range), an error says so.
+#' @details The fit is made in units of `spread` and converted back, so it is
+#'   as good for `spread = 1e-8` as for `spread = 1`.
 #' @examples
 #' umap_ab()  # a = 1.577, b = 0.895
 #' @export

@@ -74,7 +74,8 @@
 #'   (not for a matrix `init`).
 #' @param gamma,eps,weight,alpha,a,b,spread,min_dist Cost parameters, see
 #'   [cost_gradient()]; `gamma = NULL` gives LargeVis's default above.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @param verbose If `TRUE`, report progress.
 #' @param ret_extra If `TRUE`, return a list with the embedding and details.
 #' @return An n x `n_components` matrix (the row names of `X` kept); with

@@ -69,7 +69,7 @@ inline double safe_unit(double biggest) {
   }
   int e;
   std::frexp(biggest, &e);
-  return std::ldexp(1.0, 1 - e);
+  return std::ldexp(1.0, std::min(1 - e, 1000));  // a finite power for subnormal input
 }
 
 // beta computed on distances multiplied by `unit`, per squared given distance

@@ -313,7 +313,9 @@ class RowData {
     if (biggest == 0.0 || (biggest <= big && biggest >= small)) return 1.0;
     int e;
     std::frexp(biggest, &e);  // biggest in [2^(e-1), 2^e)
-    return std::ldexp(1.0, 1 - e);
+    // (at most 2^1000, a double, for subnormal data: they then end near
+    // 2^-70, as good for squaring)
+    return std::ldexp(1.0, std::min(1 - e, 1000));
   }
 
   void prepare_dense(const DenseColumnMajor& x) {
