@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "graph_convert.h"
 #include "kernels.h"
 #include "r_executor.h"
 
@@ -103,6 +104,7 @@ Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
   s.tol = tol;
   s.max_steps = max_steps;
   lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::check_graph_shape(idx, dist, idx.ncol());
   const std::vector<int> idx0 = zero_based(idx);
   Rcpp::NumericVector beta(n);
   return lsnn_r::run_core([&]() {
@@ -127,6 +129,7 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
   s.bandwidth = bandwidth;
   s.set_op_mix_ratio = mix;
   lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::check_graph_shape(idx, dist, idx.ncol());
   const std::vector<int> idx0 = zero_based(idx);
   Rcpp::NumericVector sigma(n), rho(n);
   return lsnn_r::run_core([&]() {

@@ -115,6 +115,19 @@ test_that("n_threads beyond the machine is capped: no crash, no TBB warning (iss
   expect_true(no_nan(if (is.list(e)) e$Y else e))
 })
 
+test_that("more threads than cores print no TBB warning (it goes to stderr, so a child R is run)", {
+  skip_on_cran()
+  rscript <- file.path(R.home("bin"), "Rscript")
+  skip_if_not(file.exists(rscript))
+  code <- paste0("suppressMessages(library(lsnn)); X <- matrix(rnorm(4000), 400); ",
+                 "r <- extended_knn(X, 10, 5, nn_kind = 'exact', n_threads = 64); ",
+                 "P <- perplexity_affinities(X, 10, n_threads = 64); cat('done')")
+  out <- suppressWarnings(system2(rscript, c("-e", shQuote(code)), stdout = TRUE, stderr = TRUE,
+                                  env = paste0("R_LIBS=", paste(.libPaths(), collapse = ":"))))
+  expect_true(any(grepl("done", out)))
+  expect_false(any(grepl("TBB Warning|number of workers", out)))
+})
+
 test_that("duplicated rows get well-defined affinities (issue 11.3)", {
   set.seed(1)
   X <- matrix(rnorm(200), 50)
