@@ -555,6 +555,43 @@ test_that("every exported function is fuzzed; new ones get the generic bad input
   expect_true(length(intersect(exports, covered)) >= 20)
 })
 
+test_that("random problems at random scales: exact neighbours, valid approximate ones", {
+  set.seed(31)
+  n_problems <- if (fuzz_long) 150 else 15
+  problems <- character()
+  for (t in seq_len(n_problems)) {
+    n <- sample(c(2:12, 50, 200, 333), 1)
+    d <- sample(c(1:5, 17, 40), 1)
+    e <- sample(c(0, runif(1, -300, 300)), 1)
+    X <- matrix(rnorm(n * d), n) * 10^e
+    if (n > 4 && runif(1) < 0.3) X[sample(n, n %/% 3), ] <- X[rep(1, n %/% 3), ]
+    if (runif(1) < 0.2) X <- round(X / 10^e) * 10^e  # many ties
+    metric <- sample(c("euclidean", "manhattan"), 1)
+    k <- sample(seq_len(n), 1)
+    label <- sprintf("problem %d (n = %d, d = %d, scale 1e%.0f, %s, k = %d)", t, n, d, e,
+                     metric, k)
+    D <- as.matrix(stats::dist(X / 10^e, method = metric)) * 10^e
+    kk <- min(k, n - 1) + 1  # extended_knn() counts the row itself on top of n_neighbors
+    truth <- t(apply(D, 1, sort))[, seq_len(kk), drop = FALSE]
+    if (kk == 1) truth <- matrix(truth, ncol = 1)
+    exact_ok <- function(g) {
+      if (!all(dim(g$dist) == c(n, kk))) return("wrong shape")
+      if (any(abs(g$dist - truth) > 1e-9 * pmax(truth, max(D) * 1e-300))) return("not the exact distances")
+      found <- D[cbind(rep(seq_len(n), kk), as.vector(g$idx))]
+      if (any(abs(found - as.vector(g$dist)) > 1e-9 * pmax(found, 1e-300))) return("idx and dist disagree")
+      TRUE
+    }
+    problems <- c(problems,
+      fuzz_case(paste(label, "exact"), function() extended_knn(X, k, 0, nn_kind = "exact",
+                                                              metric = metric),
+                n = n, check = exact_ok),
+      fuzz_case(paste(label, "approx"), function() extended_knn(X, k, 0, nn_kind = "approx",
+                                                               metric = metric),
+                n = n, check = knn_check))
+  }
+  expect_fuzz_clean(problems)
+})
+
 test_that("the fuzz suite ran its cases", {
   expect_gt(fuzz_cases_run, if (fuzz_long) 2000 else 1000)
 })
