@@ -6,7 +6,11 @@
 #' `log(perplexity)` to within `1e-5`. The search is a Newton iteration on
 #' \eqn{\log \beta} safeguarded by bisection, of at most 200 steps per point;
 #' points that do not reach the tolerance are counted and reported in a
-#' warning (their weights are kept as they are). The conditional
+#' warning (their weights are kept as they are). A point whose nearest
+#' neighbours are tied at distance 0 (duplicated rows) may not reach the
+#' target: it then gets the limit of ever larger precisions, equal weights
+#' over those tied neighbours (all of them, when all its distances are
+#' equal), and counts among the points in the warning. The conditional
 #' probabilities are then symmetrised, \eqn{(p_{j|i} + p_{i|j}) / 2}, and
 #' scaled to sum to 1.
 #'
@@ -19,11 +23,14 @@
 #' @param nn_method A neighbour graph `list(idx, dist)`, as returned by
 #'   [extended_knn()], of which each row's entries other than the point
 #'   itself are its neighbours; used instead of `X`.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @param ret_extra If `TRUE`, also return the precisions.
 #' @return A symmetric sparse matrix `P` (a `Matrix::dgCMatrix`, n x n, zero
 #'   diagonal) summing to 1; with `ret_extra = TRUE`, a list with `P` and
-#'   `beta`, the precisions (per squared distance) of each point.
+#'   `beta`, the precisions (per squared distance) of each point (0 or
+#'   `Inf` where that lies outside the double range, for data at scales
+#'   near 1e±150 and beyond; `P` itself does not depend on the scale).
 #' @examples
 #' X <- as.matrix(iris[1:50, 1:4])
 #' P <- perplexity_affinities(X, perplexity = 10)
@@ -89,7 +96,9 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 #' \eqn{\rho_i} is the distance to the `local_connectivity`-th nearest
 #' neighbour at a non-zero distance (interpolated between neighbours when
 #' fractional) and \eqn{\sigma_i} is found by bisection (at most 64 steps, to
-#' within `1e-5`) so that the memberships of the point's neighbours sum to
+#' within `1e-5`, starting from 1 as UMAP does, or from the power of two
+#' nearest the row's mean distance when that is beyond \eqn{2^{\pm 16}}, so
+#' that the result does not depend on the units of the distances) so that the memberships of the point's neighbours sum to
 #' \eqn{\log_2(k)} `bandwidth`, k being the number of columns of the graph
 #' (the point itself included). As in UMAP, \eqn{\sigma_i} is at least
 #' `1e-3` times the mean distance of the point's row (of the whole graph when
@@ -109,7 +118,8 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 #' @param bandwidth Scales the target sum of the memberships.
 #' @param set_op_mix_ratio Between 0 (intersection) and 1 (union).
 #' @param ret_extra If `TRUE`, also return `sigma` and `rho`.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @return A symmetric sparse matrix `V` (`Matrix::dgCMatrix`, n x n), or with
 #'   `ret_extra = TRUE` a list with `V`, `sigma` and `rho`.
 #' @examples
@@ -156,12 +166,13 @@ umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
 #' on 300 points of \eqn{[0, 3 spread]}, as UMAP does.
 #'
 #' The curve only depends on `min_dist / spread` up to scale, so the fit is
-#' made for `spread = 1` and scaled: \eqn{a} becomes \eqn{a / spread^{2b}}.
+#' made for `spread = 1` and scaled: \eqn{a} becomes \eqn{a / spread^{2b}};
+#' it is as good for `spread = 1e-8` as for `spread = 1`.
 #'
 #' @param spread The scale of the decay (positive).
 #' @param min_dist The distance up to which the curve is 1, from 0 to
 #'   `spread` (as in UMAP).
-#' @return A named vector `c(a, b)`.
+#' @return A named vector `c(a, b)`, both positive.
 #' @examples
 #' umap_ab()  # a = 1.577, b = 0.895
 #' umap_ab(spread = 2, min_dist = 0.5)
@@ -172,14 +183,7 @@ umap_ab <- function(spread = 1, min_dist = 0.1) {
   if (min_dist > spread) {
     stop_arg("'min_dist' (", min_dist, ") must not be greater than 'spread' (", spread, ")")
   }
-  ab <- .umap_ab(1, min_dist / spread)
-  a <- ab[["a"]] / spread^(2 * ab[["b"]])
-  if (!is.finite(a) || a <= 0 || !is.finite(ab[["b"]]) || ab[["b"]] <= 0) {
-    stop_arg("'spread' (", spread, ") and 'min_dist' (", min_dist, ") give no usable curve ",
-             "(a = ", signif(a, 4), ", b = ", signif(ab[["b"]], 4), "); give 'a' and 'b' ",
-             "directly or a 'spread' nearer 1")
-  }
-  c(a = a, b = ab[["b"]])
+  .umap_ab(spread, min_dist)
 }
 
 # A symmetric n x n dgCMatrix from the core's compressed columns.

@@ -41,7 +41,8 @@
 #' @param weight LargeVis's output weight, `"cauchy"` or `"exp"`.
 #' @param alpha The scale of LargeVis's Cauchy weight.
 #' @param spread,min_dist Passed to [umap_ab()] when `a` and `b` are `NULL`.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point
 #'   cost (summing to `cost`: each ordered pair's term counted for its first
 #'   point).

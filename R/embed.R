@@ -77,7 +77,8 @@
 #'   (not for a matrix `init`).
 #' @param gamma,eps,weight,alpha,a,b,spread,min_dist Cost parameters, see
 #'   [cost_gradient()]; `gamma = NULL` gives LargeVis's default above.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @param verbose If `TRUE`, report progress.
 #' @param ret_extra `TRUE` to return a list with the embedding and details
 #'   (below); or, as in uwot, a character vector of the extras wanted besides

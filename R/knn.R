@@ -46,7 +46,8 @@
 #'   keep the sparse path. `verbose = TRUE` says which path runs.
 #' @param n_neighbors,n_extra Together the number of neighbours wanted besides
 #'   the row itself, `n_neighbors + n_extra`, capped at `n - 1`.
-#' @param n_threads Number of threads (0 and 1 both run on the calling thread).
+#' @param n_threads Number of threads (0 and 1 both run on the calling thread);
+#'   capped at what the machine can run (`RcppParallel::defaultNumThreads()`).
 #' @param nn_kind `"exact"` or `"approx"`.
 #' @param verbose If `TRUE`, report progress with [message()].
 #' @param metric `"euclidean"` (default), `"cosine"` (1 minus the cosine

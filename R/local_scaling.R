@@ -23,7 +23,12 @@
 #' @param scale_from,scale_to The columns of the extended graph whose mean
 #'   distance is the local scale \eqn{\sigma_i}. Column 1 is the row itself,
 #'   so the default 5 to 7 are the 4th to 6th neighbours. \eqn{\sigma_i} is
-#'   at least 1e-10, so rows of duplicates give finite values.
+#'   at least 1e-10 (PaCMAP's floor), so rows of duplicates give finite
+#'   values. The floor is absolute, not relative to the data: where those
+#'   neighbour distances are near or below 1e-10 (data measured in tiny
+#'   units, say multiplied by 1e-12, or rows with several near-duplicates)
+#'   it replaces the real local scales, and the neighbours chosen differ from
+#'   those of the same data in ordinary units. Rescale such data first.
 #' @param ret_knn If `TRUE`, also return the plain kNN graph of the same size.
 #' @return A graph `list(idx, dist)` with `n_neighbors` columns (see
 #'   [extended_knn()] for the format); with `ret_knn = TRUE`, a list with
@@ -85,7 +90,8 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
 #' @param n_extra Candidates considered beyond `n_neighbors`: the first
 #'   `n_neighbors + n_extra` columns of `enn` are used (all of them when it
 #'   has fewer).
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @return A graph `list(idx, dist)` with `min(n_neighbors, n - 1)` columns,
 #'   the row itself first, then its chosen neighbours by increasing distance.
 #' @examples
@@ -116,7 +122,8 @@ enn_to_lsnn <- function(enn, n_neighbors, scale_from = 5, scale_to = 7, n_extra 
 #'
 #' For every entry of a kNN graph, the locally scaled squared distance
 #' \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}, where \eqn{\sigma_i} is the mean of
-#' row i's distances in columns `scale_from` to `scale_to` (at least 1e-10).
+#' row i's distances in columns `scale_from` to `scale_to` (at least 1e-10:
+#' see `scale_from` for where this floor changes the result).
 #'
 #' @param idx,dist The graph's `n x k` index and distance matrices (row i's
 #'   first column is row i itself).

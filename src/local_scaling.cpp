@@ -26,6 +26,7 @@ Rcpp::List locally_scaled_graph_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix
                                     int n_cols, int n_neighbors, int scale_from, int scale_to,
                                     int n_threads) {
   lsnn_r::RExecutor executor(n_threads, false);
+  if (n_neighbors < 1 || n_neighbors > n_cols) Rcpp::stop("n_neighbors is outside the graph's columns");
   Rcpp::IntegerMatrix out_idx(idx.nrow(), n_neighbors);
   Rcpp::NumericMatrix out_dist(idx.nrow(), n_neighbors);
   const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, n_cols);
@@ -49,6 +50,9 @@ Rcpp::List sort_graph_rows_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist
   const double* pv = nullptr;
   if (sort_values.isNotNull()) {
     values = Rcpp::NumericMatrix(sort_values.get());
+    if (values.nrow() != idx.nrow() || values.ncol() != idx.ncol()) {
+      Rcpp::stop("sort_values must have the shape of the graph");
+    }
     pv = values.begin();
   }
   lsnn_r::run_core([&] {
@@ -62,6 +66,9 @@ Rcpp::List sort_graph_rows_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist
 // [[Rcpp::export(.neighbor_overlap)]]
 double neighbor_overlap_cpp(Rcpp::IntegerMatrix idx1, Rcpp::IntegerMatrix idx2, int k,
                             int n_threads) {
+  if (idx1.nrow() != idx2.nrow() || k < 1 || k > idx1.ncol() || k > idx2.ncol()) {
+    Rcpp::stop("k must be between 1 and both graphs' columns, and the graphs must have the same rows");
+  }
   lsnn_r::RExecutor executor(n_threads, false);
   const lsnn::GraphView a{idx1.begin(), nullptr, static_cast<std::size_t>(idx1.nrow()),
                           static_cast<std::size_t>(k), 1};
