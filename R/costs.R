@@ -75,6 +75,9 @@ ne_cost_settings <- function(method, gamma = 1, eps = NULL, a = NULL, b = NULL,
   gamma <- check_number(gamma, "gamma", min = 0)
   alpha <- check_number(alpha, "alpha", min = 0, above = TRUE)
   if (!is.null(eps)) eps <- check_number(eps, "eps", min = 0)
+  # checked whenever given, even where the method does not use them
+  if (!is.null(a)) a <- check_number(a, "a", min = 0, above = TRUE)
+  if (!is.null(b)) b <- check_number(b, "b", min = 0, above = TRUE)
   weight <- check_choice(weight, "weight", c("cauchy", "exp"))
   kind <- method
   if (method == "largevis") {
@@ -92,8 +95,6 @@ ne_cost_settings <- function(method, gamma = 1, eps = NULL, a = NULL, b = NULL,
       if (is.null(a)) a <- ab[["a"]]
       if (is.null(b)) b <- ab[["b"]]
     }
-    a <- check_number(a, "a", min = 0, above = TRUE)
-    b <- check_number(b, "b", min = 0, above = TRUE)
   }
   if (is.null(eps)) eps <- 0
   if (is.null(a)) a <- 1

@@ -201,11 +201,6 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
                          stop_lying_iter, min_gain, tol, epoch, n_threads,
                          verbose, simd_option())
   t_end <- proc.time()[["elapsed"]]
-  if (!all_finite(res$Y)) {
-    stop_arg("the optimization diverged (the coordinates became infinite or NaN): ",
-             "use a smaller 'eta' (", signif(eta, 4), "), 'exaggeration' (",
-             signif(exaggeration, 4), ") or initial scale")
-  }
   if (verbose && !res$converged && max_iter > 0) {
     ne_msg(verbose, "neighbor_embedding: stopped at max_iter = ", max_iter, " without ",
            if (tol > 0) paste0("converging (relative cost change above tol = ", tol, ")")

@@ -9,7 +9,6 @@
 
 fuzz_long <- identical(tolower(Sys.getenv("LSNN_FUZZ_LONG")), "true")
 lsnn_fun <- function(name) get(name, envir = asNamespace("lsnn"))
-embed_name <- if (exists("neighbor_embedding", asNamespace("lsnn"))) "neighbor_embedding" else "embed"
 
 # ---- the invariant ----
 
@@ -205,14 +204,14 @@ test_that("affinities and embeddings answer every kind of data with an error or 
   data <- bad_data()
   problems <- c(
     fuzz_argument("perplexity_affinities", list(perplexity = 5), "x", data),
-    fuzz_argument(embed_name, list(method = "tsne", perplexity = 5, max_iter = 20,
+    fuzz_argument("neighbor_embedding", list(method = "tsne", perplexity = 5, max_iter = 20,
                                    n_threads = 2), "X", data),
-    fuzz_argument(embed_name, list(method = "umap", n_neighbors = 5, max_iter = 20), "X", data)
+    fuzz_argument("neighbor_embedding", list(method = "umap", n_neighbors = 5, max_iter = 20), "X", data)
   )
   if (fuzz_long) {
     problems <- c(problems,
-      fuzz_argument(embed_name, list(method = "largevis", perplexity = 5, max_iter = 20), "X", data),
-      fuzz_argument(embed_name, list(method = "tumap", n_neighbors = 5, max_iter = 20,
+      fuzz_argument("neighbor_embedding", list(method = "largevis", perplexity = 5, max_iter = 20), "X", data),
+      fuzz_argument("neighbor_embedding", list(method = "tumap", n_neighbors = 5, max_iter = 20,
                                      init = "random"), "X", data))
   }
   expect_fuzz_clean(problems)
@@ -287,21 +286,21 @@ test_that("embedding parameters out of range give an error or a finite embedding
                    "mom_switch_iter", "perplexity", "n_neighbors")) {
       vals <- vals[setdiff(names(vals), c("huge", "int_max", "big_double"))]
     }
-    problems <- c(problems, fuzz_argument(embed_name, base, arg, vals, n = n_base))
+    problems <- c(problems, fuzz_argument("neighbor_embedding", base, arg, vals, n = n_base))
   }
   problems <- c(problems,
-    fuzz_argument(embed_name, base, "method", list(bad = "pca", na = NA, null = NULL, num = 1),
+    fuzz_argument("neighbor_embedding", base, "method", list(bad = "pca", na = NA, null = NULL, num = 1),
                   n = n_base),
-    fuzz_argument(embed_name, base, "init", list(bad = "magic", na = NA, wrong_shape = matrix(0, 3, 2),
+    fuzz_argument("neighbor_embedding", base, "init", list(bad = "magic", na = NA, wrong_shape = matrix(0, 3, 2),
                                                  nan = matrix(NaN, n_base, 2),
                                                  huge = matrix(1e300, n_base, 2),
                                                  ok = matrix(rnorm(2 * n_base), n_base)),
                   n = n_base),
-    fuzz_argument(embed_name, base, "verbose", bad_flags, n = n_base),
-    fuzz_argument(embed_name, base, "ret_extra", bad_flags, n = n_base))
+    fuzz_argument("neighbor_embedding", base, "verbose", bad_flags, n = n_base),
+    fuzz_argument("neighbor_embedding", base, "ret_extra", bad_flags, n = n_base))
   umap_base <- list(X = X, method = "umap", n_neighbors = 5, max_iter = 30)
   for (arg in c("spread", "min_dist", "a", "b")) {
-    problems <- c(problems, fuzz_argument(embed_name, umap_base, arg,
+    problems <- c(problems, fuzz_argument("neighbor_embedding", umap_base, arg,
                                           numbers[setdiff(names(numbers), "null")], n = n_base))
   }
   expect_fuzz_clean(problems)
@@ -356,7 +355,7 @@ test_that("functions taking graphs answer malformed graphs with an error or a va
     fuzz_argument("sort_knn_graph", list(), "knn_graph", graphs),
     fuzz_argument("truncate_graph", list(k = 5), "graph", graphs),
     fuzz_argument("neighbor_overlap", list(g2 = g), "g1", graphs),
-    fuzz_argument(embed_name, list(method = "umap", max_iter = 20), "X", graphs)
+    fuzz_argument("neighbor_embedding", list(method = "umap", max_iter = 20), "X", graphs)
   )
   for (nm in names(graphs)) {
     h <- graphs[[nm]]

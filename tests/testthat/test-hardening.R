@@ -1,13 +1,6 @@
 # Regression tests for issue 11: inputs that once corrupted memory, crashed R,
 # returned NaN or gave results that changed with the scale of the data.
 
-# embed() is becoming neighbor_embedding(); the tests run against either.
-ne_embed <- function(...) {
-  ns <- asNamespace("lsnn")
-  f <- if (exists("neighbor_embedding", ns)) get("neighbor_embedding", ns) else get("embed", ns)
-  f(...)
-}
-
 expect_valid_graph <- function(g, n, k) {
   expect_equal(dim(g$idx), c(n, k))
   expect_true(is.integer(g$idx))
@@ -39,7 +32,7 @@ test_that("Euclidean search on huge values neither overruns memory nor misranks 
   expect_valid_graph(a2, 3000, 11)
   expect_gt(mean(a1$idx == a2$idx), 0.99)
   # and through the embedding
-  e <- ne_embed(X * 1e200, method = "umap", n_neighbors = 10, max_iter = 20)
+  e <- neighbor_embedding(X * 1e200, method = "umap", n_neighbors = 10, max_iter = 20)
   expect_true(no_nan(if (is.list(e)) e$Y else e))
 })
 
@@ -87,11 +80,11 @@ test_that("tiny values give finite, correct distances (issue 11.4)", {
     expect_false(anyNA(Ps$beta))
   }
   g <- extended_knn(X, 20, 0, nn_kind = "exact")
-  Pg <- perplexity_affinities(g, 10)
+  Pg <- perplexity_affinities(nn_method = g, perplexity = 10)
   for (s in c(1e-200, 1e200)) {
     gs <- g
     gs$dist <- g$dist * s
-    expect_equal(as.matrix(perplexity_affinities(gs, 10)), as.matrix(Pg), tolerance = 1e-10)
+    expect_equal(as.matrix(perplexity_affinities(nn_method = gs, perplexity = 10)), as.matrix(Pg), tolerance = 1e-10)
   }
 })
 
@@ -109,9 +102,10 @@ test_that("n_threads beyond the machine is capped: no crash, no TBB warning (iss
   expect_equal(P, P1)
   Y <- matrix(rnorm(400), 200)
   expect_equal(cost_gradient(Y, P1, n_threads = 1e5), cost_gradient(Y, P1))
-  expect_equal(umap_affinities(extended_knn(Xs, 10, 0, nn_kind = "exact"), n_threads = 1e5),
-               umap_affinities(extended_knn(Xs, 10, 0, nn_kind = "exact")))
-  e <- ne_embed(Xs, method = "tsne", perplexity = 10, max_iter = 30, n_threads = 1e5)
+  expect_equal(umap_affinities(nn_method = extended_knn(Xs, 10, 0, nn_kind = "exact"), n_threads = 1e5),
+               umap_affinities(nn_method = extended_knn(Xs, 10, 0, nn_kind = "exact")))
+  e <- neighbor_embedding(Xs, method = "tsne", perplexity = 10, max_iter = 30,
+                          stop_lying_iter = 10, n_threads = 1e5)
   expect_true(no_nan(if (is.list(e)) e$Y else e))
 })
 
@@ -142,10 +136,10 @@ test_that("duplicated rows get well-defined affinities (issue 11.3)", {
   expect_lt(diff(range(off)) / max(off), 1e-12)
   # through a graph, where a copy's neighbours are all at distance 0
   g <- extended_knn(Xd, 30, 0, nn_kind = "exact")
-  Pg <- suppressWarnings(perplexity_affinities(g, 10))
+  Pg <- suppressWarnings(perplexity_affinities(nn_method = g, perplexity = 10))
   expect_true(no_nan(Pg@x))
   expect_equal(sum(Pg), 1)
-  V <- umap_affinities(g)
+  V <- umap_affinities(nn_method = g)
   expect_true(no_nan(V@x) && all(V@x > 0 & V@x <= 1))
   # all rows identical
   Xi <- matrix(1, 30, 3)
@@ -153,7 +147,7 @@ test_that("duplicated rows get well-defined affinities (issue 11.3)", {
   expect_true(no_nan(Pi@x))
   expect_equal(sum(Pi), 1)
   expect_lt(diff(range(Pi@x)), 1e-15)
-  e <- suppressWarnings(ne_embed(Xd, method = "tsne", perplexity = 10, max_iter = 50))
+  e <- suppressWarnings(neighbor_embedding(Xd, method = "tsne", perplexity = 10, max_iter = 50))
   expect_true(no_nan(if (is.list(e)) e$Y else e))
 })
 
@@ -161,11 +155,11 @@ test_that("UMAP memberships do not depend on the scale of the distances (issue 1
   set.seed(8)
   X <- matrix(rnorm(600), 150)
   g <- extended_knn(X, 15, 0, nn_kind = "exact")
-  V <- umap_affinities(g, ret_extra = TRUE)
+  V <- umap_affinities(nn_method = g, ret_extra = TRUE)
   for (s in c(1e-300, 1e-150, 1e-20, 1e20, 1e150, 1e300)) {
     gs <- g
     gs$dist <- g$dist * s
-    Vs <- umap_affinities(gs, ret_extra = TRUE)
+    Vs <- umap_affinities(nn_method = gs, ret_extra = TRUE)
     expect_lt(max(abs(Vs$V - V$V)), 1e-4)
     expect_equal(Vs$sigma / s, V$sigma, tolerance = 1e-3)
   }
@@ -207,9 +201,10 @@ test_that("non-finite costs and coordinates are errors, not NaN (issue 11.7)", {
   expect_error(cost_gradient(matrix(rnorm(100), 50) * 1e200, P), "'Y'")
   res <- cost_gradient(matrix(rnorm(100), 50) * 1e100, P)
   expect_true(is.finite(res$cost) && no_nan(res$gradient))
-  expect_error(ne_embed(X, method = "tsne", perplexity = 10, exaggeration = 1e300,
+  expect_error(neighbor_embedding(X, method = "tsne", perplexity = 10, exaggeration = 1e300, stop_lying_iter = 25,
                         max_iter = 50))
-  expect_error(ne_embed(X, method = "tsne", perplexity = 10, init_sdev = 1e300, max_iter = 50))
+  expect_error(neighbor_embedding(X, method = "tsne", perplexity = 10, init_sdev = 1e300, max_iter = 50,
+                        stop_lying_iter = 25))
 })
 
 test_that("sizes near the integer limit are clamped or refused, never misused (issue 11.5)", {
