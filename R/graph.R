@@ -62,7 +62,7 @@ truncate_graph <- function(graph, k = NULL) {
 #' Overlap of two neighbour graphs
 #'
 #' The mean over rows of the fraction of the first `k` neighbours that two
-#' graphs share, \eqn{|A_i \cap B_i| / k}: 1 when the graphs agree, near 0
+#' graphs share, \eqn{|A_i \cap B_i| / k}{|A_i intersect B_i| / k}: 1 when the graphs agree, near 0
 #' when they share nothing. The row itself counts like any other neighbour
 #' when it is among the first `k` columns, as it is in lsnn's graphs.
 #'

@@ -7,6 +7,11 @@
 #' (1-based, the row itself in column 1) and double matrix `dist` (each row
 #' in increasing distance): the format `uwot::umap(nn_method = )` takes.
 #'
+#' @examples
+#' X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+#' g <- locally_scaled_knn(X, n_neighbors = 15, nn_kind = "exact")
+#' Y <- neighbor_embedding(method = "umap", nn_method = g, max_iter = 200)
+#' plot(Y, col = iris$Species[!duplicated(iris[, 1:4])], pch = 20)
 #' @keywords internal
 #' @useDynLib lsnn, .registration = TRUE
 #' @importFrom Rcpp sourceCpp
