@@ -85,7 +85,8 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 #' UMAP input affinities (fuzzy simplicial set memberships)
 #'
 #' The smoothed k-nearest neighbour memberships of UMAP:
-#' \eqn{v_{j|i} = \exp(-\max(0, d_{ij} - \rho_i) / \sigma_i)}{v_j|i = exp(-max(0, d_ij - rho_i) / sigma_i)}, where
+#' \eqn{v_{j|i} = \exp(-\max(0, d_{ij} - \rho_i) / \sigma_i)}{v_j|i = exp(-max(0, d_ij -
+#' rho_i) / sigma_i)}, where
 #' \eqn{\rho_i} is the distance to the `local_connectivity`-th nearest
 #' neighbour at a non-zero distance (interpolated between neighbours when
 #' fractional) and \eqn{\sigma_i} is found by bisection (at most 64 steps, to
@@ -152,7 +153,8 @@ umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
 #' UMAP's output curve parameters
 #'
 #' Fits \eqn{1 / (1 + a d^{2b})}{1 / (1 + a d^(2b))} by least squares to the curve that is 1 up
-#' to `min_dist` and decays as \eqn{\exp(-(d - min\_dist) / spread)}{exp(-(d - min_dist) / spread)} beyond,
+#' to `min_dist` and decays as \eqn{\exp(-(d - min\_dist) / spread)}{exp(-(d - min_dist)
+#' / spread)} beyond,
 #' on 300 points of \eqn{[0, 3 spread]}, as UMAP does.
 #'
 #' The curve only depends on `min_dist / spread` up to scale, so the fit is

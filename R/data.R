@@ -35,7 +35,8 @@ NULL
 #'
 #' The sheet is parametrised by a position `t` along the curve, uniform on
 #' \eqn{[-3\pi/2, 3\pi/2]}, and a height `h`, uniform on \eqn{[0, 2]}:
-#' \deqn{x = \sin t, \quad y = h, \quad z = \mathrm{sign}(t)(\cos t - 1).}{x = sin(t),   y = h,   z = sign(t) (cos(t) - 1).}
+#' \deqn{x = \sin t, \quad y = h, \quad z = \mathrm{sign}(t)(\cos t - 1).}{x = sin(t),  
+#' y = h,   z = sign(t) (cos(t) - 1).}
 #' The curve has unit speed in `t`, so the points are uniform on the sheet;
 #' the ball of radius `sqrt(0.3)` cuts a patch of about 5% of its area, so the
 #' number of rows returned is random, about `0.95 * n`. With `noise > 0`, Gaussian noise of
@@ -86,7 +87,8 @@ scurvehole <- function(n = 10000, noise = 0) {
 #'
 #' The roll parameter `t` is uniform on \eqn{[3\pi/2, 9\pi/2]} (one and a half
 #' turns) and the height `h` uniform on \eqn{[0, 21]}:
-#' \deqn{x = t \cos t, \quad y = h, \quad z = t \sin t.}{x = t cos(t),   y = h,   z = t sin(t).}
+#' \deqn{x = t \cos t, \quad y = h, \quad z = t \sin t.}{x = t cos(t),   y = h,   z = t
+#' sin(t).}
 #' As `t` is sampled uniformly rather than by arc length, the outer turn is
 #' sampled more sparsely than the inner one.
 #'

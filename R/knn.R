@@ -17,7 +17,8 @@
 #' distances are recomputed in double precision from `X` as given, and each
 #' row is checked against a bound on the single-precision rounding error;
 #' a row the check cannot certify is scored again against every other row,
-#' and all the rows within the error bound are compared in double precision. Memory stays proportional to `n * k` plus a copy of
+#' and all the rows within the error bound are compared in double precision. Memory stays
+#' proportional to `n * k` plus a copy of
 #' the data (in single precision when `X` holds values that single precision
 #' represents exactly, such as pixel intensities or counts); no `n x n` matrix
 #' is ever formed. Time grows as `n^2`.
@@ -193,7 +194,9 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
 approx_control <- function(n_trees = NULL, leaf_size = NULL, max_candidates = NULL,
                            n_iters = NULL, delta = 0.001, target_recall = 0.99) {
   big <- .Machine$integer.max
-  check_opt <- function(x, name, min) if (is.null(x)) NULL else check_whole(x, name, min = min, max = big)
+  check_opt <- function(x, name, min) {
+    if (is.null(x)) NULL else check_whole(x, name, min = min, max = big)
+  }
   check_fraction <- function(x, name) check_number(x, name, min = 0, max = 1)
   out <- list(
     n_trees = check_opt(n_trees, "n_trees", 1),

@@ -2,7 +2,8 @@
 #'
 #' The neighbour selection of PaCMAP, built on the local scale of TriMap:
 #' find each row's extended neighbourhood, give every candidate the locally
-#' scaled value \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}{d_ij^2 / (sigma_i sigma_j)}, where \eqn{\sigma_i} is
+#' scaled value \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}{d_ij^2 / (sigma_i sigma_j)}, where
+#' \eqn{\sigma_i} is
 #' the mean distance from row i to its 4th to 6th nearest other rows, and keep
 #' the `n_neighbors` best. Rows in dense regions thereby lend neighbours to
 #' rows in sparse ones less readily than a plain kNN graph does.
@@ -129,7 +130,8 @@ enn_to_lsnn <- function(enn, n_neighbors, scale_from = 5, scale_to = 7, n_extra 
 #' Locally scaled distances of a graph
 #'
 #' For every entry of a kNN graph, the locally scaled squared distance
-#' \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}{d_ij^2 / (sigma_i sigma_j)}, where \eqn{\sigma_i} is the mean of
+#' \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}{d_ij^2 / (sigma_i sigma_j)}, where \eqn{\sigma_i}
+#' is the mean of
 #' row i's distances in columns `scale_from` to `scale_to` (at least 1e-10).
 #'
 #' @param idx,dist The graph's `n x k` index and distance matrices (row i's

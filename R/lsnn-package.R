@@ -6,6 +6,13 @@
 #' LargeVis and UMAP costs. Every graph is a list with integer matrix `idx`
 #' (1-based, the row itself in column 1) and double matrix `dist` (each row
 #' in increasing distance): the format `uwot::umap(nn_method = )` takes.
+#' Wherever a graph is taken, graphs from uwot (including the `$nn` of
+#' `umap(X, ret_nn = TRUE)` when it holds one metric), rnndescent and
+#' RcppHNSW are read as they are.
+#'
+#' Start with [locally_scaled_knn()] or [extended_knn()] for graphs, and
+#' [neighbor_embedding()] for embeddings; the data generators are listed in
+#' [lsnn-data].
 #'
 #' @examples
 #' X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
