@@ -48,7 +48,7 @@
 #'   used; a message names any other columns dropped) or a sparse
 #'   `Matrix::dgCMatrix` (metrics "euclidean" and "cosine"), one row per
 #'   observation. No missing or infinite values. Sparse data with at least
-#'   2\% non-zero entries (approximate search) or 5\% (exact search) is
+#'   2% non-zero entries (approximate search) or 5% (exact search) is
 #'   searched on a dense copy, which is faster, when that copy takes at most
 #'   `getOption("lsnn.max_dense_bytes", 4e9)` bytes; set the option to 0 to
 #'   keep the sparse path. `verbose = TRUE` says which path runs.
