@@ -25,6 +25,14 @@
     .Call(`_lsnn_approx_knn_sparse`, row_ptr, col, val, n, d, k, metric, control, seed, n_threads, verbose, simd)
 }
 
+.check_tile_rounds <- function(n_blocks) {
+    .Call(`_lsnn_check_tile_rounds`, n_blocks)
+}
+
+.check_heaps <- function(row, value, index, flag, n, capacity, mode, simd) {
+    .Call(`_lsnn_check_heaps`, row, value, index, flag, n, capacity, mode, simd)
+}
+
 .cost_gradient <- function(Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd) {
     .Call(`_lsnn_cost_gradient_cpp`, Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd)
 }

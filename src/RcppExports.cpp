@@ -112,6 +112,35 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// check_tile_rounds
+Rcpp::List check_tile_rounds(int n_blocks);
+RcppExport SEXP _lsnn_check_tile_rounds(SEXP n_blocksSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n_blocks(n_blocksSEXP);
+    rcpp_result_gen = Rcpp::wrap(check_tile_rounds(n_blocks));
+    return rcpp_result_gen;
+END_RCPP
+}
+// check_heaps
+Rcpp::DataFrame check_heaps(Rcpp::IntegerVector row, Rcpp::NumericVector value, Rcpp::IntegerVector index, Rcpp::IntegerVector flag, int n, int capacity, std::string mode, std::string simd);
+RcppExport SEXP _lsnn_check_heaps(SEXP rowSEXP, SEXP valueSEXP, SEXP indexSEXP, SEXP flagSEXP, SEXP nSEXP, SEXP capacitySEXP, SEXP modeSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type row(rowSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type index(indexSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type flag(flagSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type capacity(capacitySEXP);
+    Rcpp::traits::input_parameter< std::string >::type mode(modeSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(check_heaps(row, value, index, flag, n, capacity, mode, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cost_gradient_cpp
 Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, int n_threads, std::string simd);
 RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
@@ -325,6 +354,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},
     {"_lsnn_approx_knn_dense", (DL_FUNC) &_lsnn_approx_knn_dense, 8},
     {"_lsnn_approx_knn_sparse", (DL_FUNC) &_lsnn_approx_knn_sparse, 12},
+    {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
+    {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
     {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 12},
     {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 23},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},

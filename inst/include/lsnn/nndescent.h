@@ -57,6 +57,7 @@
 #include "distance.h"
 #include "exact_knn.h"
 #include "graph.h"
+#include "neighbour_heaps.h"
 #include "parallel.h"
 #include "principal.h"
 #include "random.h"
@@ -83,248 +84,6 @@ struct ApproxKnnStats {
   std::vector<std::size_t> updates;  // list changes: forest, then per iteration
   std::vector<double> recall;        // estimated recall: forest, then per iteration
   std::size_t rows_searched_exhaustively = 0;
-};
-
-// The k-th smallest of s[0, m) (1 <= k <= m, no NaN), by bisection on the
-// values' order-preserving integer keys: 32 vectorised counts, where a
-// selection algorithm mispredicts a branch on about every other element.
-inline float kth_smallest(const DistanceKernels& kern, const float* s, std::size_t m, std::size_t k) {
-  // Non-negative floats order as their bit patterns; negative ones are
-  // mapped below them, in reverse (the map is its own inverse).
-  auto key_of = [](float f) {
-    std::int32_t b;
-    std::memcpy(&b, &f, sizeof b);
-    return b >= 0 ? b : b ^ 0x7fffffff;
-  };
-  auto float_of = [&](std::int32_t key) {
-    const std::int32_t b = key >= 0 ? key : key ^ 0x7fffffff;
-    float f;
-    std::memcpy(&f, &b, sizeof f);
-    return f;
-  };
-  // The smallest key x with count(<= x) >= k, in [lo, hi].
-  std::int64_t lo = std::numeric_limits<std::int32_t>::min(), hi = key_of(std::numeric_limits<float>::infinity());
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    if (kern.count_at_most(s, float_of(static_cast<std::int32_t>(mid)), m) >= k) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return float_of(static_cast<std::int32_t>(lo));
-}
-
-// One list entry with its flag; `added` marks the entries of a merge.
-struct FlaggedEntry {
-  float value;
-  int index;
-  std::uint8_t flag;
-  std::uint8_t added;
-};
-
-// Bounded per-row max-heaps of (score, index) with a flag per entry, under
-// the (score, index) total order of graph.h. Callers keep the indices of a
-// row distinct (contains(), or push_new() for indices known to be absent).
-class FlaggedHeaps {
- public:
-  FlaggedHeaps(std::size_t n, std::size_t capacity, const DistanceKernels& kernels)
-      : cap_(capacity), value_(n * capacity), index_(n * capacity), flag_(n * capacity),
-        size_(n, 0), top_(n, std::numeric_limits<float>::infinity()), kernels_(&kernels) {}
-
-  std::size_t n_rows() const { return size_.size(); }
-  std::size_t capacity() const { return cap_; }
-  std::size_t size(std::size_t row) const { return size_[row]; }
-  // The largest kept score, or +inf while the row has room.
-  // (Kept in an array of its own, which stays in cache, as the forest and
-  // the joins read it for rows in no particular order.)
-  float threshold(std::size_t row) const { return top_[row]; }
-  const float* values(std::size_t row) const { return &value_[row * cap_]; }
-  const int* indices(std::size_t row) const { return &index_[row * cap_]; }
-  int* mutable_indices(std::size_t row) { return &index_[row * cap_]; }
-  std::uint8_t* flags(std::size_t row) { return &flag_[row * cap_]; }
-  const std::uint8_t* flags(std::size_t row) const { return &flag_[row * cap_]; }
-
-  bool contains(std::size_t row, int index) const {
-    return kernels_->contains_index(indices(row), size_[row], index);
-  }
-
-  // Hints that the row's indices (and, with `all`, its scores and flags)
-  // are needed soon.
-  void prefetch(std::size_t row, bool all = false) const {
-#if defined(__GNUC__) || defined(__clang__)
-    const char* ix = reinterpret_cast<const char*>(&index_[row * cap_]);
-    for (std::size_t b = 0; b < cap_ * sizeof(int); b += 64) __builtin_prefetch(ix + b);
-    const char* v = reinterpret_cast<const char*>(&value_[row * cap_]);
-    if (!all) {
-      __builtin_prefetch(v);
-      return;
-    }
-    for (std::size_t b = 0; b < cap_ * sizeof(float); b += 64) __builtin_prefetch(v + b);
-    const char* f = reinterpret_cast<const char*>(&flag_[row * cap_]);
-    for (std::size_t b = 0; b < cap_; b += 64) __builtin_prefetch(f + b);
-#else
-    (void)row;
-    (void)all;
-#endif
-  }
-
-  // Inserts (value, index) when the row has room or it ranks before the
-  // largest entry, and the index is not listed yet.
-  bool push(std::size_t row, float value, int index, std::uint8_t flag) {
-    if (cap_ == 0) return false;
-    if (size_[row] == cap_ && !neighbour_before(value, index, value_[row * cap_], index_[row * cap_])) {
-      return false;
-    }
-    if (contains(row, index)) return false;
-    return push_new(row, value, index, flag);
-  }
-
-  // push() for an index known not to be listed.
-  bool push_new(std::size_t row, float value, int index, std::uint8_t flag) {
-    if (cap_ == 0) return false;
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    std::uint32_t& n = size_[row];
-    if (n == cap_ && !neighbour_before(value, index, v[0], ix[0])) return false;
-    std::size_t c;
-    if (n < cap_) {
-      c = n++;
-      while (c > 0) {
-        const std::size_t p = (c - 1) / 2;
-        if (!neighbour_before(v[p], ix[p], value, index)) break;
-        v[c] = v[p];
-        ix[c] = ix[p];
-        fl[c] = fl[p];
-        c = p;
-      }
-    } else {
-      c = sift_down(row, 0, value, index);
-    }
-    v[c] = value;
-    ix[c] = index;
-    fl[c] = flag;
-    update_top(row);
-    return true;
-  }
-
-  // Adds many entries to a row at once: `entries` (indices not listed in
-  // the row, distinct, each with `flag`) join the row's entries and the
-  // `capacity` first in the (score, index) order are kept, the heap rebuilt.
-  // Cheaper than one push per entry when there are many. Returns how many
-  // of `entries` were kept; `scratch` is the caller's.
-  std::size_t merge_new(std::size_t row, const std::pair<float, int>* entries, std::size_t count,
-                        std::uint8_t flag, std::vector<FlaggedEntry>& scratch,
-                        std::vector<float>& values) {
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    const std::size_t had = size_[row];
-    scratch.clear();
-    for (std::size_t c = 0; c < had; ++c) scratch.push_back({v[c], ix[c], fl[c], 0});
-    for (std::size_t c = 0; c < count; ++c) scratch.push_back({entries[c].first, entries[c].second, flag, 1});
-    if (scratch.size() > cap_) {
-      // The cap-th smallest score by bisection (see kth_smallest()); the
-      // entries below it are kept, and of those equal to it the ones with
-      // the smallest indices.
-      values.resize(scratch.size());
-      for (std::size_t c = 0; c < scratch.size(); ++c) values[c] = scratch[c].value;
-      const float cut = kth_smallest(*kernels_, values.data(), values.size(), cap_);
-      std::size_t below = 0;
-      for (std::size_t c = 0; c < scratch.size(); ++c) {
-        if (scratch[c].value < cut) std::swap(scratch[below++], scratch[c]);
-      }
-      std::size_t tied = below;
-      for (std::size_t c = below; c < scratch.size(); ++c) {
-        if (scratch[c].value == cut) std::swap(scratch[tied++], scratch[c]);
-      }
-      if (tied > cap_) {
-        std::sort(scratch.begin() + static_cast<std::ptrdiff_t>(below),
-                  scratch.begin() + static_cast<std::ptrdiff_t>(tied),
-                  [](const FlaggedEntry& a, const FlaggedEntry& b) { return a.index < b.index; });
-      }
-      scratch.resize(cap_);
-    }
-    std::size_t kept = 0;
-    for (std::size_t c = 0; c < scratch.size(); ++c) {
-      v[c] = scratch[c].value;
-      ix[c] = scratch[c].index;
-      fl[c] = scratch[c].flag;
-      kept += scratch[c].added;
-    }
-    size_[row] = static_cast<std::uint32_t>(scratch.size());
-    heapify(row);
-    update_top(row);
-    return kept;
-  }
-
-  // Fills an empty row with at most `capacity` distinct entries, all with
-  // the same flag (Floyd's heap construction).
-  void fill_new(std::size_t row, const std::pair<float, int>* entries, std::size_t count,
-                std::uint8_t flag) {
-    count = std::min(count, cap_);
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    for (std::size_t c = 0; c < count; ++c) {
-      v[c] = entries[c].first;
-      ix[c] = entries[c].second;
-      fl[c] = flag;
-    }
-    size_[row] = static_cast<std::uint32_t>(count);
-    heapify(row);
-    update_top(row);
-  }
-
- private:
-  void update_top(std::size_t row) {
-    top_[row] = size_[row] == cap_ ? value_[row * cap_] : std::numeric_limits<float>::infinity();
-  }
-
-  // Floyd's heap construction over the row's entries.
-  // Moves the entries below slot c up while they rank after (value, index)
-  // and returns the slot where that entry belongs (the caller writes it).
-  std::size_t sift_down(std::size_t row, std::size_t c, float value, int index) {
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    const std::size_t count = size_[row];
-    for (;;) {
-      std::size_t child = 2 * c + 1;
-      if (child >= count) break;
-      if (child + 1 < count && neighbour_before(v[child], ix[child], v[child + 1], ix[child + 1])) ++child;
-      if (!neighbour_before(value, index, v[child], ix[child])) break;
-      v[c] = v[child];
-      ix[c] = ix[child];
-      fl[c] = fl[child];
-      c = child;
-    }
-    return c;
-  }
-
-  void heapify(std::size_t row) {
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    for (std::size_t start = size_[row] / 2; start-- > 0;) {
-      const float value = v[start];
-      const int index = ix[start];
-      const std::uint8_t flag = fl[start];
-      const std::size_t c = sift_down(row, start, value, index);
-      v[c] = value;
-      ix[c] = index;
-      fl[c] = flag;
-    }
-  }
-
-  std::size_t cap_;
-  std::vector<float> value_;
-  std::vector<int> index_;
-  std::vector<std::uint8_t> flag_;
-  std::vector<std::uint32_t> size_;
-  std::vector<float> top_;  // the largest score of a full row, else +inf
-  const DistanceKernels* kernels_;
 };
 
 namespace detail {
@@ -425,7 +184,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
     std::vector<std::uint32_t> pos(block);
     for (std::size_t g = g0; g < g1; ++g) {
       const std::size_t s0 = g * group, s1 = std::min(size, s0 + group);
-      NeighbourHeaps<float> best(s1 - s0, others);
+      NeighbourHeaps<> best(s1 - s0, others, kern);
       for (std::size_t b0 = 0; b0 < n; b0 += block) {
         const std::size_t b1 = std::min(n, b0 + block), m = b1 - b0;
         tile.resize((s1 - s0) * m);
@@ -437,7 +196,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
           const std::size_t np = kern.positions_at_most(sc, &t, true, m, pos.data());
           for (std::size_t c = 0; c < np; ++c) {
             const std::size_t b = b0 + pos[c];
-            if (b != self) best.push(a, sc[pos[c]], static_cast<int>(b));
+            if (b != self) best.push_new(a, sc[pos[c]], static_cast<int>(b));
           }
         }
       }
@@ -450,7 +209,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
 // The fraction of the sample rows' list entries that score no worse than
 // the true (k-1)-th neighbour (a recall that does not depend on how ties
 // are broken).
-inline double estimate_recall(const FlaggedHeaps& heaps, const RecallSample& sample,
+inline double estimate_recall(const NeighbourHeaps<true>& heaps, const RecallSample& sample,
                               const std::vector<int>& inv) {
   if (sample.rows.empty() || heaps.capacity() == 0) return 1.0;
   std::size_t hits = 0;
@@ -502,7 +261,7 @@ inline std::uint8_t tree_flag(std::size_t t) { return static_cast<std::uint8_t>(
 // rows, so they run in parallel. Returns the number of list changes.
 template <typename Executor>
 std::size_t search_leaves(const ScoreSpace& space, const RpTree& tree, std::uint8_t flag,
-                          const std::vector<int>& inv, FlaggedHeaps& heaps, Executor& executor) {
+                          const std::vector<int>& inv, NeighbourHeaps<true>& heaps, Executor& executor) {
   const std::size_t n = space.n(), K = heaps.capacity();
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
   const DistanceKernels& kern = space.data().kernels();
@@ -517,7 +276,7 @@ std::size_t search_leaves(const ScoreSpace& space, const RpTree& tree, std::uint
     std::uint32_t stamp = 0;
     std::vector<std::pair<float, int>> take;
     std::vector<float> cut_scratch;
-    std::vector<FlaggedEntry> merge_scratch;
+    std::vector<HeapEntry> merge_scratch;
     std::vector<float> merge_values;
     for (std::size_t g = g0; g < g1; ++g) {
       std::size_t count = 0;
@@ -589,7 +348,7 @@ std::size_t search_leaves(const ScoreSpace& space, const RpTree& tree, std::uint
 // their leaves. Returns the number of list changes.
 template <typename Executor>
 std::size_t random_fill(const ScoreSpace& space, const std::vector<int>& perm, std::uint64_t seed,
-                        FlaggedHeaps& heaps, Executor& executor) {
+                        NeighbourHeaps<true>& heaps, Executor& executor) {
   const std::size_t n = space.n(), K = heaps.capacity();
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
   const std::size_t n_parts = std::min(n, 4 * n_threads);
@@ -634,7 +393,7 @@ struct ReverseLists {
 // the source rows counted and placed by its own task; a row's reverse
 // entries come in increasing source order for any number of parts.
 template <typename Executor>
-void reverse_lists(const FlaggedHeaps& heaps, ReverseLists& rev, Executor& executor) {
+void reverse_lists(const NeighbourHeaps<true>& heaps, ReverseLists& rev, Executor& executor) {
   const std::size_t n = heaps.n_rows();
   const std::size_t parts = std::max<std::size_t>(1, executor.n_threads());
   rev.ptr.resize(n + 1);
@@ -698,7 +457,7 @@ struct Candidates {
 // from (seed, iteration, row, candidate); the new forward entries sampled
 // are flagged old in the lists.
 template <typename Executor>
-void sample_candidates(FlaggedHeaps& heaps, const ReverseLists& rev, std::uint64_t seed,
+void sample_candidates(NeighbourHeaps<true>& heaps, const ReverseLists& rev, std::uint64_t seed,
                        std::size_t iter, Candidates& cand, Executor& executor) {
   const std::size_t n = heaps.n_rows(), c_max = cand.c_max;
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
@@ -768,7 +527,7 @@ void sample_candidates(FlaggedHeaps& heaps, const ReverseLists& rev, std::uint64
 }
 
 // Hints that the lists of row p's candidates are needed soon.
-inline void prefetch_join(const Candidates& cand, const FlaggedHeaps& heaps, std::size_t p) {
+inline void prefetch_join(const Candidates& cand, const NeighbourHeaps<true>& heaps, std::size_t p) {
   for (std::size_t c = 0; c < cand.new_count[p]; ++c) heaps.prefetch(static_cast<std::size_t>(cand.fresh(p)[c]));
   for (std::size_t c = 0; c < cand.old_count[p]; ++c) heaps.prefetch(static_cast<std::size_t>(cand.stale(p)[c]));
 }
@@ -777,7 +536,7 @@ inline void prefetch_join(const Candidates& cand, const FlaggedHeaps& heaps, std
 // candidates (one small matrix product) and every pair that would enter a
 // list becomes an update in `out`; two old candidates are never paired.
 // `original` maps list numbers to the rows of `space` (null: the same).
-inline void local_join(std::size_t p, const Candidates& cand, const FlaggedHeaps& heaps,
+inline void local_join(std::size_t p, const Candidates& cand, const NeighbourHeaps<true>& heaps,
                        const ScoreSpace& space, const int* original, JoinWorkspace& ws,
                        std::vector<ListUpdate>& out) {
   const DistanceKernels& kern = space.data().kernels();
@@ -833,7 +592,7 @@ inline void local_join(std::size_t p, const Candidates& cand, const FlaggedHeaps
 // whatever the number of threads. Returns the number of list changes.
 template <typename Executor>
 std::size_t apply_updates(const std::vector<std::vector<ListUpdate>>& updates, std::size_t n_chunks,
-                          FlaggedHeaps& heaps, Executor& executor) {
+                          NeighbourHeaps<true>& heaps, Executor& executor) {
   const std::size_t n = heaps.n_rows();
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
   std::vector<std::size_t> part_updates(n_threads, 0);
@@ -866,7 +625,7 @@ std::size_t apply_updates(const std::vector<std::vector<ListUpdate>>& updates, s
 template <typename Executor>
 void descend(const ScoreSpace& space, const std::vector<int>& perm, const std::vector<int>& inv,
              const ApproxKnnParams& par, const RecallSample& sample, double recall,
-             FlaggedHeaps& heaps, ApproxKnnStats& st, Executor& executor) {
+             NeighbourHeaps<true>& heaps, ApproxKnnStats& st, Executor& executor) {
   const std::size_t n = space.n(), K = heaps.capacity();
   const bool use_sample = par.target_recall < 1.0;
   const bool renumbered_rows = space.dense();
@@ -930,7 +689,7 @@ void descend(const ScoreSpace& space, const std::vector<int>& perm, const std::v
 // exhaustively; returns how many were.
 template <typename Executor>
 std::size_t final_pass(const RowData& data, const std::vector<int>& perm, const std::vector<int>& inv,
-                       FlaggedHeaps& heaps, KnnGraph& graph, Executor& executor) {
+                       NeighbourHeaps<true>& heaps, KnnGraph& graph, Executor& executor) {
   const std::size_t n = data.n(), K = heaps.capacity(), others = K;
   std::vector<double> sorted_dist(n * K);
   std::vector<unsigned char> exhaustive(n, 0);
@@ -1033,7 +792,7 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   const std::vector<int> perm = trees[0].order;
   std::vector<int> inv(n);
   for (std::size_t s = 0; s < n; ++s) inv[static_cast<std::size_t>(perm[s])] = static_cast<int>(s);
-  FlaggedHeaps heaps(n, K, data.kernels());
+  NeighbourHeaps<true> heaps(n, K, data.kernels());
   std::size_t forest_updates = 0;
   for (std::size_t t = 0; t < par.n_trees; ++t) {
     forest_updates += detail::search_leaves(space, trees[t], detail::tree_flag(t), inv, heaps, executor);
