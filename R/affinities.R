@@ -19,6 +19,8 @@
 #'   `ncol(x$idx) - 1` for a graph).
 #' @param n_threads Number of threads.
 #' @param ret_extra If `TRUE`, also return the precisions.
+#' @param verbose If `TRUE`, show the calibration's progress (a cli progress
+#'   bar on long runs) and a summary line.
 #' @return A symmetric sparse matrix `P` (a `Matrix::dgCMatrix`, n x n, zero
 #'   diagonal) summing to 1; with `ret_extra = TRUE`, a list with `P` and
 #'   `beta`, the precisions (per squared distance) of each point.
@@ -26,7 +28,8 @@
 #' P <- perplexity_affinities(as.matrix(iris[1:50, 1:4]), perplexity = 10)
 #' sum(P)
 #' @export
-perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra = FALSE) {
+perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra = FALSE,
+                                  verbose = FALSE) {
   ne_check_number(perplexity, "perplexity")
   if (perplexity <= 1) stop("perplexity must be greater than 1", call. = FALSE)
   n_threads <- ne_check_threads(n_threads)
@@ -41,7 +44,7 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
            call. = FALSE)
     }
     res <- .perplexity_graph(g$idx, g$dist, perplexity, tol, max_steps, n_threads,
-                             simd_option())
+                             simd_option(), isTRUE(verbose))
     n <- nrow(g$idx)
   } else {
     X <- ne_data_matrix(x, "x")
@@ -55,7 +58,8 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
                           "(a sparse matrix holds at most 2^31 - 1): give a ",
                           "neighbour graph from extended_knn() instead"), n), call. = FALSE)
     }
-    res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option())
+    res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option(),
+                            isTRUE(verbose))
   }
   if (res$n_failed > 0) {
     warning(sprintf(paste0("perplexity calibration did not reach the tolerance for ",
@@ -88,6 +92,8 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
 #' @param set_op_mix_ratio Between 0 (intersection) and 1 (union).
 #' @param ret_extra If `TRUE`, also return `sigma` and `rho`.
 #' @param n_threads Number of threads.
+#' @param verbose If `TRUE`, show the calculation's progress (a cli progress
+#'   bar on long runs) and a summary line.
 #' @return A symmetric sparse matrix `V` (`Matrix::dgCMatrix`, n x n), or with
 #'   `ret_extra = TRUE` a list with `V`, `sigma` and `rho`.
 #' @examples
@@ -98,7 +104,8 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
 #' V <- umap_affinities(g)
 #' @export
 umap_affinities <- function(graph, local_connectivity = 1, bandwidth = 1,
-                            set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = 1) {
+                            set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = 1,
+                            verbose = FALSE) {
   if (!ne_is_graph(graph)) {
     stop("graph must be a neighbour graph: a list with matrices idx and dist", call. = FALSE)
   }
@@ -113,7 +120,7 @@ umap_affinities <- function(graph, local_connectivity = 1, bandwidth = 1,
   }
   n_threads <- ne_check_threads(n_threads)
   res <- .umap_graph(g$idx, g$dist, local_connectivity, bandwidth, set_op_mix_ratio,
-                     n_threads)
+                     n_threads, isTRUE(verbose))
   V <- ne_dgc(nrow(g$idx), res$p, res$i, res$x)
   if (ret_extra) list(V = V, sigma = res$sigma, rho = res$rho) else V
 }

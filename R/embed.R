@@ -75,7 +75,9 @@
 #' @param gamma,eps,weight,alpha,a,b,spread,min_dist Cost parameters, see
 #'   [cost_gradient()]; `gamma = NULL` gives LargeVis's default above.
 #' @param n_threads Number of threads.
-#' @param verbose If `TRUE`, report progress.
+#' @param verbose If `TRUE`, report progress: the steps, a cli progress bar
+#'   for each long phase (search, calibration, optimization) and its summary
+#'   line.
 #' @param ret_extra If `TRUE`, return a list with the embedding and details.
 #' @return An n x `n_components` matrix (the row names of `X` kept); with
 #'   `ret_extra = TRUE`, a list with `embedding`, `cost` (the cost history,
@@ -144,11 +146,12 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
       k <- min(n - 1L, as.integer(ceiling(3 * perplexity)))
       ne_msg(verbose, "embed: exact ", k, "-nearest neighbours")
       graph <- extended_knn(data, n_neighbors = k, n_extra = 0, n_threads = n_threads,
-                            nn_kind = "exact")
+                            nn_kind = "exact", verbose = verbose)
     }
     ne_msg(verbose, "embed: perplexity calibration (perplexity ", perplexity, ")")
     P <- perplexity_affinities(if (is.null(graph)) data else graph,
-                               perplexity = perplexity, n_threads = n_threads)
+                               perplexity = perplexity, n_threads = n_threads,
+                               verbose = verbose)
   } else {
     if (is.null(graph)) {
       ne_check_number(n_neighbors, "n_neighbors")
@@ -159,10 +162,10 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
       }
       ne_msg(verbose, "embed: exact ", k - 1L, "-nearest neighbours")
       graph <- extended_knn(data, n_neighbors = k - 1L, n_extra = 0, n_threads = n_threads,
-                            nn_kind = "exact")
+                            nn_kind = "exact", verbose = verbose)
     }
     ne_msg(verbose, "embed: UMAP affinities")
-    P <- umap_affinities(graph, n_threads = n_threads)
+    P <- umap_affinities(graph, n_threads = n_threads, verbose = verbose)
   }
   t_aff <- proc.time()[["elapsed"]]
 

@@ -44,7 +44,8 @@
 #'   the row itself, `n_neighbors + n_extra`, capped at `n - 1`.
 #' @param n_threads Number of threads (0 and 1 both run on the calling thread).
 #' @param nn_kind `"exact"` or `"approx"`.
-#' @param verbose If `TRUE`, report progress with [message()].
+#' @param verbose If `TRUE`, show the search's progress (a cli progress bar
+#'   for each phase of a long search) and one summary line per phase.
 #' @param metric `"euclidean"` (default), `"cosine"` (1 minus the cosine
 #'   similarity; a zero row is at distance 1 from non-zero rows and 0 from
 #'   other zero rows), `"correlation"` (1 minus Pearson's correlation of the

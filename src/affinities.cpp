@@ -51,13 +51,13 @@ std::vector<int> zero_based(const Rcpp::IntegerMatrix& idx) {
 
 // [[Rcpp::export(.perplexity_data)]]
 Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol,
-                           int max_steps, int n_threads, std::string simd) {
+                           int max_steps, int n_threads, std::string simd, bool verbose) {
   const std::size_t n = X.nrow(), D = X.ncol();
   lsnn::CalibrationSettings s;
   s.perplexity = perplexity;
   s.tol = tol;
   s.max_steps = max_steps;
-  lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::RExecutor ex(n_threads, verbose);
   Rcpp::NumericVector beta(n);
   // `seconds`: the time spent in the core, without R's allocation of the
   // result (for the benchmark's comparison with programs that keep P inside)
@@ -95,13 +95,13 @@ Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol,
 // [[Rcpp::export(.perplexity_graph)]]
 Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
                             double perplexity, double tol, int max_steps, int n_threads,
-                            std::string simd) {
+                            std::string simd, bool verbose) {
   const std::size_t n = idx.nrow(), k = idx.ncol();
   lsnn::CalibrationSettings s;
   s.perplexity = perplexity;
   s.tol = tol;
   s.max_steps = max_steps;
-  lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::RExecutor ex(n_threads, verbose);
   const std::vector<int> idx0 = zero_based(idx);
   Rcpp::NumericVector beta(n);
   return lsnn_r::run_core([&]() {
@@ -119,13 +119,13 @@ Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
 // [[Rcpp::export(.umap_graph)]]
 Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
                       double local_connectivity, double bandwidth, double mix,
-                      int n_threads) {
+                      int n_threads, bool verbose) {
   const std::size_t n = idx.nrow(), k = idx.ncol();
   lsnn::UmapSettings s;
   s.local_connectivity = local_connectivity;
   s.bandwidth = bandwidth;
   s.set_op_mix_ratio = mix;
-  lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::RExecutor ex(n_threads, verbose);
   const std::vector<int> idx0 = zero_based(idx);
   Rcpp::NumericVector sigma(n), rho(n);
   return lsnn_r::run_core([&]() {

@@ -8,9 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-demo}"
 
-debs="r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-matrix r-cran-uwot
+debs="r-cran-cli r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-matrix r-cran-uwot
       r-cran-rspectra r-cran-irlba r-cran-knitr r-cran-rmarkdown r-cran-png r-cran-testthat"
-cran='c("Rcpp", "RcppEigen", "RcppParallel", "Matrix", "uwot", "RSpectra", "irlba",
+cran='c("cli", "Rcpp", "RcppEigen", "RcppParallel", "Matrix", "uwot", "RSpectra", "irlba",
         "knitr", "rmarkdown", "png", "testthat")'
 
 missing=$(Rscript -e "p <- $cran; cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])")

@@ -80,7 +80,7 @@ test_that("embed reports progress when verbose", {
   set.seed(34)
   X <- matrix(rnorm(40 * 3), 40, 3)
   expect_message(embed(X, perplexity = 5, max_iter = 20, epoch = 10, verbose = TRUE),
-                 "iteration 10")
+                 "optimization: 20 iterations")
 })
 
 test_that("embed rejects bad input", {

@@ -32,6 +32,8 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <sstream>
+#include <string>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -114,6 +116,14 @@ inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
   return converged;
 }
 
+// The summary line of a perplexity calibration.
+inline std::string calibration_summary(std::size_t n, double perplexity, std::size_t n_failed) {
+  std::ostringstream msg;
+  msg << "perplexity calibration: " << n << " points, perplexity " << perplexity << "; "
+      << n_failed << " missed the tolerance";
+  return msg.str();
+}
+
 // Neighbour positions (columns) of row i in an n x k graph.
 inline void graph_row_neighbours(const int* idx, std::size_t n, std::size_t k,
                                  std::size_t i, std::vector<std::size_t>& cols) {
@@ -165,6 +175,7 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
   // from the previous row's precision, so the chunks must not depend on how
   // the threads split the work
   const std::size_t chunk = 64, nchunks = (n + chunk - 1) / chunk;
+  Phase<Executor> phase(executor, "perplexity calibration", n);
   batched_for(
       executor, nchunks, 64,
       [&](std::size_t cb, std::size_t ce) {
@@ -189,9 +200,10 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
           if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], p)) failed[i] = 1;
         }
       },
-      [](std::size_t) {}, 1);
+      [&](std::size_t done) { phase.set(std::min(n, done * chunk)); }, 1);
   n_failed = 0;
   for (unsigned char f : failed) n_failed += f;
+  phase.finish(calibration_summary(n, s.perplexity, n_failed));
   sort_rows(C, false);
   CsrMatrix P = symmetrise(C, [](double x, double y) { return x + y; }, executor);
   scale_to_sum_one(P);
@@ -233,6 +245,7 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
   std::vector<unsigned char> failed(n, 0);
   const std::size_t rows_per_task = 64;
   const std::size_t ntasks = (n + rows_per_task - 1) / rows_per_task;
+  Phase<Executor> phase(executor, "perplexity calibration", n);
   batched_for(
       executor, ntasks, std::max<std::size_t>(2, 4000000 / (n * rows_per_task + 1)),
       [&](std::size_t b, std::size_t e) {
@@ -255,9 +268,10 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
           }
         }
       },
-      [](std::size_t) {}, 1);
+      [&](std::size_t done) { phase.set(std::min(n, done * rows_per_task)); }, 1);
   n_failed = 0;
   for (unsigned char f : failed) n_failed += f;
+  phase.finish(calibration_summary(n, s.perplexity, n_failed));
 
   // P = (C + C^T) / (2n) in place, by pairs of 64-row blocks I <= J; entry
   // (i, j) of row i sits at i m + j - (j > i).
@@ -352,6 +366,7 @@ CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
 
   std::vector<std::size_t> column;
   CsrMatrix V = graph_pattern(idx, n, kcols, column);
+  Phase<Executor> phase(executor, "UMAP memberships", n);
   batched_for(
       executor, n, 8192,
       [&](std::size_t b, std::size_t e) {
@@ -411,7 +426,9 @@ CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
           }
         }
       },
-      [](std::size_t) {}, 64);
+      [&](std::size_t done) { phase.set(done); }, 64);
+  phase.finish("UMAP memberships: " + std::to_string(n) + " points, " + std::to_string(kcols) +
+               " neighbours each");
   sort_rows(V, true);
   const double mix = s.set_op_mix_ratio;
   return symmetrise(

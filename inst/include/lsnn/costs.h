@@ -124,7 +124,6 @@ class CostEvaluator {
 
     const PairSums sums = {F_.data(), Z_.data(), C_.data()};
     const CostKernels& k = kernels_;
-    double pairs_since_poll = 0.0;
     for (const auto& round : rounds_) {
       executor.parallel_for(
           0, round.size(),
@@ -136,11 +135,7 @@ class CostEvaluator {
             }
           },
           1);
-      pairs_since_poll += static_cast<double>(round.size()) * block_ * block_;
-      if (pairs_since_poll > 6.0e7) {
-        pairs_since_poll = 0.0;
-        if (executor.interrupted()) throw interrupted_error();
-      }
+      checkpoint(executor);
     }
 
     const SparseSums ssums = {A_.data(), Cs_.data(), S_.data()};

@@ -204,14 +204,10 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
   st.block_rows = bs;
   st.tiles = total_tiles;
 
-  {
-    std::ostringstream msg;
-    msg << "exact kNN: " << n << " rows, " << data.d() << " columns, k = " << k << ", "
-        << total_tiles << " tiles of " << bs << " rows, " << data.kernels().name << " kernels";
-    executor.report(msg.str());
-  }
-
-  std::size_t done = 0, next_report = 1;
+  // One step per tile; the exact distances that follow take a fraction of
+  // the tiles' time.
+  Phase<Executor> phase(executor, "exact kNN", total_tiles);
+  std::size_t done = 0;
   for (const auto& round : rounds) {
     executor.parallel_for(0, round.size(), [&](std::size_t begin, std::size_t end) {
       detail::TileBuffers buf;
@@ -223,13 +219,7 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
       }
     });
     done += round.size();
-    if (executor.interrupted()) throw interrupted_error();
-    if (done * 10 >= next_report * total_tiles) {
-      next_report = done * 10 / total_tiles + 1;
-      std::ostringstream msg;
-      msg << "exact kNN: " << (done * 100 / total_tiles) << "% of tiles";
-      executor.report(msg.str());
-    }
+    phase.set(done);
   }
 
   // Exact distances for the candidates, the proof of exactness, and the
@@ -263,9 +253,10 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
   for (unsigned char e : refined) st.rows_refined += e;
   {
     std::ostringstream msg;
-    msg << "exact kNN: done (" << st.rows_refined
-        << " rows needed a second, wider pass)";
-    executor.report(msg.str());
+    msg << "exact kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
+        << total_tiles << " tiles of " << bs << " rows (" << data.kernels().name << " kernels); "
+        << st.rows_refined << " rows needed a second, wider pass";
+    phase.finish(msg.str());
   }
   return graph;
 }

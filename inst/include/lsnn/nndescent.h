@@ -47,6 +47,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iomanip>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -237,7 +238,7 @@ std::vector<RpTree> build_forest(const ScoreSpace& space, const ApproxKnnParams&
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
   const std::size_t tree_dims = space.d() > 128 ? 64 : 32;
   const PrincipalRows principal(space, tree_dims, hash64(par.seed, 5), executor);
-  if (executor.interrupted()) throw interrupted_error();
+  checkpoint(executor);
   std::vector<RpTree> trees(par.n_trees);
   batched_for(executor, par.n_trees, n_threads, [&](std::size_t t0, std::size_t t1) {
     for (std::size_t t = t0; t < t1; ++t) {
@@ -622,10 +623,12 @@ std::size_t apply_updates(const std::vector<std::vector<ListUpdate>>& updates, s
 // before the final pass allocates the graph. Dense rows are copied in the
 // order of their new numbers first: a row's candidates mostly have numbers
 // near its own, so the joins then read rows that are close in memory.
+// Progress: `phase` counts n steps per iteration.
 template <typename Executor>
-void descend(const ScoreSpace& space, const std::vector<int>& perm, const std::vector<int>& inv,
-             const ApproxKnnParams& par, const RecallSample& sample, double recall,
-             NeighbourHeaps<true>& heaps, ApproxKnnStats& st, Executor& executor) {
+double descend(const ScoreSpace& space, const std::vector<int>& perm, const std::vector<int>& inv,
+               const ApproxKnnParams& par, const RecallSample& sample, double recall,
+               NeighbourHeaps<true>& heaps, ApproxKnnStats& st, Phase<Executor>& phase,
+               Executor& executor) {
   const std::size_t n = space.n(), K = heaps.capacity();
   const bool use_sample = par.target_recall < 1.0;
   const bool renumbered_rows = space.dense();
@@ -643,7 +646,7 @@ void descend(const ScoreSpace& space, const std::vector<int>& perm, const std::v
   for (std::size_t iter = 0; iter < par.n_iters && !(use_sample && recall >= par.target_recall); ++iter) {
     reverse_lists(heaps, rev, executor);
     sample_candidates(heaps, rev, par.seed, iter, cand, executor);
-    if (executor.interrupted()) throw interrupted_error();
+    phase.set(iter * n);
     // Local joins, in batches of rows; a batch's updates are applied before
     // the next batch reads the thresholds.
     std::size_t iter_updates = 0;
@@ -663,21 +666,15 @@ void descend(const ScoreSpace& space, const std::vector<int>& perm, const std::v
         }
       });
       iter_updates += apply_updates(chunk_updates, n_chunks, heaps, executor);
-      if (executor.interrupted()) throw interrupted_error();
+      phase.set(iter * n + stop);
     }
     st.updates.push_back(iter_updates);
     st.iterations = iter + 1;
     recall = use_sample ? estimate_recall(heaps, sample, inv) : 0.0;
     st.recall.push_back(recall);
-    {
-      std::ostringstream msg;
-      msg << "approx kNN: iteration " << (iter + 1) << " of at most " << par.n_iters << ", "
-          << iter_updates << " list updates";
-      if (use_sample) msg << ", estimated recall " << recall;
-      executor.report(msg.str());
-    }
     if (static_cast<double>(iter_updates) < stop_below) break;
   }
+  return recall;
 }
 
 // The final pass: exact distances, sorted, self first. Rows go in the order
@@ -687,9 +684,11 @@ void descend(const ScoreSpace& space, const std::vector<int>& perm, const std::v
 // column-major layout is written a cache line at a time. Rows with fewer
 // than k - 1 entries, or whose float scores mean nothing, are searched
 // exhaustively; returns how many were.
+// Progress: `phase` counts one step per row.
 template <typename Executor>
 std::size_t final_pass(const RowData& data, const std::vector<int>& perm, const std::vector<int>& inv,
-                       NeighbourHeaps<true>& heaps, KnnGraph& graph, Executor& executor) {
+                       NeighbourHeaps<true>& heaps, KnnGraph& graph, Phase<Executor>& phase,
+                       Executor& executor) {
   const std::size_t n = data.n(), K = heaps.capacity(), others = K;
   std::vector<double> sorted_dist(n * K);
   std::vector<unsigned char> exhaustive(n, 0);
@@ -720,7 +719,7 @@ std::size_t final_pass(const RowData& data, const std::vector<int>& perm, const 
         sorted_dist[t * K + c] = data.distance_from_exact_score(cand[c].first);
       }
     }
-  });
+  }, [&](std::size_t done) { phase.set(done); });
   graph = KnnGraph(n, K + 1);
   const std::size_t block = 64;
   executor.parallel_for(0, (n + block - 1) / block, [&](std::size_t b0, std::size_t b1) {
@@ -768,27 +767,21 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     st.rows_searched_exhaustively = es.rows_refined;
     return g;
   }
-  {
-    std::ostringstream msg;
-    msg << "approx kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
-        << par.n_trees << " trees (leaves of at most " << par.leaf_size << " rows), "
-        << par.max_candidates << " candidates, at most " << par.n_iters << " iterations, "
-        << data.kernels().name << " kernels";
-    executor.report(msg.str());
-  }
-
+  // 1. The forest, after the rows in score space and the recall sample
+  // (sparse rows are scored pair by pair: a smaller one); one step for
+  // those, then one per tree built and one per tree searched.
+  Phase<Executor> forest_phase(executor, "approx kNN: forest", 2 * par.n_trees + 1);
   const ScoreSpace space(data, executor);
-  if (executor.interrupted()) throw interrupted_error();
-  // The recall sample (sparse rows are scored pair by pair: a smaller one).
+  checkpoint(executor);
   const bool use_sample = par.target_recall < 1.0;
   const detail::RecallSample sample =
       use_sample ? detail::recall_sample(space, data.sparse() ? 64 : 128, K, hash64(par.seed, 3), executor)
                  : detail::RecallSample();
-  if (executor.interrupted()) throw interrupted_error();
-
-  // 1. The forest. The lists are kept under new row numbers, the order of
-  // the first tree's leaves (perm[s] is the row numbered s, inv its inverse).
+  forest_phase.set(1);
   std::vector<RpTree> trees = detail::build_forest(space, par, executor);
+  forest_phase.set(1 + par.n_trees);
+  // The lists are kept under new row numbers, the order of the first tree's
+  // leaves (perm[s] is the row numbered s, inv its inverse).
   const std::vector<int> perm = trees[0].order;
   std::vector<int> inv(n);
   for (std::size_t s = 0; s < n; ++s) inv[static_cast<std::size_t>(perm[s])] = static_cast<int>(s);
@@ -796,28 +789,44 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   std::size_t forest_updates = 0;
   for (std::size_t t = 0; t < par.n_trees; ++t) {
     forest_updates += detail::search_leaves(space, trees[t], detail::tree_flag(t), inv, heaps, executor);
-    if (executor.interrupted()) throw interrupted_error();
+    forest_phase.set(2 + par.n_trees + t);
   }
   trees.clear();
   trees.shrink_to_fit();
   forest_updates += detail::random_fill(space, perm, par.seed, heaps, executor);
   st.updates.push_back(forest_updates);
-  const double recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
+  double recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
   st.recall.push_back(recall);
   {
     std::ostringstream msg;
-    msg << "approx kNN: " << par.n_trees << " trees searched";
+    msg << std::setprecision(3) << "approx kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
+        << par.n_trees << " trees (leaves of at most " << par.leaf_size << " rows, "
+        << data.kernels().name << " kernels)";
     if (use_sample) msg << ", estimated recall " << recall;
-    executor.report(msg.str());
+    forest_phase.finish(msg.str());
   }
 
   // 2. The descent.
-  detail::descend(space, perm, inv, par, sample, recall, heaps, st, executor);
+  {
+    Phase<Executor> phase(executor, "approx kNN: descent", par.n_iters * n);
+    recall = detail::descend(space, perm, inv, par, sample, recall, heaps, st, phase, executor);
+    std::ostringstream msg;
+    msg << std::setprecision(3) << "approx kNN: descent, " << st.iterations << " of at most " << par.n_iters
+        << " iterations (" << par.max_candidates << " candidates)";
+    if (use_sample) msg << ", estimated recall " << recall;
+    phase.finish(msg.str());
+  }
 
   // 3. Exact distances.
   KnnGraph graph;
-  st.rows_searched_exhaustively = detail::final_pass(data, perm, inv, heaps, graph, executor);
-  executor.report("approx kNN: done");
+  {
+    Phase<Executor> phase(executor, "approx kNN: exact distances", n);
+    st.rows_searched_exhaustively = detail::final_pass(data, perm, inv, heaps, graph, phase, executor);
+    std::ostringstream msg;
+    msg << "approx kNN: exact distances, " << st.rows_searched_exhaustively
+        << " rows searched exhaustively";
+    phase.finish(msg.str());
+  }
   return graph;
 }
 
