@@ -136,8 +136,7 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
 
 # The approximate search on prepared data. The seed is drawn here, on the
 # main thread, from R's generator: two 31-bit integers.
-approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control(),
-                       keep_stats = FALSE) {
+approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control()) {
   seed <- sample.int(.Machine$integer.max, 2L) - 1L
   ctl <- lapply(control, function(v) if (is.null(v)) NA_integer_ else v)
   graph <- if (data$kind == "dense") {
@@ -146,7 +145,6 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
     .approx_knn_sparse(data$rows@p, data$rows@i, data$rows@x, data$n, data$d, k, metric,
                        ctl, seed, n_threads, verbose, simd_option())
   }
-  if (!keep_stats) attr(graph, "lsnn_stats") <- NULL
   graph
 }
 

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "graph_convert.h"
 #include "kernels.h"
 #include "r_executor.h"
 
@@ -38,13 +39,6 @@ void advise_huge_pages(void* data, std::size_t bytes) {
   (void)data;
   (void)bytes;
 #endif
-}
-
-// 1-based R indices to 0-based, checked by the caller.
-std::vector<int> zero_based(const Rcpp::IntegerMatrix& idx) {
-  std::vector<int> out(idx.begin(), idx.end());
-  for (int& v : out) --v;
-  return out;
 }
 
 }  // namespace
@@ -96,19 +90,18 @@ Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol,
 Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
                             double perplexity, double tol, int max_steps, int n_threads,
                             std::string simd, bool verbose) {
-  const std::size_t n = idx.nrow(), k = idx.ncol();
+  const std::size_t n = idx.nrow();
   lsnn::CalibrationSettings s;
   s.perplexity = perplexity;
   s.tol = tol;
   s.max_steps = max_steps;
   lsnn_r::RExecutor ex(n_threads, verbose);
-  const std::vector<int> idx0 = zero_based(idx);
+  const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
   Rcpp::NumericVector beta(n);
   return lsnn_r::run_core([&]() {
     std::size_t n_failed = 0;
     const lsnn::CsrMatrix P =
-        lsnn::perplexity_graph(lsnn_r::cost_kernels(simd), idx0.data(), dist.begin(), n, k,
-                               s, beta.begin(), n_failed, ex);
+        lsnn::perplexity_graph(lsnn_r::cost_kernels(simd), g, s, beta.begin(), n_failed, ex);
     Rcpp::List out = csr_list(P);
     out["beta"] = beta;
     out["n_failed"] = static_cast<double>(n_failed);
@@ -120,17 +113,17 @@ Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
 Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
                       double local_connectivity, double bandwidth, double mix,
                       int n_threads, bool verbose) {
-  const std::size_t n = idx.nrow(), k = idx.ncol();
+  const std::size_t n = idx.nrow();
   lsnn::UmapSettings s;
   s.local_connectivity = local_connectivity;
   s.bandwidth = bandwidth;
   s.set_op_mix_ratio = mix;
   lsnn_r::RExecutor ex(n_threads, verbose);
-  const std::vector<int> idx0 = zero_based(idx);
+  const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
   Rcpp::NumericVector sigma(n), rho(n);
   return lsnn_r::run_core([&]() {
     const lsnn::CsrMatrix V =
-        lsnn::umap_graph(idx0.data(), dist.begin(), n, k, s, sigma.begin(), rho.begin(), ex);
+        lsnn::umap_graph(g, s, sigma.begin(), rho.begin(), ex);
     Rcpp::List out = csr_list(V);
     out["sigma"] = sigma;
     out["rho"] = rho;

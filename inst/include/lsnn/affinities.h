@@ -20,9 +20,10 @@
 //    symmetrised by the fuzzy union V + V^T - V o V^T, mixed with the
 //    intersection V o V^T by set_op_mix_ratio.
 //
-// Graph rows (0-based idx, n x k column-major as in R, with distances): the
-// neighbours of i are its entries other than i itself; a row that does not
-// list i drops its first column instead.
+// Graph rows (a GraphView, graph.h: n x k column-major as in R, with
+// distances, read in place whatever its index base): the neighbours of i
+// are its entries other than i itself; a row that does not list i drops its
+// first column instead.
 #ifndef LSNN_AFFINITIES_H
 #define LSNN_AFFINITIES_H
 
@@ -39,6 +40,7 @@
 #include <vector>
 
 #include "cost_kernels.h"
+#include "graph.h"
 #include "parallel.h"
 #include "sparse.h"
 
@@ -125,12 +127,13 @@ inline std::string calibration_summary(std::size_t n, double perplexity, std::si
 }
 
 // Neighbour positions (columns) of row i in an n x k graph.
-inline void graph_row_neighbours(const int* idx, std::size_t n, std::size_t k,
-                                 std::size_t i, std::vector<std::size_t>& cols) {
+inline void graph_row_neighbours(const GraphView& g, std::size_t i, std::vector<std::size_t>& cols) {
+  const int* idx = g.idx;
+  const std::size_t n = g.n, k = g.k;
   cols.clear();
   bool self = false;
   for (std::size_t c = 0; c < k; ++c) {
-    if (static_cast<std::size_t>(idx[c * n + i]) == i) {
+    if (static_cast<std::size_t>(idx[c * n + i] - g.base) == i) {
       self = true;
     } else {
       cols.push_back(c);
@@ -142,18 +145,18 @@ inline void graph_row_neighbours(const int* idx, std::size_t n, std::size_t k,
 // The neighbour entries of a graph (see graph_row_neighbours()) laid out
 // as a CSR matrix: ptr and col (0-based neighbour numbers) filled, val sized.
 // column[e] is the graph column entry e came from, to read its distance.
-inline CsrMatrix graph_pattern(const int* idx, std::size_t n, std::size_t kcols,
-                               std::vector<std::size_t>& column) {
+inline CsrMatrix graph_pattern(const GraphView& g, std::vector<std::size_t>& column) {
+  const std::size_t n = g.n;
   CsrMatrix M;
   M.n = n;
   M.ptr.assign(n + 1, 0);
   column.clear();
   std::vector<std::size_t> cols;
   for (std::size_t i = 0; i < n; ++i) {
-    graph_row_neighbours(idx, n, kcols, i, cols);
+    graph_row_neighbours(g, i, cols);
     for (std::size_t c : cols) {
       column.push_back(c);
-      M.col.push_back(idx[c * n + i]);
+      M.col.push_back(g.idx[c * n + i] - g.base);
     }
     M.ptr[i + 1] = checked_nnz(column.size());
   }
@@ -164,12 +167,12 @@ inline CsrMatrix graph_pattern(const int* idx, std::size_t n, std::size_t kcols,
 // Perplexity-calibrated P over a kNN graph (idx 0-based, n x k
 // column-major, dist alongside). beta (length n) receives the precisions.
 template <typename Executor>
-CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* dist,
-                           std::size_t n, std::size_t kcols,
-                           const CalibrationSettings& s, double* beta,
-                           std::size_t& n_failed, Executor& executor) {
+CsrMatrix perplexity_graph(const CostKernels& k, const GraphView& g, const CalibrationSettings& s,
+                           double* beta, std::size_t& n_failed, Executor& executor) {
+  const double* dist = g.dist;
+  const std::size_t n = g.n;
   std::vector<std::size_t> column;
-  CsrMatrix C = graph_pattern(idx, n, kcols, column);
+  CsrMatrix C = graph_pattern(g, column);
   std::vector<unsigned char> failed(n, 0);
   // chunks of 64 rows, each calibrated in order by one thread: a row starts
   // from the previous row's precision, so the chunks must not depend on how
@@ -356,16 +359,17 @@ struct UmapSettings {
 // UMAP memberships over a kNN graph; sigma and rho (length n) receive the
 // per-point scales.
 template <typename Executor>
-CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
-                     std::size_t kcols, const UmapSettings& s, double* sigma,
-                     double* rho, Executor& executor) {
+CsrMatrix umap_graph(const GraphView& g, const UmapSettings& s, double* sigma, double* rho,
+                     Executor& executor) {
+  const double* dist = g.dist;
+  const std::size_t n = g.n, kcols = g.k;
   double mean_all = 0.0;
   for (std::size_t t = 0; t < n * kcols; ++t) mean_all += dist[t];
   mean_all /= static_cast<double>(n * kcols);
   const double target = std::log2(static_cast<double>(kcols)) * s.bandwidth;
 
   std::vector<std::size_t> column;
-  CsrMatrix V = graph_pattern(idx, n, kcols, column);
+  CsrMatrix V = graph_pattern(g, column);
   Phase<Executor> phase(executor, "UMAP memberships", n);
   batched_for(
       executor, n, 8192,

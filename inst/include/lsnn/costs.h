@@ -42,6 +42,7 @@
 
 #include "cost_kernels.h"
 #include "parallel.h"
+#include "sparse.h"
 #include "tile_schedule.h"
 
 namespace lsnn {
@@ -55,19 +56,10 @@ struct CostSettings {
   double eps = 0.0;
 };
 
-// Sparse symmetric P in CSR form (which is also its CSC form), as R's
-// dgCMatrix slots p, i and x.
-struct SparseView {
-  std::size_t n = 0;
-  const int* ptr = nullptr;
-  const int* col = nullptr;
-  const double* val = nullptr;
-};
-
 class CostEvaluator {
  public:
   CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
-                const SparseView& P, std::size_t d)
+                const SparseRows& P, std::size_t d)
       : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
     if (d_ == 0) throw std::invalid_argument("the embedding needs at least one dimension");
     stride_ = (n_ + 3) & ~static_cast<std::size_t>(3);
@@ -229,7 +221,7 @@ class CostEvaluator {
 
   const CostKernels& kernels_;
   CostSettings settings_;
-  SparseView P_;
+  SparseRows P_;  // symmetric: its rows are its columns
   std::size_t n_, d_, stride_, block_;
   std::vector<double> Y_, F_, Z_, C_, A_, Cs_, S_;
   std::vector<int> ptr_, col_;

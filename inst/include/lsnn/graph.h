@@ -1,4 +1,5 @@
-// The kNN graph every lsnn function returns, and the order of neighbours.
+// The kNN graph every lsnn function returns, the view of a graph the caller
+// owns, and the order of neighbours.
 //
 // A graph stores, for each of n rows, k neighbours: column 0 is the row itself
 // at distance 0, the other columns follow in increasing distance, ties broken
@@ -30,6 +31,16 @@ struct KnnGraph {
   double& distance(std::size_t i, std::size_t j) { return dist[i + j * n]; }
   int index(std::size_t i, std::size_t j) const { return idx[i + j * n]; }
   double distance(std::size_t i, std::size_t j) const { return dist[i + j * n]; }
+};
+
+// A graph owned by the caller (R's matrices, read in place): column-major
+// n x k idx and dist, indices counted from `base` (1 when they come from R).
+struct GraphView {
+  const int* idx;
+  const double* dist;
+  std::size_t n;
+  std::size_t k;
+  int base;
 };
 
 // The total order of neighbours: by value, then by index.

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "graph_sort.h"
+#include "graph.h"
 #include "parallel.h"
 
 namespace lsnn {

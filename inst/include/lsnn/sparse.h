@@ -1,4 +1,4 @@
-// Sparse matrices in CSR form and the operations the affinities need on
+// Sparse matrices by rows (CSR) and the operations the affinities need on
 // them: sorting rows, transposition, symmetrisation, scaling.
 #ifndef LSNN_SPARSE_H
 #define LSNN_SPARSE_H
@@ -14,12 +14,27 @@
 
 namespace lsnn {
 
-// CSR with int offsets, the limit of R's dgCMatrix.
+// The rows of a sparse matrix, owned by the caller (R's vectors, read in
+// place): row i has entries ptr[i] .. ptr[i + 1] - 1, with 0-based columns
+// col[] (sorted within a row) and values val[]; n rows, d columns. R's
+// dgCMatrix slots p, i and x are this form of the matrix's transpose, and of
+// a symmetric matrix itself. Int offsets, the limit of a dgCMatrix.
+struct SparseRows {
+  const int* ptr;
+  const int* col;
+  const double* val;
+  std::size_t n;
+  std::size_t d;
+};
+
+// A square sparse matrix the core builds (the affinities), in the same
+// layout, holding its arrays.
 struct CsrMatrix {
   std::size_t n = 0;
   std::vector<int> ptr;
   std::vector<int> col;
   std::vector<double> val;
+  SparseRows rows() const { return SparseRows{ptr.data(), col.data(), val.data(), n, n}; }
 };
 
 inline int checked_nnz(std::size_t nnz) {
