@@ -33,6 +33,10 @@
     .Call(`_lsnn_check_heaps`, row, value, index, flag, n, capacity, mode, simd)
 }
 
+.check_nnd_steps <- function(x, k, n_trees, leaf_size, max_candidates, simd) {
+    .Call(`_lsnn_check_nnd_steps`, x, k, n_trees, leaf_size, max_candidates, simd)
+}
+
 .cost_gradient <- function(Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd) {
     .Call(`_lsnn_cost_gradient_cpp`, Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd)
 }

@@ -144,6 +144,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// check_nnd_steps
+Rcpp::List check_nnd_steps(Rcpp::NumericMatrix x, int k, int n_trees, int leaf_size, int max_candidates, std::string simd);
+RcppExport SEXP _lsnn_check_nnd_steps(SEXP xSEXP, SEXP kSEXP, SEXP n_treesSEXP, SEXP leaf_sizeSEXP, SEXP max_candidatesSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< int >::type n_trees(n_treesSEXP);
+    Rcpp::traits::input_parameter< int >::type leaf_size(leaf_sizeSEXP);
+    Rcpp::traits::input_parameter< int >::type max_candidates(max_candidatesSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(check_nnd_steps(x, k, n_trees, leaf_size, max_candidates, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cost_gradient_cpp
 Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, int n_threads, std::string simd);
 RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
@@ -359,6 +375,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_approx_knn_sparse", (DL_FUNC) &_lsnn_approx_knn_sparse, 12},
     {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
     {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
+    {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
     {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 12},
     {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 23},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},

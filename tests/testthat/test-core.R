@@ -59,3 +59,49 @@ test_that("bounded heaps keep each row's first entries by (value, index) with th
     }
   }
 })
+
+test_that("the steps of the approximate search do what each promises", {
+  set.seed(6)
+  n <- 600
+  X <- matrix(rnorm(n * 5), n, 5)
+  k <- 11
+  K <- k - 1
+  # Leaves of 8 rows (fewer than k): the random fill has work to do.
+  s <- lsnn:::.check_nnd_steps(X, k, 2, 8, 6, "auto")
+  expect_identical(sort(s$perm), 0:(n - 1))
+  # Forest and random fill: full lists of distinct other rows.
+  f <- s$forest
+  expect_true(all(f >= 0))
+  expect_true(all(apply(f, 1, anyDuplicated) == 0))
+  expect_true(all(f != 0:(n - 1)))
+  expect_gt(s$filled, 0)
+  expect_true(all(s$forest_flags >= 1))
+  # Reverse lists: the transposition of the forward lists, sources in
+  # increasing order, with the entries' flags.
+  src <- rep(0:(n - 1), times = K)
+  tgt <- as.vector(f)
+  o <- order(tgt, src)
+  expect_identical(s$rev_source, src[o])
+  expect_identical(s$rev_flag, as.vector(s$forest_flags)[o])
+  expect_equal(diff(s$rev_ptr), tabulate(tgt + 1, n))
+  # Candidates: at most 6 new and 6 old, drawn from the row's forward and
+  # reverse entries; every entry is new after the forest, so none is old,
+  # and the forward entries sampled as new are flagged old in the lists.
+  ok <- vapply(seq_len(n), function(p) {
+    rev <- s$rev_source[seq(s$rev_ptr[p] + 1, length.out = s$rev_ptr[p + 1] - s$rev_ptr[p])]
+    pool <- union(f[p, ], rev)
+    fresh <- s$fresh[[p]]
+    length(fresh) == min(6L, length(pool)) && all(fresh %in% pool) && !anyDuplicated(fresh) &&
+      length(s$stale[[p]]) == 0 && identical(s$sampled_flags[p, ] == 0, f[p, ] %in% fresh)
+  }, TRUE)
+  expect_true(all(ok))
+  # Joins and updates: lists stay full of distinct other rows and no row's
+  # largest kept score grows.
+  j <- s$joined
+  expect_true(all(apply(j, 1, anyDuplicated) == 0))
+  expect_true(all(j != 0:(n - 1)))
+  expect_true(all(s$threshold_after <= s$threshold_before))
+  expect_gt(s$changed, 0)
+  expect_lte(s$changed, s$n_updates)
+  expect_identical(sum(s$threshold_after < s$threshold_before) > 0, TRUE)
+})
