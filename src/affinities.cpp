@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #if defined(__linux__)
@@ -96,6 +97,7 @@ Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
   s.tol = tol;
   s.max_steps = max_steps;
   lsnn_r::RExecutor ex(n_threads, verbose);
+  lsnn_r::check_graph_shape(idx, dist, idx.ncol());
   const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
   Rcpp::NumericVector beta(n);
   return lsnn_r::run_core([&]() {
@@ -119,6 +121,7 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
   s.bandwidth = bandwidth;
   s.set_op_mix_ratio = mix;
   lsnn_r::RExecutor ex(n_threads, verbose);
+  lsnn_r::check_graph_shape(idx, dist, idx.ncol());
   const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
   Rcpp::NumericVector sigma(n), rho(n);
   return lsnn_r::run_core([&]() {
@@ -133,6 +136,11 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
 
 // [[Rcpp::export(.umap_ab)]]
 Rcpp::NumericVector umap_ab_fit(double spread, double min_dist) {
-  const auto ab = lsnn::fit_umap_ab(spread, min_dist);
+  std::pair<double, double> ab;
+  try {
+    ab = lsnn::fit_umap_ab(spread, min_dist);
+  } catch (const std::exception& e) {
+    throw Rcpp::exception(e.what(), false);  // an R error without the internal call
+  }
   return Rcpp::NumericVector::create(Rcpp::Named("a") = ab.first, Rcpp::Named("b") = ab.second);
 }

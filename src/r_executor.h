@@ -16,8 +16,10 @@
 
 #include <lsnn/parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 
 namespace lsnn_r {
 
@@ -29,13 +31,27 @@ inline bool user_interrupted() {
   return R_ToplevelExec(check_interrupt_unsafe, nullptr) == FALSE;
 }
 
+// The most threads worth asking for: what RcppParallel's TBB would run
+// (RcppParallel::defaultNumThreads(), which honours the process's CPU
+// affinity), else the hardware's count. Asking TBB for more only earns its
+// "number of workers is currently limited" warning, and per-thread buffers.
+inline int max_useful_threads() {
+  int cap = 0;
+#if RCPP_PARALLEL_USE_TBB
+  cap = tbb::this_task_arena::max_concurrency();
+#endif
+  if (cap < 1) cap = static_cast<int>(std::thread::hardware_concurrency());
+  return cap < 1 ? 1 : cap;
+}
+
 class RExecutor {
  public:
   // `verbose`: show each phase of long work as a cli progress bar (after
   // cli's usual delay, option cli.progress_show_after) and its summary as a
-  // message; otherwise nothing is printed.
+  // message; otherwise nothing is printed. n_threads is capped here, for
+  // every entry point at once.
   RExecutor(int n_threads, bool verbose)
-      : n_threads_(n_threads < 1 ? 1 : n_threads), verbose_(verbose),
+      : n_threads_(std::max(1, std::min(n_threads, max_useful_threads()))), verbose_(verbose),
         last_poll_(std::chrono::steady_clock::now()) {}
   RExecutor(const RExecutor&) = delete;
   RExecutor& operator=(const RExecutor&) = delete;
@@ -129,13 +145,22 @@ class RExecutor {
 };
 
 // Runs a call into the core, turning lsnn's interrupt into an R interrupt and
-// any other C++ exception into an R error with its message.
+// any other C++ exception into an R error with its message (without the
+// internal .Call as the error's call).
 template <typename F>
 auto run_core(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const lsnn::interrupted_error&) {
     throw Rcpp::internal::InterruptedException();
+  } catch (const Rcpp::exception&) {
+    throw;
+  } catch (const Rcpp::internal::InterruptedException&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Rcpp::exception("not enough memory for this problem", false);
+  } catch (const std::exception& e) {
+    throw Rcpp::exception(e.what(), false);
   }
 }
 

@@ -42,7 +42,8 @@ test_that("calibration and optimization show a bar and a summary line under verb
   on.exit(options(old))
   set.seed(4)
   X <- blobs(400, 3)
-  msgs <- collect_messages(neighbor_embedding(X, perplexity = 10, max_iter = 30, verbose = TRUE))
+  msgs <- collect_messages(neighbor_embedding(X, perplexity = 10, max_iter = 30,
+                                              stop_lying_iter = 10, verbose = TRUE))
   expect_true(any(grepl("^perplexity calibration .*%", msgs)))
   expect_true(any(grepl("^perplexity calibration: 400 points, perplexity 10; 0 missed", msgs)))
   expect_true(any(grepl("^optimization .*%", msgs)))
@@ -63,7 +64,7 @@ test_that("nothing is printed without verbose", {
   expect_silent(extended_knn(X, 15, 0, nn_kind = "exact"))
   expect_silent(locally_scaled_knn(X, 10, 10))
   Y <- X[1:400, ]
-  expect_silent(neighbor_embedding(Y, perplexity = 10, max_iter = 30))
+  expect_silent(neighbor_embedding(Y, perplexity = 10, max_iter = 30, stop_lying_iter = 10))
   expect_silent(neighbor_embedding(Y, method = "umap", max_iter = 30))
   g <- exact_graph(Y, 15)
   expect_silent(umap_affinities(nn_method = g))
