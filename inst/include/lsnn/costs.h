@@ -41,12 +41,21 @@
 #include <vector>
 
 #include "cost_kernels.h"
+#include "fft_repulsion.h"
 #include "parallel.h"
 
 namespace lsnn {
 
+// How the all-pairs part is summed: exactly over all pairs, or (1- and
+// 2-dimensional embeddings) by the O(n) grid approximations of
+// fft_repulsion.h; other dimensions always take the exact sum.
+enum class GradientKind { exact = 0, approx = 1 };
+
 struct CostSettings {
   CostMethod method = CostMethod::tsne;
+  GradientKind gradient = GradientKind::exact;
+  // the approximation's grid (t-SNE's defaults: see fft_repulsion.h)
+  GridSettings grid = TsneGrid().grid;
   double gamma = 1.0;
   double alpha = 1.0;
   double a = 1.0;
@@ -84,10 +93,15 @@ class CostEvaluator {
     S_.assign(n_, 0.0);
     pad_affinities();
     make_schedule();
+    tsne_rep_ = TsneRepulsion(settings_.grid);
   }
 
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
+  // Whether evaluate() takes the approximate path.
+  bool approximate() const {
+    return settings_.gradient == GradientKind::approx && d_ <= 2 && approx_supported(settings_.method);
+  }
 
   // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always
   // written; the cost is returned (and `pcost`, length n, filled when not
@@ -123,23 +137,10 @@ class CostEvaluator {
 
     const PairSums sums = {F_.data(), Z_.data(), C_.data()};
     const CostKernels& k = kernels_;
-    double pairs_since_poll = 0.0;
-    for (const auto& round : rounds_) {
-      executor.parallel_for(
-          0, round.size(),
-          [&](std::size_t b, std::size_t e) {
-            for (std::size_t t = b; t < e; ++t) {
-              const Tile& tile = round[t];
-              k.pair_tile(prob, tile.i0, tile.i1, tile.j0, tile.j1, tile.diagonal,
-                          want_cost, sums);
-            }
-          },
-          1);
-      pairs_since_poll += static_cast<double>(round.size()) * block_ * block_;
-      if (pairs_since_poll > 6.0e7) {
-        pairs_since_poll = 0.0;
-        if (executor.interrupted()) throw interrupted_error();
-      }
+    if (approximate()) {
+      approximate_pairs(want_cost, executor);
+    } else {
+      exact_pairs(prob, want_cost, executor);
     }
 
     const SparseSums ssums = {A_.data(), Cs_.data(), S_.data()};
@@ -187,6 +188,37 @@ class CostEvaluator {
     std::size_t i0, i1, j0, j1;
     bool diagonal;
   };
+
+  template <typename Executor>
+  void exact_pairs(const PairProblem& prob, bool want_cost, Executor& executor) {
+    const PairSums sums = {F_.data(), Z_.data(), C_.data()};
+    const CostKernels& k = kernels_;
+    double pairs_since_poll = 0.0;
+    for (const auto& round : rounds_) {
+      executor.parallel_for(
+          0, round.size(),
+          [&](std::size_t b, std::size_t e) {
+            for (std::size_t t = b; t < e; ++t) {
+              const Tile& tile = round[t];
+              k.pair_tile(prob, tile.i0, tile.i1, tile.j0, tile.j1, tile.diagonal,
+                          want_cost, sums);
+            }
+          },
+          1);
+      pairs_since_poll += static_cast<double>(round.size()) * block_ * block_;
+      if (pairs_since_poll > 6.0e7) {
+        pairs_since_poll = 0.0;
+        if (executor.interrupted()) throw interrupted_error();
+      }
+    }
+  }
+
+  template <typename Executor>
+  void approximate_pairs(bool /* want_cost */, Executor& executor) {
+    // t-SNE: F and Z (Z_[0] holds the total; the cost needs nothing else)
+    Z_[0] = tsne_rep_.evaluate(Y_.data(), n_, d_, stride_, F_.data(), executor);
+    if (executor.interrupted()) throw interrupted_error();
+  }
 
   // The kernels' copy of P: no diagonal or zero entries, each row padded to
   // a multiple of 4 with zeros (pointing at the row itself).
@@ -262,6 +294,7 @@ class CostEvaluator {
   std::vector<int> ptr_, col_;
   std::vector<double> val_;
   std::vector<std::vector<Tile>> rounds_;
+  TsneRepulsion tsne_rep_;
 };
 
 }  // namespace lsnn
