@@ -54,14 +54,15 @@
 #' @export
 cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL,
                           b = NULL, weight = "cauchy", alpha = 1, spread = 1,
-                          min_dist = 0.1, n_threads = 1) {
+                          min_dist = 0.1, n_threads = 1, gradient = c("exact", "approx")) {
+  gradient <- match.arg(gradient)
   Y <- ne_coords(Y)
   P <- ne_affinity_matrix(P, nrow(Y))
   n_threads <- ne_check_threads(n_threads)
   cs <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                          alpha = alpha, spread = spread, min_dist = min_dist)
   res <- .cost_gradient(Y, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b, cs$eps,
-                        n_threads, simd_option())
+                        gradient, ne_grid_option(), n_threads, simd_option())
   dimnames(res$gradient) <- dimnames(Y)
   res
 }

@@ -97,9 +97,11 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
                   mom_switch_iter = 250, min_gain = 0.01, tol = 1e-7, epoch = 50,
                   init_sdev = 1e-4, gamma = NULL, eps = NULL, weight = "cauchy",
                   alpha = 1, a = NULL, b = NULL, spread = 1, min_dist = 0.1,
-                  n_threads = 1, verbose = FALSE, ret_extra = FALSE) {
+                  n_threads = 1, verbose = FALSE, ret_extra = FALSE,
+                  gradient = c("auto", "exact", "approx")) {
   t_start <- proc.time()[["elapsed"]]
   method <- match.arg(method)
+  gradient <- match.arg(gradient)
   n_threads <- ne_check_threads(n_threads)
   for (arg in c("perplexity", "n_neighbors", "n_components", "max_iter", "momentum",
                 "final_momentum", "mom_switch_iter", "min_gain", "tol", "epoch")) {
@@ -186,8 +188,9 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
   t_init <- proc.time()[["elapsed"]]
 
   ne_msg(verbose, "embed: optimizing (eta ", signif(eta, 4), ")")
+  grad_kind <- ne_gradient_kind(gradient, method, n, n_components)
   res <- .embed_optimize(Y0, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b,
-                         cs$eps, max_iter, eta, momentum, final_momentum,
+                         cs$eps, grad_kind, ne_grid_option(), max_iter, eta, momentum, final_momentum,
                          as.integer(mom_switch_iter), exaggeration,
                          as.integer(stop_lying_iter), min_gain, tol, epoch, n_threads,
                          verbose, simd_option())
@@ -201,6 +204,23 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
                 optimize = t_end - t_init, total = t_end - t_start),
        P = P, eta = eta, exaggeration = exaggeration, stop_lying_iter = stop_lying_iter,
        gamma = cs$gamma, eps = cs$eps, a = cs$a, b = cs$b)
+}
+
+# The gradient actually used: "auto" is exact up to ne_exact_max_n() points.
+ne_gradient_kind <- function(gradient, method, n, n_components) {
+  if (gradient != "auto") return(gradient)
+  if (n_components <= 2 && method == "tsne" && n > ne_exact_max_n(method)) "approx" else "exact"
+}
+
+# The approximation's grid, c(nodes, box width, minimum boxes), from the
+# option lsnn.grid (for measurements; numeric(0) keeps the core's defaults).
+ne_grid_option <- function() {
+  g <- getOption("lsnn.grid", numeric(0))
+  as.numeric(g)
+}
+
+ne_exact_max_n <- function(method) {
+  5000L
 }
 
 ne_msg <- function(verbose, ...) {

@@ -25,9 +25,14 @@ namespace lsnn {
 // The costs with an approximate all-pairs sum.
 inline bool approx_supported(CostMethod m) { return m == CostMethod::tsne; }
 
-// Grid settings for t-SNE's kernels (length scale 1): 3 nodes per box
-// and boxes 1 wide, at least 50 boxes per dimension: measured relative
-// gradient error below 1e-3 (see tests/testthat/test-approx-gradient.R).
+// Grid settings for t-SNE's kernels (length scale 1): 3 nodes per box,
+// boxes 1 wide, at least 50 per dimension (the published defaults of the
+// method). Measured on 3,000 and 5,000 Fashion-MNIST images (50 principal
+// components, perplexity 30, 500 iterations, same start): the final exact
+// KL of an approximate run was 6 % above the exact run's with 3 nodes per
+// box, 2 % with 4 and 0.03-0.2 % with 5 (runs of the exact gradient from
+// different starts differ by 0.5 %), for 1.7 times the FFT work of 3 nodes
+// with 5: the user chooses with options(lsnn.grid = c(nodes, width, min)).
 struct TsneGrid {
   GridSettings grid;
   TsneGrid() {
@@ -59,11 +64,11 @@ class TsneRepulsion {
                  executor);
     grid_.kernel(1, [](double dx, double dy) { return 1.0 / (1.0 + dx * dx + dy * dy); },
                  executor);
-    // outputs: 0 -> w^2 * 1, 1 + c -> w^2 * y_c, 1 + d -> w * 1 (Z_i + 1)
-    std::vector<std::size_t> ks(d + 2, 0), cs(d + 2, 0);
+    // outputs: 0 -> w^2 * 1, 1 + c -> w^2 * y_c; Z (with the n self terms
+    // w = 1) from the spectra, without a transform back
+    std::vector<std::size_t> ks(d + 1, 0), cs(d + 1, 0);
     for (std::size_t c = 0; c < d; ++c) cs[1 + c] = 1 + c;
-    ks[1 + d] = 1;
-    phi_.resize((d + 2) * n);
+    phi_.resize((d + 1) * n);
     grid_.potentials(ks, cs, phi_.data(), executor);
     const double* s0 = phi_.data();
     executor.parallel_for(
@@ -77,11 +82,7 @@ class TsneRepulsion {
           }
         },
         4096);
-    // Z in a fixed order
-    const double* zw = phi_.data() + (1 + d) * n;
-    double Z = 0.0;
-    for (std::size_t i = 0; i < n; ++i) Z += zw[i] - 1.0;
-    return Z;
+    return grid_.energy(1, 0) - static_cast<double>(n);
   }
 
   const InterpolationGrid& grid() const { return grid_; }

@@ -277,6 +277,26 @@ class InterpolationGrid {
         1024);
   }
 
+  // sum_nodes G_c (K * G_c) for kernel kslot and charge set cslot, which
+  // is the interpolated sum_ij K(y_i - y_j) q_i q_j, from the spectra alone
+  // (Parseval; the half spectrum's inner columns stand for two).
+  double energy(std::size_t kslot, std::size_t cslot) const {
+    const std::size_t S = spectrum_size(), H0 = H0_, L0 = L_[0];
+    const cplx* kh = kernels_.data() + kslot * S;
+    const cplx* ch = spectra_.data() + cslot * S;
+    double total = 0.0;
+    for (std::size_t r = 0; r < L_[1]; ++r) {
+      double row = 0.0;
+      for (std::size_t c = 0; c < H0; ++c) {
+        const std::size_t t = r * H0 + c;
+        const double mult = (c == 0 || 2 * c == L0) ? 1.0 : 2.0;
+        row += mult * (kh[t] * std::norm(ch[t])).real();
+      }
+      total += row;
+    }
+    return total / static_cast<double>(L0 * L_[1]);
+  }
+
   // Points sorted by box, and the boxes' ranges in that order (for near-
   // field corrections).
   const std::vector<std::size_t>& order() const { return order_; }
