@@ -1,8 +1,9 @@
-#' Embedding cost and its exact gradient
+#' Embedding cost and its gradient
 #'
 #' Evaluates a neighbour embedding cost at the output coordinates `Y` for the
 #' symmetric input affinities `P`, with its gradient over all pairs of points
-#' (O(n^2) time, but O(nnz(P) + n d) memory: no n x n matrix is formed). With
+#' (exactly: O(n^2) time, but O(nnz(P) + n d) memory, no n x n matrix is
+#' formed; or approximately in O(n), see `gradient`). With
 #' \eqn{d_{ij}} the output distance and sums over ordered pairs \eqn{i \ne j}:
 #'
 #' * `"tsne"`: \eqn{KL(P || Q)}, \eqn{q_{ij} = w_{ij} / Z},
@@ -42,6 +43,20 @@
 #' @param alpha The scale of LargeVis's Cauchy weight.
 #' @param spread,min_dist Passed to [umap_ab()] when `a` and `b` are `NULL`.
 #' @param n_threads Number of threads.
+#' @param gradient `"exact"` (the default) sums every pair. `"approx"`, for
+#'   `"tsne"` in 1 or 2 dimensions (other methods and dimensions take the
+#'   exact sum), computes the repulsion and Z by FFT-accelerated
+#'   interpolation (Linderman et al. 2019): the layout's bounding box is cut
+#'   into boxes 1 unit wide (at least 50 per dimension), each with 3 Lagrange
+#'   nodes per dimension; the charges 1 and \eqn{y} are spread to the nodes,
+#'   the kernel sums of \eqn{w^2} and \eqn{w} are convolutions on the node
+#'   grid (by FFT, Eigen's FFT module) and are interpolated back. The
+#'   attraction is summed exactly over the stored entries of `P`; the cost is
+#'   the KL divergence with the interpolated Z. The result does not depend on
+#'   `n_threads`. `options(lsnn.grid = c(nodes, width, min_boxes))` changes
+#'   the grid: measured on 3,000 to 5,000 Fashion-MNIST images, a run with 3
+#'   nodes ended 6 % above the exact run's final KL, with 5 nodes (and
+#'   `min_boxes = 20`) 0.2 % above, for about 1.7 times the FFT work.
 #' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point
 #'   cost (summing to `cost`: each ordered pair's term counted for its first
 #'   point).
