@@ -70,7 +70,7 @@
 cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL,
                           b = NULL, weight = "cauchy", alpha = 1, spread = 1,
                           min_dist = 0.1, n_threads = 1, gradient = c("exact", "approx")) {
-  gradient <- match.arg(gradient)
+  gradient <- ne_gradient_arg(gradient, c("exact", "approx"))
   Y <- ne_coords(Y)
   P <- ne_affinity_matrix(P, nrow(Y))
   n_threads <- ne_check_threads(n_threads)
@@ -80,6 +80,13 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
                         gradient, ne_grid_option(), n_threads, simd_option())
   dimnames(res$gradient) <- dimnames(Y)
   res
+}
+
+# The `gradient` argument: its first choice when left at the default vector,
+# else one of the choices (the error names the argument).
+ne_gradient_arg <- function(gradient, choices) {
+  if (identical(gradient, choices)) return(choices[1])
+  check_choice(gradient, "gradient", choices)
 }
 
 # The core's settings for a method: kind (the core's cost), gamma, alpha, a,

@@ -134,7 +134,7 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
                   gradient = c("auto", "exact", "approx")) {
   t_start <- proc.time()[["elapsed"]]
   method <- match.arg(method)
-  gradient <- match.arg(gradient)
+  gradient <- ne_gradient_arg(gradient, c("auto", "exact", "approx"))
   n_threads <- ne_check_threads(n_threads)
   for (arg in c("perplexity", "n_neighbors", "n_components", "max_iter", "momentum",
                 "final_momentum", "mom_switch_iter", "min_gain", "tol", "epoch")) {
