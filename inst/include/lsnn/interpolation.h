@@ -101,7 +101,13 @@ class InterpolationGrid {
       const double pad = 1e-9 * std::max(range, std::max(std::fabs(lo), std::fabs(hi))) +
                          std::numeric_limits<double>::min();
       const double boxes = std::ceil((range + 2.0 * pad) / gs.box_width);
-      if (!(boxes < 1e5)) throw std::length_error("the interpolation grid would be too large");
+      // at most 6,000 nodes per dimension (the padded grid then holds up to
+      // 144 million values): a wider layout has diverged
+      if (!(boxes * gs.nodes <= 6000.0)) {
+        throw std::length_error(
+            "the layout is too wide for the interpolation grid (over 6,000 nodes per "
+            "dimension); the optimisation has probably diverged (try a smaller step size)");
+      }
       const std::size_t minb = static_cast<std::size_t>(std::max(gs.min_boxes, 1));
       if (boxes >= static_cast<double>(minb)) {
         nb_[c] = static_cast<std::size_t>(boxes);
@@ -364,20 +370,30 @@ class InterpolationGrid {
           }
         },
         8);
-    std::fill(dst + rows * H0, dst + L1 * H0, cplx(0.0, 0.0));
     if (L1 == 1) return;
+    // rows >= `rows` are zero: the column pass pads them itself
     executor.parallel_for(
         0, H0,
         [&](std::size_t c0, std::size_t c1) {
           Eigen::FFT<double> fft;
-          std::vector<cplx> a(L1), b(L1);
-          for (std::size_t c = c0; c < c1; ++c) {
-            for (std::size_t r = 0; r < L1; ++r) a[r] = dst[r * H0 + c];
-            fft.fwd(b.data(), a.data(), static_cast<Eigen::Index>(L1));
-            for (std::size_t r = 0; r < L1; ++r) dst[r * H0 + c] = b[r];
+          std::vector<cplx> a(kColumnBlock * L1), b(L1);
+          // columns in blocks, so that the gather reads whole cache lines
+          for (std::size_t cb = c0; cb < c1; cb += kColumnBlock) {
+            const std::size_t w = std::min(kColumnBlock, c1 - cb);
+            for (std::size_t r = 0; r < rows; ++r) {
+              for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = dst[r * H0 + cb + k];
+            }
+            for (std::size_t k = 0; k < w; ++k) {
+              std::fill(a.begin() + k * L1 + rows, a.begin() + (k + 1) * L1, cplx(0.0, 0.0));
+              fft.fwd(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
+              std::copy(b.begin(), b.end(), a.begin() + k * L1);
+            }
+            for (std::size_t r = 0; r < L1; ++r) {
+              for (std::size_t k = 0; k < w; ++k) dst[r * H0 + cb + k] = a[k * L1 + r];
+            }
           }
         },
-        8);
+        kColumnBlock);
   }
 
   // Inverse of `forward` (scaled), keeping the first M0 x M1 values.
@@ -389,15 +405,23 @@ class InterpolationGrid {
           0, H0,
           [&](std::size_t c0, std::size_t c1) {
             Eigen::FFT<double> fft;
-            std::vector<cplx> a(L1), b(L1);
-            for (std::size_t c = c0; c < c1; ++c) {
-              for (std::size_t r = 0; r < L1; ++r) a[r] = spec[r * H0 + c];
-              fft.inv(b.data(), a.data(), static_cast<Eigen::Index>(L1));
+            std::vector<cplx> a(kColumnBlock * L1), b(L1);
+            for (std::size_t cb = c0; cb < c1; cb += kColumnBlock) {
+              const std::size_t w = std::min(kColumnBlock, c1 - cb);
+              for (std::size_t r = 0; r < L1; ++r) {
+                for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = spec[r * H0 + cb + k];
+              }
+              for (std::size_t k = 0; k < w; ++k) {
+                fft.inv(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
+                std::copy(b.begin(), b.end(), a.begin() + k * L1);
+              }
               // only the first M1 rows are kept
-              for (std::size_t r = 0; r < M1; ++r) spec[r * H0 + c] = b[r];
+              for (std::size_t r = 0; r < M1; ++r) {
+                for (std::size_t k = 0; k < w; ++k) spec[r * H0 + cb + k] = a[k * L1 + r];
+              }
             }
           },
-          8);
+          kColumnBlock);
     }
     executor.parallel_for(
         0, M1,
@@ -421,6 +445,7 @@ class InterpolationGrid {
     }
   };
 
+  static constexpr std::size_t kColumnBlock = 8;
   std::vector<KernelKey> keys_;
   std::size_t n_ = 0, d_ = 1, stride_ = 0, p_ = 3, m_ = 0;
   const double* Y_ = nullptr;
