@@ -26,6 +26,10 @@
 // terms that do are summed over the stored entries of P. Memory is
 // O(nnz(P) + n d): the n x n matrices are never formed.
 //
+// With GradientKind::approx (t-SNE in 1 or 2 dimensions) the all-pairs part
+// is instead summed in O(n) by the grid interpolation of fft_repulsion.h;
+// the sparse part and the combination below are the same.
+//
 // Determinism: the tiles are scheduled in rounds (a round-robin tournament
 // of the row blocks, so the tiles of one round touch disjoint points) and the
 // block size depends on n only, so every sum is taken in the same order
