@@ -111,7 +111,8 @@ if ("tsne" %in% parts) {
               t_lsnn, res$time[["affinities"]], res$time[["init"]], res$time[["optimize"]],
               t_rtsne, t_rtsne / t_lsnn))
   cat(sprintf("final exact KL: lsnn %.4f, Rtsne %.4f\n", kl[["lsnn"]], kl[["Rtsne"]]))
-  cat(sprintf("per iteration %.1f ms; floor %.1f ms (P once %.1f + FFTs %.1f on a %d x %d grid): %.1fx\n",
+  cat(sprintf(paste("per iteration %.1f ms; floor %.1f ms (P once %.1f + FFTs %.1f",
+                    "on a %d x %d grid): %.1fx\n"),
               1000 * per_iter, 1000 * (t_p + t_fft), 1000 * t_p, 1000 * t_fft, L[1], L[2],
               per_iter / (t_p + t_fft)))
   cat(sprintf("15-NN preservation: lsnn %.3f, Rtsne %.3f\n", pres[["lsnn"]], pres[["Rtsne"]]))

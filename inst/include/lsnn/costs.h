@@ -104,7 +104,8 @@ class CostEvaluator {
   std::size_t d() const { return d_; }
   // Whether evaluate() takes the approximate path.
   bool approximate() const {
-    return settings_.gradient == GradientKind::approx && d_ <= 2 && approx_supported(settings_.method);
+    return settings_.gradient == GradientKind::approx && d_ <= 2 &&
+           approx_supported(settings_.method);
   }
 
   // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always

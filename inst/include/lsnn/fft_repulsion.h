@@ -54,7 +54,9 @@ class TsneRepulsion {
     grid_.layout(Y, n, d, stride, gs_, executor);
     // charge sets: 0 -> 1, 1 + c -> y_c
     grid_.spread(1 + d,
-                 [&](std::size_t o, std::size_t i) { return o == 0 ? 1.0 : Y[(o - 1) * stride + i]; },
+                 [&](std::size_t o, std::size_t i) {
+                   return o == 0 ? 1.0 : Y[(o - 1) * stride + i];
+                 },
                  executor);
     grid_.kernel(0,
                  [](double dx, double dy) {

@@ -161,7 +161,6 @@ class InterpolationGrid {
   // charge(o, i) is the charge of point i in set o.
   template <typename Executor, typename Charge>
   void spread(std::size_t m, Charge&& charge, Executor& executor) {
-    m_ = m;
     const std::size_t nodes = nodes_total();
     grid_.assign(m * nodes, 0.0);
     const std::size_t pp = p_, pd = d_ == 2 ? p_ * p_ : p_;
@@ -193,7 +192,8 @@ class InterpolationGrid {
         1);
     spectra_.resize(m * spectrum_size());
     for (std::size_t o = 0; o < m; ++o) {
-      forward(grid_.data() + o * nodes, M_[1], M_[0], spectra_.data() + o * spectrum_size(), executor);
+      forward(grid_.data() + o * nodes, M_[1], M_[0], spectra_.data() + o * spectrum_size(),
+              executor);
     }
   }
 
@@ -447,7 +447,7 @@ class InterpolationGrid {
 
   static constexpr std::size_t kColumnBlock = 8;
   std::vector<KernelKey> keys_;
-  std::size_t n_ = 0, d_ = 1, stride_ = 0, p_ = 3, m_ = 0;
+  std::size_t n_ = 0, d_ = 1, stride_ = 0, p_ = 3;
   const double* Y_ = nullptr;
   std::size_t nb_[2] = {1, 1}, M_[2] = {1, 1}, L_[2] = {4, 1}, H0_ = 3;
   double lo_[2] = {0.0, 0.0}, h_[2] = {1.0, 1.0};
