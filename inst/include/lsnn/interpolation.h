@@ -191,10 +191,7 @@ class InterpolationGrid {
         },
         1);
     spectra_.resize(m * spectrum_size());
-    for (std::size_t o = 0; o < m; ++o) {
-      forward(grid_.data() + o * nodes, M_[1], M_[0], spectra_.data() + o * spectrum_size(),
-              executor);
-    }
+    forward(grid_.data(), m, nodes, M_[1], M_[0], spectra_.data(), executor);
   }
 
   // The spectrum of kernel K(dx, dy) (dy = 0 in 1-D) on the padded grid,
@@ -237,7 +234,7 @@ class InterpolationGrid {
     if (kernels_.size() < (slot + 1) * spectrum_size()) {
       kernels_.resize((slot + 1) * spectrum_size());
     }
-    forward(kg, L1, L0, kernels_.data() + slot * spectrum_size(), executor);
+    forward(kg, 1, 0, L1, L0, kernels_.data() + slot * spectrum_size(), executor);
   }
 
   // Potentials at the points: for each output o, kernel kslot[o] convolved
@@ -245,21 +242,9 @@ class InterpolationGrid {
   template <typename Executor>
   void potentials(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
                   double* out, Executor& executor) {
-    const std::size_t nout = kslot.size(), nodes = nodes_total(), S = spectrum_size();
+    const std::size_t nout = kslot.size(), nodes = nodes_total();
     pot_.resize(nout * nodes);
-    prod_.resize(S);
-    cplx* prod = prod_.data();
-    for (std::size_t o = 0; o < nout; ++o) {
-      const cplx* kh = kernels_.data() + kslot[o] * S;
-      const cplx* ch = spectra_.data() + cslot[o] * S;
-      executor.parallel_for(
-          0, S,
-          [&](std::size_t b, std::size_t e) {
-            for (std::size_t t = b; t < e; ++t) prod[t] = kh[t] * ch[t];
-          },
-          8192);
-      inverse(prod, pot_.data() + o * nodes, executor);
-    }
+    inverse(kslot, cslot, pot_.data(), executor);
     const std::size_t pp = p_, pd = d_ == 2 ? p_ * p_ : p_;
     executor.parallel_for(
         0, n_,
@@ -350,38 +335,44 @@ class InterpolationGrid {
     }
   }
 
-  // Real 2-D transform of the L0 x L1 grid whose first `rows` rows hold
-  // `src` (rows of `width` values, the rest zero): x by real FFT (half
-  // spectrum), then y.
+  // Real 2-D transforms of `count` L0 x L1 grids; grid o's first `rows`
+  // rows (of `width` values each, the rest zero) start at src + o * sstride,
+  // its half spectrum (H0 x L1) goes to dst + o * spectrum_size(): x by real
+  // FFT, then y. All grids share each pass, so a pass is one parallel loop.
   template <typename Executor>
-  void forward(const double* src, std::size_t rows, std::size_t width, cplx* dst,
-               Executor& executor) {
-    const std::size_t L0 = L_[0], L1 = L_[1], H0 = H0_;
+  void forward(const double* src, std::size_t count, std::size_t sstride, std::size_t rows,
+               std::size_t width, cplx* dst, Executor& executor) {
+    const std::size_t L0 = L_[0], L1 = L_[1], H0 = H0_, S = spectrum_size();
     executor.parallel_for(
-        0, rows,
-        [&](std::size_t r0, std::size_t r1) {
+        0, count * rows,
+        [&](std::size_t t0, std::size_t t1) {
           Eigen::FFT<double> fft;
           fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);
           std::vector<double> line(L0, 0.0);
-          for (std::size_t r = r0; r < r1; ++r) {
-            std::copy(src + r * width, src + r * width + width, line.begin());
+          for (std::size_t t = t0; t < t1; ++t) {
+            const std::size_t o = t / rows, r = t % rows;
+            const double* row = src + o * sstride + r * width;
+            std::copy(row, row + width, line.begin());
             std::fill(line.begin() + width, line.end(), 0.0);
-            fft.fwd(dst + r * H0, line.data(), static_cast<Eigen::Index>(L0));
+            fft.fwd(dst + o * S + r * H0, line.data(), static_cast<Eigen::Index>(L0));
           }
         },
         8);
     if (L1 == 1) return;
     // rows >= `rows` are zero: the column pass pads them itself
+    const std::size_t nblocks = (H0 + kColumnBlock - 1) / kColumnBlock;
     executor.parallel_for(
-        0, H0,
-        [&](std::size_t c0, std::size_t c1) {
+        0, count * nblocks,
+        [&](std::size_t t0, std::size_t t1) {
           Eigen::FFT<double> fft;
           std::vector<cplx> a(kColumnBlock * L1), b(L1);
           // columns in blocks, so that the gather reads whole cache lines
-          for (std::size_t cb = c0; cb < c1; cb += kColumnBlock) {
-            const std::size_t w = std::min(kColumnBlock, c1 - cb);
+          for (std::size_t t = t0; t < t1; ++t) {
+            cplx* spec = dst + (t / nblocks) * S;
+            const std::size_t cb = (t % nblocks) * kColumnBlock;
+            const std::size_t w = std::min(kColumnBlock, H0 - cb);
             for (std::size_t r = 0; r < rows; ++r) {
-              for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = dst[r * H0 + cb + k];
+              for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = spec[r * H0 + cb + k];
             }
             for (std::size_t k = 0; k < w; ++k) {
               std::fill(a.begin() + k * L1 + rows, a.begin() + (k + 1) * L1, cplx(0.0, 0.0));
@@ -389,49 +380,70 @@ class InterpolationGrid {
               std::copy(b.begin(), b.end(), a.begin() + k * L1);
             }
             for (std::size_t r = 0; r < L1; ++r) {
-              for (std::size_t k = 0; k < w; ++k) dst[r * H0 + cb + k] = a[k * L1 + r];
+              for (std::size_t k = 0; k < w; ++k) spec[r * H0 + cb + k] = a[k * L1 + r];
             }
           }
         },
-        kColumnBlock);
+        1);
   }
 
-  // Inverse of `forward` (scaled), keeping the first M0 x M1 values.
+  // For each output o, the inverse transform (scaled) of kernel kslot[o]'s
+  // spectrum times charge set cslot[o]'s, the product formed on the fly;
+  // the first M0 x M1 values go to out + o * nodes_total().
   template <typename Executor>
-  void inverse(cplx* spec, double* out, Executor& executor) {
+  void inverse(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
+               double* out, Executor& executor) {
     const std::size_t L0 = L_[0], L1 = L_[1], H0 = H0_, M0 = M_[0], M1 = M_[1];
+    const std::size_t S = spectrum_size(), nout = kslot.size(), nodes = nodes_total();
+    prod_.resize(nout * S);
+    cplx* prod = prod_.data();
     if (L1 > 1) {
+      const std::size_t nblocks = (H0 + kColumnBlock - 1) / kColumnBlock;
       executor.parallel_for(
-          0, H0,
-          [&](std::size_t c0, std::size_t c1) {
+          0, nout * nblocks,
+          [&](std::size_t t0, std::size_t t1) {
             Eigen::FFT<double> fft;
             std::vector<cplx> a(kColumnBlock * L1), b(L1);
-            for (std::size_t cb = c0; cb < c1; cb += kColumnBlock) {
-              const std::size_t w = std::min(kColumnBlock, c1 - cb);
+            for (std::size_t t = t0; t < t1; ++t) {
+              const std::size_t o = t / nblocks, cb = (t % nblocks) * kColumnBlock;
+              const std::size_t w = std::min(kColumnBlock, H0 - cb);
+              const cplx* kh = kernels_.data() + kslot[o] * S;
+              const cplx* ch = spectra_.data() + cslot[o] * S;
               for (std::size_t r = 0; r < L1; ++r) {
-                for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = spec[r * H0 + cb + k];
+                for (std::size_t k = 0; k < w; ++k) {
+                  const std::size_t e = r * H0 + cb + k;
+                  a[k * L1 + r] = kh[e] * ch[e];
+                }
               }
               for (std::size_t k = 0; k < w; ++k) {
                 fft.inv(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
                 std::copy(b.begin(), b.end(), a.begin() + k * L1);
               }
               // only the first M1 rows are kept
+              cplx* dst = prod + o * S;
               for (std::size_t r = 0; r < M1; ++r) {
-                for (std::size_t k = 0; k < w; ++k) spec[r * H0 + cb + k] = a[k * L1 + r];
+                for (std::size_t k = 0; k < w; ++k) dst[r * H0 + cb + k] = a[k * L1 + r];
               }
             }
           },
-          kColumnBlock);
+          1);
+    } else {
+      for (std::size_t o = 0; o < nout; ++o) {
+        const cplx* kh = kernels_.data() + kslot[o] * S;
+        const cplx* ch = spectra_.data() + cslot[o] * S;
+        for (std::size_t e = 0; e < S; ++e) prod[o * S + e] = kh[e] * ch[e];
+      }
     }
     executor.parallel_for(
-        0, M1,
-        [&](std::size_t r0, std::size_t r1) {
+        0, nout * M1,
+        [&](std::size_t t0, std::size_t t1) {
           Eigen::FFT<double> fft;
           fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);
           std::vector<double> line(L0);
-          for (std::size_t r = r0; r < r1; ++r) {
-            fft.inv(line.data(), spec + r * H0, static_cast<Eigen::Index>(L0));
-            std::copy(line.begin(), line.begin() + M0, out + r * M0);
+          for (std::size_t t = t0; t < t1; ++t) {
+            const std::size_t o = t / M1, r = t % M1;
+            fft.inv(line.data(), prod + o * S + r * H0, static_cast<Eigen::Index>(L0));
+            std::copy(line.begin(), line.begin() + M0, out + o * nodes + r * M0);
           }
         },
         8);
