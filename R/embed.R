@@ -9,12 +9,13 @@
 #' iteration); `"approx"` sums t-SNE's repulsion in O(n) by interpolation on
 #' a grid and FFT convolution (see [cost_gradient()]), for 1- and
 #' 2-dimensional t-SNE (other methods and dimensions use the exact sum).
-#' `"auto"` (the default) takes the approximation for t-SNE above 25,000
-#' points: measured on 5,000 Fashion-MNIST images (2 threads, a layout about
-#' 115 units wide), one exact iteration took 15-23 ms and one approximate
-#' iteration 85-100 ms, the grid's FFTs dominating; the exact cost grows as
-#' n^2 (about 68 ms at 20,000 points) while the grid grows only with the
-#' layout's extent, so the two cost about the same near 25,000 points. The
+#' `"auto"` (the default) takes the approximation for t-SNE above 10,000
+#' points. Measured in one process (2 threads, Fashion-MNIST, 50 principal
+#' components, a layout 100 units wide, the machine shared): one exact
+#' iteration took 21-23 ms at 5,000 points and 86-189 ms at 10,000, one
+#' approximate iteration 89-92 ms and 127-155 ms (the grid's FFTs dominate,
+#' and the grid grows with the layout's extent, not with n); the exact cost
+#' grows as n^2, so the two cost about the same near 10,000 points. The
 #' approximate path reports the KL divergence with the interpolated Z, so
 #' `verbose` and the early stop work as before.
 #'
@@ -268,7 +269,7 @@ ne_grid_option <- function() {
 
 # Largest n for which gradient = "auto" sums all pairs (see ?neighbor_embedding).
 ne_exact_max_n <- function(method) {
-  25000L
+  10000L
 }
 
 # The kNN search neighbor_embedding() runs on a data matrix: exact up to 20,000 rows.
