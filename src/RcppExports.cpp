@@ -161,8 +161,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cost_gradient_cpp
-Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, std::string gradient, Rcpp::NumericVector grid, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP gradientSEXP, SEXP gridSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -176,15 +176,17 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type a(aSEXP);
     Rcpp::traits::input_parameter< double >::type b(bSEXP);
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type gradient(gradientSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type grid(gridSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd));
+    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, n_threads, simd));
     return rcpp_result_gen;
 END_RCPP
 }
 // embed_optimize
-Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, int max_iter, double eta, double momentum, double final_momentum, int mom_switch_iter, double exaggeration, int stop_lying_iter, double min_gain, double tol, int epoch, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_embed_optimize(SEXP Y0SEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP etaSEXP, SEXP momentumSEXP, SEXP final_momentumSEXP, SEXP mom_switch_iterSEXP, SEXP exaggerationSEXP, SEXP stop_lying_iterSEXP, SEXP min_gainSEXP, SEXP tolSEXP, SEXP epochSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, std::string gradient, Rcpp::NumericVector grid, int max_iter, double eta, double momentum, double final_momentum, int mom_switch_iter, double exaggeration, int stop_lying_iter, double min_gain, double tol, int epoch, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_embed_optimize(SEXP Y0SEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP gradientSEXP, SEXP gridSEXP, SEXP max_iterSEXP, SEXP etaSEXP, SEXP momentumSEXP, SEXP final_momentumSEXP, SEXP mom_switch_iterSEXP, SEXP exaggerationSEXP, SEXP stop_lying_iterSEXP, SEXP min_gainSEXP, SEXP tolSEXP, SEXP epochSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -198,6 +200,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type a(aSEXP);
     Rcpp::traits::input_parameter< double >::type b(bSEXP);
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type gradient(gradientSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type grid(gridSEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type eta(etaSEXP);
     Rcpp::traits::input_parameter< double >::type momentum(momentumSEXP);
@@ -211,7 +215,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(embed_optimize(Y0, ptr, col, val, method, gamma, alpha, a, b, eps, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd));
+    rcpp_result_gen = Rcpp::wrap(embed_optimize(Y0, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -376,8 +380,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
     {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
     {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
-    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 12},
-    {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 23},
+    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 14},
+    {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 25},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
