@@ -185,11 +185,22 @@ inline void nearest_from_scores(const RowData& data, std::size_t i, const double
                                 bool exact, std::size_t k, std::vector<double>& scratch,
                                 std::vector<std::pair<double, int>>& out) {
   const std::size_t n = data.n();
-  scratch.assign(f, f + n);
-  scratch[i] = std::numeric_limits<double>::infinity();
-  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(k - 1),
-                   scratch.end());
-  const double cut = scratch[k - 1] + 2.0 * tol;
+  // The k-th smallest score by one pass with a max-heap of the k smallest:
+  // after the first rows, almost every score fails the comparison with its
+  // top, which is cheaper than a selection over a copy of all n.
+  scratch.clear();
+  for (std::size_t l = 0; l < n; ++l) {
+    if (l == i) continue;
+    if (scratch.size() < k) {
+      scratch.push_back(f[l]);
+      std::push_heap(scratch.begin(), scratch.end());
+    } else if (f[l] < scratch.front()) {
+      std::pop_heap(scratch.begin(), scratch.end());
+      scratch.back() = f[l];
+      std::push_heap(scratch.begin(), scratch.end());
+    }
+  }
+  const double cut = scratch.front() + 2.0 * tol;
   out.clear();
   for (std::size_t l = 0; l < n; ++l) {
     if (l != i && f[l] <= cut) {
@@ -212,11 +223,15 @@ inline double rank_penalty(const RowData& data, std::size_t i, const double* f, 
   key.resize(m);
   for (std::size_t t = 0; t < m; ++t) key[t] = targets[t].first;
   diff.assign(m + 1, 0);
-  const double top = key[m - 1] + tol;
+  const double top = key[m - 1] + tol, bottom = key[0] - tol;
   const std::size_t n = data.n();
   for (std::size_t l = 0; l < n; ++l) {
     const double fl = f[l];
     if (fl > top || l == i) continue;
+    if (fl < bottom) {  // before every target
+      ++diff[0];
+      continue;
+    }
     // Targets [0, lo) are certainly before l, [hi, m) certainly after it.
     const std::size_t lo = static_cast<std::size_t>(
         std::lower_bound(key.begin(), key.end(), fl - tol) - key.begin());
