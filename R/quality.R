@@ -60,10 +60,11 @@
 #' The triplets and pairs are drawn from a seed taken from R's generator only
 #' when they are sampled, so [set.seed()] makes the sampled values
 #' reproducible and the exhaustive ones do not touch the generator. The
-#' standard error of a sampled share is at most \eqn{0.5 / \sqrt{}}`n_triplets`
-#' (0.0005 at the default); of trustworthiness and continuity, the standard
-#' deviation of the per-point values (typically a few hundredths) over
-#' \eqn{\sqrt{}}`n_points`. All results are the same for every `n_threads`.
+#' standard error of the sampled triplet accuracy is at most
+#' `0.5 / sqrt(n_triplets)` (0.0005 at the default); that of sampled
+#' trustworthiness and continuity is the standard deviation of the per-point
+#' values (typically a few hundredths) over `sqrt(n_points)`. All results are
+#' the same for every `n_threads`.
 #' Distances in `Y` are Euclidean; in `X` they follow `metric`, as in
 #' [extended_knn()]. Ties between equally distant points are ranked by row
 #' number, as lsnn's neighbour search orders them.
