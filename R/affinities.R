@@ -10,30 +10,43 @@
 #' probabilities are then symmetrised, \eqn{(p_{j|i} + p_{i|j}) / 2}, and
 #' scaled to sum to 1.
 #'
-#' @param x A numeric data matrix (or data frame): each point's neighbours
-#'   are then all the other rows, with Euclidean distances; or a neighbour
-#'   graph, `list(idx, dist)` as returned by [extended_knn()], of which each
-#'   row's entries other than the point itself are its neighbours.
+#' @param X A numeric data matrix (or data frame, of which the numeric
+#'   columns are used): each point's neighbours are then all the other rows,
+#'   with Euclidean distances. `NULL` when `nn_method` is given.
 #' @param perplexity The target perplexity, greater than 1 and less than the
-#'   number of neighbours of each point (`nrow(x) - 1` for a data matrix,
-#'   `ncol(x$idx) - 1` for a graph).
+#'   number of neighbours of each point (`nrow(X) - 1` for a data matrix,
+#'   `ncol(nn_method$idx) - 1` for a graph).
+#' @param nn_method A neighbour graph `list(idx, dist)`, as returned by
+#'   [extended_knn()], of which each row's entries other than the point
+#'   itself are its neighbours; used instead of `X`.
 #' @param n_threads Number of threads.
 #' @param ret_extra If `TRUE`, also return the precisions.
 #' @return A symmetric sparse matrix `P` (a `Matrix::dgCMatrix`, n x n, zero
 #'   diagonal) summing to 1; with `ret_extra = TRUE`, a list with `P` and
 #'   `beta`, the precisions (per squared distance) of each point.
 #' @examples
-#' P <- perplexity_affinities(as.matrix(iris[1:50, 1:4]), perplexity = 10)
+#' X <- as.matrix(iris[1:50, 1:4])
+#' P <- perplexity_affinities(X, perplexity = 10)
 #' sum(P)
+#' # over each point's 30 nearest neighbours only
+#' g <- extended_knn(X, n_neighbors = 30, n_extra = 0, nn_kind = "exact")
+#' P30 <- perplexity_affinities(nn_method = g, perplexity = 10)
 #' @export
-perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra = FALSE) {
+perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n_threads = 1,
+                                  ret_extra = FALSE) {
   ne_check_number(perplexity, "perplexity")
   if (perplexity <= 1) stop("perplexity must be greater than 1", call. = FALSE)
   n_threads <- ne_check_threads(n_threads)
   tol <- 1e-5
   max_steps <- 200L
-  if (ne_is_graph(x)) {
-    g <- ne_check_graph(x, "x")
+  if (!is.null(X) && !is.null(nn_method)) {
+    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
+  }
+  if (!is.null(nn_method)) {
+    if (!is_graph(nn_method)) {
+      stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist'")
+    }
+    g <- ne_check_graph(nn_method, "nn_method")
     k <- ncol(g$idx)
     if (perplexity >= k - 1) {
       stop(sprintf(paste0("perplexity (%g) must be less than the number of neighbours ",
@@ -44,7 +57,12 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
                              simd_option())
     n <- nrow(g$idx)
   } else {
-    X <- ne_data_matrix(x, "x")
+    if (is.null(X)) stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
+    if (is_graph(X)) {
+      stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
+               "(perplexity_affinities(nn_method = graph))")
+    }
+    X <- ne_data_matrix(X, "X")
     n <- nrow(X)
     if (perplexity >= n - 1) {
       stop(sprintf("perplexity (%g) must be less than the number of other points (%d)",
@@ -53,7 +71,8 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
     if (as.double(n) * (n - 1) > .Machine$integer.max) {
       stop(sprintf(paste0("%d points have too many pairs for all-pairs affinities ",
                           "(a sparse matrix holds at most 2^31 - 1): give a ",
-                          "neighbour graph from extended_knn() instead"), n), call. = FALSE)
+                          "neighbour graph from extended_knn() as 'nn_method' instead"), n),
+           call. = FALSE)
     }
     res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option())
   }
@@ -80,8 +99,13 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
 #' \eqn{V + V^T - V \circ V^T}, mixed with the intersection
 #' \eqn{V \circ V^T} in the proportion `1 - set_op_mix_ratio`.
 #'
-#' @param graph A neighbour graph `list(idx, dist)`, the point itself in the
-#'   first column.
+#' @param X A numeric data matrix (or data frame): the memberships are then
+#'   computed over its exact `n_neighbors`-nearest neighbour graph
+#'   ([extended_knn()], Euclidean). `NULL` when `nn_method` is given.
+#' @param n_neighbors With `X`: the number of neighbours of each point, the
+#'   point itself included (as uwot counts them).
+#' @param nn_method A neighbour graph `list(idx, dist)`, the point itself in
+#'   the first column, used instead of `X`.
 #' @param local_connectivity The number of nearest neighbours each point is
 #'   assumed to be fully connected to (at least 0).
 #' @param bandwidth Scales the target sum of the memberships.
@@ -92,17 +116,30 @@ perplexity_affinities <- function(x, perplexity = 30, n_threads = 1, ret_extra =
 #'   `ret_extra = TRUE` a list with `V`, `sigma` and `rho`.
 #' @examples
 #' X <- as.matrix(iris[1:50, 1:4])
-#' D <- as.matrix(dist(X))
-#' idx <- t(apply(D, 1, order))[, 1:10]
-#' g <- list(idx = idx, dist = t(sapply(1:50, function(i) D[i, idx[i, ]])))
-#' V <- umap_affinities(g)
+#' V <- umap_affinities(X, n_neighbors = 10)
+#' # the same from a graph
+#' g <- extended_knn(X, n_neighbors = 9, n_extra = 0, nn_kind = "exact")
+#' all.equal(V, umap_affinities(nn_method = g))
 #' @export
-umap_affinities <- function(graph, local_connectivity = 1, bandwidth = 1,
+umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
+                            local_connectivity = 1, bandwidth = 1,
                             set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = 1) {
-  if (!ne_is_graph(graph)) {
-    stop("graph must be a neighbour graph: a list with matrices idx and dist", call. = FALSE)
+  if (!is.null(X) && !is.null(nn_method)) {
+    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
   }
-  g <- ne_check_graph(graph, "graph")
+  if (is.null(nn_method)) {
+    if (is.null(X)) stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
+    if (is_graph(X)) {
+      stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
+               "(umap_affinities(nn_method = graph))")
+    }
+    n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 2)
+    nn_method <- extended_knn(X, n_neighbors = n_neighbors - 1L, n_extra = 0,
+                              n_threads = n_threads, nn_kind = "exact")
+  } else if (!is_graph(nn_method)) {
+    stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist'")
+  }
+  g <- ne_check_graph(nn_method, "nn_method")
   ne_check_number(local_connectivity, "local_connectivity")
   ne_check_number(bandwidth, "bandwidth")
   ne_check_number(set_op_mix_ratio, "set_op_mix_ratio")

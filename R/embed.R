@@ -10,9 +10,9 @@
 #' matrix of at most 1,000 rows, otherwise over an exact k-nearest neighbour
 #' graph of `3 * perplexity` neighbours from [extended_knn()]. For `"umap"`
 #' and `"tumap"`, [umap_affinities()] over an exact graph of `n_neighbors`
-#' neighbours (the point itself included). A graph passed as `X` or `nn`
+#' neighbours (the point itself included). A graph passed as `nn_method`
 #' (such as the locally scaled neighbours of [locally_scaled_knn()]) is used
-#' instead.
+#' instead, and `X` may then be `NULL`, as in `uwot::umap()`.
 #'
 #' **Optimizer.** Each step computes the gradient, updates the gains (+0.2
 #' where the gradient's sign differs from the last update's, x0.8 where it
@@ -47,11 +47,14 @@
 #' for the initialisation) and do not depend on `n_threads`. Ctrl-C stops the
 #' run within a second.
 #'
-#' @param X A numeric data matrix or data frame (rows are points), or a
-#'   neighbour graph `list(idx, dist)`.
+#' @param X A numeric data matrix or data frame (rows are points; the numeric
+#'   columns of a data frame are used, and a message names any others
+#'   dropped), or `NULL` when `nn_method` is given.
 #' @param method `"tsne"`, `"largevis"`, `"umap"` or `"tumap"`.
-#' @param nn Optional neighbour graph of the rows of `X`, used for the
-#'   affinities in place of one computed from `X`.
+#' @param nn_method A neighbour graph `list(idx, dist)` of the points (such
+#'   as one from [extended_knn()] or [locally_scaled_knn()], or uwot's
+#'   `nn`), used for the affinities in place of one computed from `X`. As in
+#'   uwot, `X` may then be `NULL`.
 #' @param perplexity Perplexity of the t-SNE and LargeVis affinities.
 #' @param n_neighbors Neighbours of each point (itself included) for UMAP's
 #'   affinities when `X` is a data matrix.
@@ -84,13 +87,18 @@
 #'   initialisation, optimisation, total), the affinity matrix `P` and the
 #'   settings used (`eta`, `exaggeration`, `stop_lying_iter`, `gamma`, `eps`,
 #'   `a`, `b`).
+#' @seealso [embed()], this function's former name.
 #' @examples
 #' X <- as.matrix(iris[, 1:4])
 #' X <- X[!duplicated(X), ]
-#' Y <- embed(X, "tsne", perplexity = 15, max_iter = 300)
+#' Y <- neighbor_embedding(X, "tsne", perplexity = 15, max_iter = 300)
 #' plot(Y)
+#' # UMAP on a locally scaled neighbour graph, without the data
+#' g <- locally_scaled_knn(X, n_neighbors = 15, nn_kind = "exact")
+#' Y <- neighbor_embedding(method = "umap", nn_method = g, max_iter = 300)
 #' @export
-embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
+neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", "tumap"),
+                  nn_method = NULL,
                   perplexity = 30, n_neighbors = 15, n_components = 2, init = "spectral",
                   max_iter = 1000, eta = NULL, exaggeration = NULL,
                   stop_lying_iter = NULL, momentum = 0.5, final_momentum = 0.8,
@@ -114,41 +122,28 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
   if (tol < 0) stop("tol must be at least 0", call. = FALSE)
 
   # ---- data and graph ----
-  data <- NULL
-  graph <- NULL
-  if (ne_is_graph(X)) {
-    graph <- ne_check_graph(X, "X")
-    row_names <- NULL
-  } else {
-    data <- ne_data_matrix(X, "X")
-    row_names <- rownames(data)
-  }
-  if (!is.null(nn)) {
-    if (!ne_is_graph(nn)) {
-      stop("nn must be a neighbour graph: a list with matrices idx and dist", call. = FALSE)
-    }
-    if (!is.null(graph)) stop("give a graph as X or as nn, not both", call. = FALSE)
-    graph <- ne_check_graph(nn, "nn")
-    if (nrow(graph$idx) != nrow(data)) {
-      stop(sprintf("nn has %d rows but X has %d", nrow(graph$idx), nrow(data)),
-           call. = FALSE)
-    }
-  }
+  inputs <- ne_inputs(X, nn_method)
+  data <- inputs$data
+  graph <- inputs$graph
+  row_names <- if (is.null(data)) NULL else rownames(data)
   n <- if (is.null(graph)) nrow(data) else nrow(graph$idx)
   if (n < 3) stop("at least 3 points are needed", call. = FALSE)
 
   # ---- affinities ----
-  ne_msg(verbose, "embed: ", method, ", ", n, " points")
+  ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
   if (method %in% c("tsne", "largevis")) {
     if (is.null(graph) && n > 1000) {
       k <- min(n - 1L, as.integer(ceiling(3 * perplexity)))
-      ne_msg(verbose, "embed: exact ", k, "-nearest neighbours")
+      ne_msg(verbose, "neighbor_embedding: exact ", k, "-nearest neighbours")
       graph <- extended_knn(data, n_neighbors = k, n_extra = 0, n_threads = n_threads,
                             nn_kind = "exact")
     }
-    ne_msg(verbose, "embed: perplexity calibration (perplexity ", perplexity, ")")
-    P <- perplexity_affinities(if (is.null(graph)) data else graph,
-                               perplexity = perplexity, n_threads = n_threads)
+    ne_msg(verbose, "neighbor_embedding: perplexity calibration (perplexity ", perplexity, ")")
+    P <- if (is.null(graph)) {
+      perplexity_affinities(data, perplexity = perplexity, n_threads = n_threads)
+    } else {
+      perplexity_affinities(nn_method = graph, perplexity = perplexity, n_threads = n_threads)
+    }
   } else {
     if (is.null(graph)) {
       ne_check_number(n_neighbors, "n_neighbors")
@@ -157,12 +152,12 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
         stop(sprintf("n_neighbors must be between 2 and the number of points (%d)", n),
              call. = FALSE)
       }
-      ne_msg(verbose, "embed: exact ", k - 1L, "-nearest neighbours")
+      ne_msg(verbose, "neighbor_embedding: exact ", k - 1L, "-nearest neighbours")
       graph <- extended_knn(data, n_neighbors = k - 1L, n_extra = 0, n_threads = n_threads,
                             nn_kind = "exact")
     }
-    ne_msg(verbose, "embed: UMAP affinities")
-    P <- umap_affinities(graph, n_threads = n_threads)
+    ne_msg(verbose, "neighbor_embedding: UMAP affinities")
+    P <- umap_affinities(nn_method = graph, n_threads = n_threads)
   }
   t_aff <- proc.time()[["elapsed"]]
 
@@ -185,7 +180,7 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
   Y0 <- ne_init(init, data, P, n, n_components, init_sdev, verbose)
   t_init <- proc.time()[["elapsed"]]
 
-  ne_msg(verbose, "embed: optimizing (eta ", signif(eta, 4), ")")
+  ne_msg(verbose, "neighbor_embedding: optimizing (eta ", signif(eta, 4), ")")
   res <- .embed_optimize(Y0, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b,
                          cs$eps, max_iter, eta, momentum, final_momentum,
                          as.integer(mom_switch_iter), exaggeration,
@@ -201,6 +196,34 @@ embed <- function(X, method = c("tsne", "largevis", "umap", "tumap"), nn = NULL,
                 optimize = t_end - t_init, total = t_end - t_start),
        P = P, eta = eta, exaggeration = exaggeration, stop_lying_iter = stop_lying_iter,
        gamma = cs$gamma, eps = cs$eps, a = cs$a, b = cs$b)
+}
+
+# The data matrix and the graph the affinities come from: X is data (or
+# NULL), nn_method a graph (or NULL), at least one of them given.
+ne_inputs <- function(X, nn_method) {
+  data <- NULL
+  graph <- NULL
+  if (!is.null(X)) {
+    if (is_graph(X)) {
+      stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
+               "(neighbor_embedding(nn_method = graph), X = NULL or the data)")
+    }
+    data <- ne_data_matrix(X, "X")
+  }
+  if (!is.null(nn_method)) {
+    if (!is_graph(nn_method)) {
+      stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist' ",
+               "(NULL computes exact neighbours from 'X')")
+    }
+    graph <- ne_check_graph(nn_method, "nn_method")
+    if (!is.null(data) && nrow(graph$idx) != nrow(data)) {
+      stop_arg("'nn_method' has ", nrow(graph$idx), " rows but 'X' has ", nrow(data))
+    }
+  }
+  if (is.null(data) && is.null(graph)) {
+    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
+  }
+  list(data = data, graph = graph)
 }
 
 ne_msg <- function(verbose, ...) {
@@ -226,7 +249,7 @@ ne_init <- function(init, data, P, n, k, init_sdev, verbose) {
   if (init == "pca" && is.null(data)) {
     stop("init = \"pca\" needs a data matrix X, not a graph", call. = FALSE)
   }
-  ne_msg(verbose, "embed: ", init, " initialisation")
+  ne_msg(verbose, "neighbor_embedding: ", init, " initialisation")
   Y <- switch(init,
     random = matrix(stats::rnorm(n * k), n, k),
     pca = ne_pca(data, k),

@@ -39,7 +39,11 @@
 #' @param X The data: a numeric matrix, a data frame (its numeric columns are
 #'   used; a message names any other columns dropped) or a sparse
 #'   `Matrix::dgCMatrix` (metrics "euclidean" and "cosine"), one row per
-#'   observation. No missing or infinite values.
+#'   observation. No missing or infinite values. Sparse data with at least
+#'   2\% non-zero entries (approximate search) or 5\% (exact search) is
+#'   searched on a dense copy, which is faster, when that copy takes at most
+#'   `getOption("lsnn.max_dense_bytes", 4e9)` bytes; set the option to 0 to
+#'   keep the sparse path. `verbose = TRUE` says which path runs.
 #' @param n_neighbors,n_extra Together the number of neighbours wanted besides
 #'   the row itself, `n_neighbors + n_extra`, capped at `n - 1`.
 #' @param n_threads Number of threads (0 and 1 both run on the calling thread).
@@ -82,13 +86,39 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
   verbose <- check_flag(verbose, "verbose")
   metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
   if (nn_kind == "approx") nn_args <- check_approx_control(nn_args)
-  data <- prepare_data(X, metric)
+  data <- dense_if_faster(prepare_data(X, metric), nn_kind, verbose)
   k <- min(n_neighbors + n_extra, data$n - 1) + 1
   if (nn_kind == "exact") {
     exact_knn(data, k, metric, n_threads, verbose)
   } else {
     approx_knn(data, k, metric, n_threads, verbose, nn_args)
   }
+}
+
+# Sparse data dense enough that the dense kernels beat the sparse ones runs
+# on a dense copy, when that copy fits in getOption("lsnn.max_dense_bytes").
+# The break-even densities were measured on 5,000 x 784 random data
+# (bench/bench-sparse.R): the approximate search's sparse joins cost 1.2x the
+# dense ones at 1% non-zero and 4x at 3%; the exact search's sparse tiles are
+# faster up to about 5% and 1.5x slower at 10%.
+dense_if_faster <- function(data, nn_kind, verbose) {
+  if (data$kind != "sparse") return(data)
+  density <- length(data$rows@x) / (as.double(data$n) * data$d)
+  threshold <- if (nn_kind == "approx") 0.02 else 0.05
+  dense_bytes <- 8 * as.double(data$n) * data$d
+  budget <- getOption("lsnn.max_dense_bytes", 4e9)
+  if (density < threshold || dense_bytes > budget) {
+    if (verbose) {
+      message(sprintf("sparse data (%.1f%% non-zero): sparse %s search", 100 * density, nn_kind))
+    }
+    return(data)
+  }
+  if (verbose) {
+    message(sprintf("sparse data (%.1f%% non-zero): %s search on a dense copy (%.0f MB)",
+                    100 * density, nn_kind, dense_bytes / 2^20))
+  }
+  x <- t(as.matrix(data$rows))
+  list(kind = "dense", x = x, n = data$n, d = data$d)
 }
 
 # The exact search on prepared data (see prepare_data()).

@@ -151,7 +151,7 @@ cat(sprintf(paste0("calibration ratios (target >= 10): cores %.1f (lsnn's core a
 iters <- if (smoke) 50 else 100
 g5 <- extended_knn(X5, n_neighbors = 3 * perplexity, n_extra = 0, n_threads = threads,
                    nn_kind = "exact")
-P_knn <- perplexity_affinities(g5, perplexity, n_threads = threads)
+P_knn <- perplexity_affinities(nn_method = g5, perplexity = perplexity, n_threads = threads)
 t_knn <- lsnn_iter(P_knn, n_main, iters)
 t_all <- lsnn_iter(P_all, n_main, iters)
 res$iteration <- c(rtsne = rt_iter, lsnn_knn_P = t_knn, lsnn_all_pairs_P = t_all,
@@ -172,7 +172,7 @@ for (n in sizes) {
   Xn <- if (n <= n_main) X5[seq_len(n), ] else pcs(n)
   g <- extended_knn(Xn, n_neighbors = min(n - 1, 3 * perplexity), n_extra = 0,
                     n_threads = threads, nn_kind = "exact")
-  P <- perplexity_affinities(g, perplexity, n_threads = threads)
+  P <- perplexity_affinities(nn_method = g, perplexity = perplexity, n_threads = threads)
   t <- lsnn_iter(P, n, if (smoke) 50 else max(20, round(2e8 / n^2)))
   f <- floor_iter(n)
   by_n <- rbind(by_n, data.frame(n = n, seconds = t, floor = f))

@@ -53,7 +53,7 @@ test_that("perplexity affinities over a graph use the row's neighbours only", {
   set.seed(12)
   X <- matrix(rnorm(80 * 3), 80, 3)
   g <- exact_graph(X, 21)
-  res <- perplexity_affinities(g, perplexity = 6, ret_extra = TRUE)
+  res <- perplexity_affinities(nn_method = g, perplexity = 6, ret_extra = TRUE)
   P <- res$P
   expect_equal(sum(P), 1, tolerance = 1e-12)
   expect_true(Matrix::isSymmetric(P, tol = 0))
@@ -70,7 +70,7 @@ test_that("perplexity affinities over a graph use the row's neighbours only", {
   # a data frame works like its numeric matrix
   expect_equal(perplexity_affinities(as.data.frame(X), 6), perplexity_affinities(X, 6))
   # threads do not change the result
-  expect_identical(perplexity_affinities(g, 6, n_threads = 2), P)
+  expect_identical(perplexity_affinities(nn_method = g, perplexity = 6, n_threads = 2), P)
 })
 
 test_that("perplexity affinities reject bad input", {
@@ -82,14 +82,18 @@ test_that("perplexity affinities reject bad input", {
   Xna[3, 1] <- NA
   expect_error(perplexity_affinities(Xna, 5), "NA")
   g <- exact_graph(X, 6)
-  expect_error(perplexity_affinities(g, 5), "neighbours of each point")
+  expect_error(perplexity_affinities(nn_method = g, perplexity = 5), "neighbours of each point")
   bad <- g
   bad$dist <- bad$dist[, -1]
-  expect_error(perplexity_affinities(bad, 3), "same dimensions")
+  expect_error(perplexity_affinities(nn_method = bad, perplexity = 3), "same dimensions")
   bad <- g
   bad$idx[1, 2] <- 99L
-  expect_error(perplexity_affinities(bad, 3), "row numbers")
+  expect_error(perplexity_affinities(nn_method = bad, perplexity = 3), "row numbers")
   expect_error(perplexity_affinities("a"), "numeric matrix")
+  expect_error(perplexity_affinities(g, 3), "'X' is a neighbour graph: pass it as 'nn_method'")
+  expect_error(perplexity_affinities(X, 3, nn_method = g), "not both")
+  expect_error(perplexity_affinities(), "give the data")
+  expect_error(perplexity_affinities(nn_method = X), "'nn_method' must be a neighbour graph")
 })
 
 test_that("UMAP affinities: rho, calibrated sigma, fuzzy union", {
@@ -97,7 +101,7 @@ test_that("UMAP affinities: rho, calibrated sigma, fuzzy union", {
   X <- matrix(rnorm(70 * 3), 70, 3)
   k <- 10
   g <- exact_graph(X, k)
-  res <- umap_affinities(g, ret_extra = TRUE)
+  res <- umap_affinities(nn_method = g, ret_extra = TRUE)
   expect_equal(res$rho, g$dist[, 2])
   Vc <- matrix(0, 70, 70)
   err <- numeric(70)
@@ -112,13 +116,13 @@ test_that("UMAP affinities: rho, calibrated sigma, fuzzy union", {
                ignore_attr = TRUE)
   expect_true(Matrix::isSymmetric(res$V, tol = 0))
   # the intersection, and a mixture
-  V0 <- umap_affinities(g, set_op_mix_ratio = 0)
+  V0 <- umap_affinities(nn_method = g, set_op_mix_ratio = 0)
   expect_equal(as.matrix(V0), Vc * t(Vc), tolerance = 1e-12, ignore_attr = TRUE)
-  Vh <- umap_affinities(g, set_op_mix_ratio = 0.25)
+  Vh <- umap_affinities(nn_method = g, set_op_mix_ratio = 0.25)
   expect_equal(as.matrix(Vh), 0.25 * (Vc + t(Vc) - Vc * t(Vc)) + 0.75 * Vc * t(Vc),
                tolerance = 1e-12, ignore_attr = TRUE)
   # fractional local connectivity interpolates rho, bandwidth scales the target
-  r15 <- umap_affinities(g, local_connectivity = 1.5, bandwidth = 0.8, ret_extra = TRUE)
+  r15 <- umap_affinities(nn_method = g, local_connectivity = 1.5, bandwidth = 0.8, ret_extra = TRUE)
   expect_equal(r15$rho, g$dist[, 2] + 0.5 * (g$dist[, 3] - g$dist[, 2]))
   i <- which(r15$sigma > 1e-3 * rowMeans(g$dist) * (1 + 1e-12))[1]
   v <- exp(-pmax(0, g$dist[i, -1] - r15$rho[i]) / r15$sigma[i])
@@ -130,7 +134,7 @@ test_that("UMAP affinities agree with uwot", {
   set.seed(14)
   X <- matrix(rnorm(100 * 4), 100, 4)
   g <- exact_graph(X, 12)
-  ours <- umap_affinities(g)
+  ours <- umap_affinities(nn_method = g)
   ref <- uwot::umap(X, n_neighbors = 12, nn_method = g, ret_extra = "fgraph",
                     n_epochs = 0, init = "random")$fgraph
   expect_equal(as.matrix(ours), as.matrix(ref), tolerance = 1e-5, ignore_attr = TRUE)
@@ -139,11 +143,15 @@ test_that("UMAP affinities agree with uwot", {
 test_that("UMAP affinities reject bad input", {
   X <- matrix(rnorm(40), 20, 2)
   g <- exact_graph(X, 5)
-  expect_error(umap_affinities(X), "neighbour graph")
-  expect_error(umap_affinities(g, set_op_mix_ratio = 2), "between 0 and 1")
-  expect_error(umap_affinities(g, local_connectivity = -1), "at least 0")
+  expect_error(umap_affinities(g), "'X' is a neighbour graph: pass it as 'nn_method'")
+  expect_error(umap_affinities(nn_method = X), "'nn_method' must be a neighbour graph")
+  expect_error(umap_affinities(X, nn_method = g), "not both")
+  # from data: the exact graph of n_neighbors columns
+  expect_equal(umap_affinities(X, n_neighbors = 5), umap_affinities(nn_method = g))
+  expect_error(umap_affinities(nn_method = g, set_op_mix_ratio = 2), "between 0 and 1")
+  expect_error(umap_affinities(nn_method = g, local_connectivity = -1), "at least 0")
   g$dist[2, 3] <- NA
-  expect_error(umap_affinities(g), "NA")
+  expect_error(umap_affinities(nn_method = g), "NA")
 })
 
 test_that("umap_ab fits UMAP's curve", {

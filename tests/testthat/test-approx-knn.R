@@ -104,13 +104,36 @@ test_that("every metric, dense and sparse, reaches the exact neighbours", {
   S <- Matrix::rsparsematrix(1500, 60, density = 0.1)
   S <- S + Matrix::sparseMatrix(i = seq_len(1500), j = sample.int(5, 1500, replace = TRUE),
                                 x = 5, dims = dim(S))
-  for (metric in c("euclidean", "cosine")) {
-    exact <- extended_knn(S, 15, 0, nn_kind = "exact", metric = metric)
-    approx <- extended_knn(S, 15, 0, metric = metric)
-    expect_valid_graph(approx, 1500, 16)
-    expect_gte(recall(approx, exact), 0.97)
-    expect_same_distances(approx, exact)
+  # both the dense copy (the default at this density) and the sparse kernels
+  for (max_dense_bytes in c(4e9, 0)) {
+    op <- options(lsnn.max_dense_bytes = max_dense_bytes)
+    on.exit(options(op), add = TRUE)
+    for (metric in c("euclidean", "cosine")) {
+      exact <- extended_knn(S, 15, 0, nn_kind = "exact", metric = metric)
+      approx <- extended_knn(S, 15, 0, metric = metric)
+      expect_valid_graph(approx, 1500, 16)
+      expect_gte(recall(approx, exact), 0.97)
+      expect_same_distances(approx, exact)
+    }
   }
+})
+
+test_that("sparse data takes the faster path and says which", {
+  set.seed(6)
+  dense <- Matrix::rsparsematrix(400, 50, density = 0.3)
+  sparse <- Matrix::rsparsematrix(400, 50, density = 0.01) + Matrix::Diagonal(400, 1)[, 1:50]
+  expect_message(extended_knn(dense, 5, 0, verbose = TRUE), "approx search on a dense copy")
+  expect_message(extended_knn(sparse, 5, 0, verbose = TRUE, nn_kind = "exact"),
+                 "sparse exact search")
+  op <- options(lsnn.max_dense_bytes = 0)
+  on.exit(options(op), add = TRUE)
+  expect_message(extended_knn(dense, 5, 0, verbose = TRUE), "sparse approx search")
+  # the two paths give the same exact graph
+  g_sparse <- extended_knn(dense, 8, 0, nn_kind = "exact")
+  options(op)
+  g_dense <- extended_knn(dense, 8, 0, nn_kind = "exact")
+  expect_identical(g_sparse$idx, g_dense$idx)
+  expect_equal(g_sparse$dist, g_dense$dist, tolerance = 1e-12)
 })
 
 test_that("few rows, large k, duplicates and constant columns work", {

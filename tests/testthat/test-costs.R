@@ -41,7 +41,7 @@ make_problem <- function(n = 25, seed = 21) {
   set.seed(seed)
   X <- matrix(rnorm(n * 4), n, 4)
   P <- perplexity_affinities(X, perplexity = 6)
-  V <- umap_affinities(exact_graph(X, 8))
+  V <- umap_affinities(nn_method = exact_graph(X, 8))
   list(P = P, V = V, n = n)
 }
 

@@ -77,11 +77,15 @@ test_that("data frames, integer matrices and sparse matrices are accepted", {
   expect_identical(extended_knn(Xi, 10, 0, nn_kind = "exact")$idx, ref_knn(Xi, 11)$idx)
   S <- Matrix::rsparsematrix(300, 40, 0.15)
   S[5, ] <- 0
-  for (metric in c("euclidean", "cosine")) {
-    g <- extended_knn(S, 12, 0, nn_kind = "exact", metric = metric)
-    ref <- ref_knn(as.matrix(S), 13, metric)
-    expect_identical(g$idx, ref$idx, info = metric)
-    expect_equal(g$dist, ref$dist, tolerance = 1e-12, info = metric)
+  for (max_dense_bytes in c(4e9, 0)) {  # the dense copy and the sparse kernels
+    op <- options(lsnn.max_dense_bytes = max_dense_bytes)
+    on.exit(options(op), add = TRUE)
+    for (metric in c("euclidean", "cosine")) {
+      g <- extended_knn(S, 12, 0, nn_kind = "exact", metric = metric)
+      ref <- ref_knn(as.matrix(S), 13, metric)
+      expect_identical(g$idx, ref$idx, info = metric)
+      expect_equal(g$dist, ref$dist, tolerance = 1e-12, info = metric)
+    }
   }
   expect_error(extended_knn(S, 5, 0, nn_kind = "exact", metric = "manhattan"), "sparse data")
 })
