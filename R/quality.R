@@ -10,8 +10,12 @@
 #' points \eqn{i} of \eqn{|N_k(i) \cap U_k(i)| / k}, where \eqn{N_k(i)} are
 #' the \eqn{k} nearest neighbours of \eqn{i} in `X` and \eqn{U_k(i)} those in
 #' `Y`, the point itself never counted (Lee and Verleysen, 2009; Kobak and
-#' Berens, 2019). Both neighbour sets come from lsnn's exact search
-#' ([extended_knn()] with `nn_kind = "exact"`); in place of the data, `X` may
+#' Berens, 2019). Both neighbour sets are exact, with ties ranked by row
+#' number: those of `X` from [extended_knn()] with `nn_kind = "exact"`, those
+#' of a 2-D or 3-D embedding from a k-d tree searched in double precision
+#' (the same sets, in a small fraction of the time on the nearly coincident
+#' points embeddings tend to have; wider embeddings go through the exact
+#' search as well). In place of the data, `X` may
 #' be a graph from lsnn (`list(idx, dist)`, the point itself in column 1),
 #' whose columns 2 to `k + 1` are then taken as \eqn{N_k(i)}: pass a
 #' [locally_scaled_knn()] graph to ask how well the embedding keeps the

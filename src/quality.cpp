@@ -58,7 +58,10 @@ Rcpp::List quality_measures(Rcpp::List x_data, Rcpp::NumericMatrix y, std::strin
   lsnn_r::run_core([&] {
     const std::size_t kk = static_cast<std::size_t>(k);
     if (what[0]) {
-      const lsnn::KnnGraph gy = lsnn::exact_knn(yd, kk + 1, executor);
+      // (2-D and 3-D embeddings by a k-d tree, wider ones by the tiled search)
+      const lsnn::KnnGraph gy =
+          yview.d <= 3 ? lsnn::LowDimKnn(yview.data, yview.n, yview.d).knn(kk + 1, executor)
+                       : lsnn::exact_knn(yd, kk + 1, executor);
       const lsnn::IndexView vy{gy.idx.data(), gy.n, gy.k, 0};
       double np;
       if (Rf_isNull(nn)) {

@@ -96,6 +96,17 @@ test_that("ranks with many ties follow the row numbers, as the brute force", {
   expect_equal(distance_correlation(X, Y), bf_spearman(X, Y), tolerance = 1e-12)
 })
 
+test_that("the embedding's neighbours (k-d tree in 2-D and 3-D) are those of the exact search", {
+  set.seed(6)
+  for (d in c(1, 2, 3, 4)) {
+    Z <- matrix(round(runif(1500 * d) * 12), ncol = d)   # a grid: duplicates and ties
+    g <- extended_knn(Z, 9, 0, nn_kind = "exact")
+    expect_identical(neighbor_preservation(g, Z, k = 9), 1)
+  }
+  Z <- matrix(0, 40, 2)                                   # all points equal
+  expect_identical(neighbor_preservation(extended_knn(Z, 5, 0, nn_kind = "exact"), Z, k = 5), 1)
+})
+
 test_that("other metrics in X, and zero rows under cosine", {
   f <- quality_fixture(n = 50)
   X <- f$X
