@@ -91,7 +91,8 @@
 #' @param n_points Number of points at which trustworthiness and continuity
 #'   are evaluated when there are more; all points otherwise.
 #' @param n_triplets Number of random triplets.
-#' @param n_pairs Number of random pairs (at most \eqn{10^8}).
+#' @param n_pairs Number of random pairs (at most \eqn{10^7}; memory grows by
+#'   about 40 bytes a pair).
 #' @param nn Optional kNN graph of `X` (`list(idx, dist)`, at least `k + 1`
 #'   columns, the point itself first) used for neighbour preservation in
 #'   place of an exact search.
@@ -250,7 +251,7 @@ run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triple
     if (n < 3) stop_arg("'X' must have at least 3 rows for triplets")
     n_triplets <- check_sample_size(n_triplets, "n_triplets", max = 1e10)
   }
-  if ("pairs" %in% what) n_pairs <- check_sample_size(n_pairs, "n_pairs", max = 1e8)
+  if ("pairs" %in% what) n_pairs <- check_sample_size(n_pairs, "n_pairs", max = 1e7)
   all_triplets <- n * (n - 1) * (n - 2) / 2
   all_pairs <- n * (n - 1) / 2
   sampled <- ("triplets" %in% what && n_triplets < all_triplets) ||
