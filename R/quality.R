@@ -58,7 +58,7 @@
 #' (default \eqn{10^6}) pairs of distinct points drawn uniformly, or over all
 #' \eqn{n (n - 1) / 2} pairs when `n_pairs` is at least that (ties get their
 #' average rank, as in `cor(method = "spearman")`). It is a global measure,
-#' used for example by Kobak and Linderman (2021); it is not Székely's
+#' used for example by Kobak and Linderman (2021); it is not Szekely's
 #' "distance correlation".
 #'
 #' The triplets and pairs are drawn from a seed taken from R's generator only
