@@ -6,7 +6,11 @@
 #' `log(perplexity)` to within `1e-5`. The search is a Newton iteration on
 #' \eqn{\log \beta} safeguarded by bisection, of at most 200 steps per point;
 #' points that do not reach the tolerance are counted and reported in a
-#' warning (their weights are kept as they are). The conditional
+#' warning (their weights are kept as they are). A point whose nearest
+#' neighbours are tied at distance 0 (duplicated rows) may not reach the
+#' target: it then gets the limit of ever larger precisions, equal weights
+#' over those tied neighbours (all of them, when all its distances are
+#' equal), and counts among the points in the warning. The conditional
 #' probabilities are then symmetrised, \eqn{(p_{j|i} + p_{i|j}) / 2}, and
 #' scaled to sum to 1.
 #'
@@ -19,11 +23,14 @@
 #' @param nn_method A neighbour graph `list(idx, dist)`, as returned by
 #'   [extended_knn()], of which each row's entries other than the point
 #'   itself are its neighbours; used instead of `X`.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @param ret_extra If `TRUE`, also return the precisions.
 #' @return A symmetric sparse matrix `P` (a `Matrix::dgCMatrix`, n x n, zero
 #'   diagonal) summing to 1; with `ret_extra = TRUE`, a list with `P` and
-#'   `beta`, the precisions (per squared distance) of each point.
+#'   `beta`, the precisions (per squared distance) of each point (0 or
+#'   `Inf` where that lies outside the double range, for data at scales
+#'   near 1e±150 and beyond; `P` itself does not depend on the scale).
 #' @examples
 #' X <- as.matrix(iris[1:50, 1:4])
 #' P <- perplexity_affinities(X, perplexity = 10)
@@ -34,45 +41,43 @@
 #' @export
 perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n_threads = 1,
                                   ret_extra = FALSE) {
-  ne_check_number(perplexity, "perplexity")
-  if (perplexity <= 1) stop("perplexity must be greater than 1", call. = FALSE)
-  n_threads <- ne_check_threads(n_threads)
+  perplexity <- check_number(perplexity, "perplexity", min = 1, above = TRUE)
+  n_threads <- check_n_threads(n_threads)
+  ret_extra <- check_flag(ret_extra, "ret_extra")
   tol <- 1e-5
   max_steps <- 200L
   if (!is.null(X) && !is.null(nn_method)) {
     stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
   }
   if (!is.null(nn_method)) {
-    if (!is_graph(nn_method)) {
+    if (!is_graph_like(nn_method)) {
       stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist'")
     }
-    g <- ne_check_graph(nn_method, "nn_method")
+    g <- check_graph(nn_method, "nn_method", min_cols = 2)
     k <- ncol(g$idx)
     if (perplexity >= k - 1) {
-      stop(sprintf(paste0("perplexity (%g) must be less than the number of neighbours ",
-                          "of each point in the graph (%d)"), perplexity, k - 1L),
-           call. = FALSE)
+      stop_arg("'perplexity' (", perplexity, ") must be less than the number of neighbours ",
+               "of each point in the graph (", k - 1L, ")")
     }
     res <- .perplexity_graph(g$idx, g$dist, perplexity, tol, max_steps, n_threads,
                              simd_option())
     n <- nrow(g$idx)
   } else {
     if (is.null(X)) stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
-    if (is_graph(X)) {
+    if (is_graph_like(X)) {
       stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
                "(perplexity_affinities(nn_method = graph))")
     }
-    X <- ne_data_matrix(X, "X")
+    X <- check_dense_data(X, "X")
     n <- nrow(X)
     if (perplexity >= n - 1) {
-      stop(sprintf("perplexity (%g) must be less than the number of other points (%d)",
-                   perplexity, n - 1L), call. = FALSE)
+      stop_arg("'perplexity' (", perplexity, ") must be less than the number of other ",
+               "points (", n - 1L, ")")
     }
     if (as.double(n) * (n - 1) > .Machine$integer.max) {
-      stop(sprintf(paste0("%d points have too many pairs for all-pairs affinities ",
-                          "(a sparse matrix holds at most 2^31 - 1): give a ",
-                          "neighbour graph from extended_knn() as 'nn_method' instead"), n),
-           call. = FALSE)
+      stop_arg("'X' has too many points (", n, ") for affinities over all pairs (a sparse ",
+               "matrix holds at most 2^31 - 1 entries): give a neighbour graph from ",
+               "extended_knn() as 'nn_method' instead")
     }
     res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option())
   }
@@ -91,7 +96,9 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 #' \eqn{\rho_i} is the distance to the `local_connectivity`-th nearest
 #' neighbour at a non-zero distance (interpolated between neighbours when
 #' fractional) and \eqn{\sigma_i} is found by bisection (at most 64 steps, to
-#' within `1e-5`) so that the memberships of the point's neighbours sum to
+#' within `1e-5`, starting from 1 as UMAP does, or from the power of two
+#' nearest the row's mean distance when that is beyond \eqn{2^{\pm 16}}, so
+#' that the result does not depend on the units of the distances) so that the memberships of the point's neighbours sum to
 #' \eqn{\log_2(k)} `bandwidth`, k being the number of columns of the graph
 #' (the point itself included). As in UMAP, \eqn{\sigma_i} is at least
 #' `1e-3` times the mean distance of the point's row (of the whole graph when
@@ -111,7 +118,8 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 #' @param bandwidth Scales the target sum of the memberships.
 #' @param set_op_mix_ratio Between 0 (intersection) and 1 (union).
 #' @param ret_extra If `TRUE`, also return `sigma` and `rho`.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @return A symmetric sparse matrix `V` (`Matrix::dgCMatrix`, n x n), or with
 #'   `ret_extra = TRUE` a list with `V`, `sigma` and `rho`.
 #' @examples
@@ -124,31 +132,27 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
                             local_connectivity = 1, bandwidth = 1,
                             set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = 1) {
+  n_threads <- check_n_threads(n_threads)
   if (!is.null(X) && !is.null(nn_method)) {
     stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
   }
   if (is.null(nn_method)) {
     if (is.null(X)) stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
-    if (is_graph(X)) {
+    if (is_graph_like(X)) {
       stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
                "(umap_affinities(nn_method = graph))")
     }
     n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 2)
     nn_method <- extended_knn(X, n_neighbors = n_neighbors - 1L, n_extra = 0,
                               n_threads = n_threads, nn_kind = "exact")
-  } else if (!is_graph(nn_method)) {
+  } else if (!is_graph_like(nn_method)) {
     stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist'")
   }
-  g <- ne_check_graph(nn_method, "nn_method")
-  ne_check_number(local_connectivity, "local_connectivity")
-  ne_check_number(bandwidth, "bandwidth")
-  ne_check_number(set_op_mix_ratio, "set_op_mix_ratio")
-  if (local_connectivity < 0) stop("local_connectivity must be at least 0", call. = FALSE)
-  if (bandwidth <= 0) stop("bandwidth must be positive", call. = FALSE)
-  if (set_op_mix_ratio < 0 || set_op_mix_ratio > 1) {
-    stop("set_op_mix_ratio must be between 0 and 1", call. = FALSE)
-  }
-  n_threads <- ne_check_threads(n_threads)
+  g <- check_graph(nn_method, "nn_method", min_cols = 2)
+  local_connectivity <- check_number(local_connectivity, "local_connectivity", min = 0)
+  bandwidth <- check_number(bandwidth, "bandwidth", min = 0, above = TRUE)
+  set_op_mix_ratio <- check_number(set_op_mix_ratio, "set_op_mix_ratio", min = 0, max = 1)
+  ret_extra <- check_flag(ret_extra, "ret_extra")
   res <- .umap_graph(g$idx, g$dist, local_connectivity, bandwidth, set_op_mix_ratio,
                      n_threads)
   V <- ne_dgc(nrow(g$idx), res$p, res$i, res$x)
@@ -161,61 +165,28 @@ umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
 #' to `min_dist` and decays as \eqn{\exp(-(d - min\_dist) / spread)} beyond,
 #' on 300 points of \eqn{[0, 3 spread]}, as UMAP does.
 #'
+#' The curve only depends on `min_dist / spread` up to scale, so the fit is
+#' made for `spread = 1` and scaled: \eqn{a} becomes \eqn{a / spread^{2b}};
+#' it is as good for `spread = 1e-8` as for `spread = 1`.
+#'
 #' @param spread The scale of the decay (positive).
-#' @param min_dist The distance up to which the curve is 1 (at least 0).
-#' @return A named vector `c(a, b)`.
+#' @param min_dist The distance up to which the curve is 1, from 0 to
+#'   `spread` (as in UMAP).
+#' @return A named vector `c(a, b)`, both positive.
 #' @examples
 #' umap_ab()  # a = 1.577, b = 0.895
+#' umap_ab(spread = 2, min_dist = 0.5)
 #' @export
 umap_ab <- function(spread = 1, min_dist = 0.1) {
-  ne_check_number(spread, "spread")
-  ne_check_number(min_dist, "min_dist")
-  if (spread <= 0) stop("spread must be positive", call. = FALSE)
-  if (min_dist < 0) stop("min_dist must be at least 0", call. = FALSE)
+  spread <- check_number(spread, "spread", min = 0, above = TRUE)
+  min_dist <- check_number(min_dist, "min_dist", min = 0)
+  if (min_dist > spread) {
+    stop_arg("'min_dist' (", min_dist, ") must not be greater than 'spread' (", spread, ")")
+  }
   .umap_ab(spread, min_dist)
 }
 
-# ---- helpers shared by the embedding functions (prefix ne_) ----
-
-ne_is_graph <- function(x) is_graph(x)
-
-# The package's graph checks (check_graph(): the point itself in column 1),
-# plus at least one neighbour besides the point.
-ne_check_graph <- function(g, what) {
-  g <- check_graph(g, what)
-  if (nrow(g$idx) < 2 || ncol(g$idx) < 2) {
-    stop(sprintf("%s must have at least 2 rows and 2 columns (the point itself first)",
-                 what), call. = FALSE)
-  }
-  g
-}
-
-ne_data_matrix <- function(X, what) {
-  if (is.data.frame(X)) {
-    keep <- vapply(X, is.numeric, logical(1))
-    if (!any(keep)) stop(sprintf("%s has no numeric columns", what), call. = FALSE)
-    X <- as.matrix(X[, keep, drop = FALSE])
-  }
-  if (inherits(X, "Matrix")) X <- as.matrix(X)
-  if (!is.matrix(X) || !is.numeric(X)) {
-    stop(sprintf("%s must be a numeric matrix, a data frame or a neighbour graph", what),
-         call. = FALSE)
-  }
-  if (anyNA(X)) stop(sprintf("%s contains NA", what), call. = FALSE)
-  if (any(!is.finite(X))) stop(sprintf("%s contains infinite values", what), call. = FALSE)
-  if (nrow(X) < 2) stop(sprintf("%s must have at least 2 rows", what), call. = FALSE)
-  storage.mode(X) <- "double"
-  X
-}
-
-ne_check_number <- function(x, what) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x)) {
-    stop(sprintf("%s must be a single finite number", what), call. = FALSE)
-  }
-}
-
-ne_check_threads <- function(n_threads) check_n_threads(n_threads)
-
+# A symmetric n x n dgCMatrix from the core's compressed columns.
 ne_dgc <- function(n, p, i, x) {
   methods::new("dgCMatrix", i = i, p = p, x = x, Dim = c(as.integer(n), as.integer(n)))
 }

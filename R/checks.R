@@ -1,20 +1,79 @@
-# Argument checks shared by the user-facing functions. Each stops with a
-# message naming the argument, without the internal call.
+# Argument checks shared by every exported function. Each check stops with a
+# message that names the argument first ('k' must be ...), without the
+# internal call, and returns the value in the type the code below it needs.
+# The rules are the same everywhere: counts are whole numbers (never
+# truncated), real parameters finite, flags TRUE or FALSE (not NA), and a
+# range is stated in the message with the value given.
 
 stop_arg <- function(...) stop(..., call. = FALSE)
 
-check_whole <- function(x, name, min = -Inf, max = Inf) {
+big_int <- .Machine$integer.max
+
+# How a value is shown in a message: numbers in full up to 15 digits.
+show_value <- function(x) {
+  if (is.numeric(x) && length(x) == 1) format(x, digits = 15) else deparse(x)[1]
+}
+
+# A whole number in [min, max], returned as an integer. Counts that lsnn
+# caps anyway (neighbours, extra neighbours) use clamp = TRUE: any larger
+# whole number becomes `max` (by default the largest integer).
+check_whole <- function(x, name, min = -Inf, max = big_int, clamp = FALSE) {
   if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x != round(x)) {
-    stop_arg("'", name, "' must be a single whole number")
+    stop_arg("'", name, "' must be a single whole number",
+             if (is.numeric(x) && length(x) == 1 && is.finite(x)) {
+               paste0(" (it is ", show_value(x), ")")
+             })
   }
-  if (x < min) stop_arg("'", name, "' must be at least ", min, " (it is ", x, ")")
-  if (x > max) stop_arg("'", name, "' must be at most ", max, " (it is ", x, ")")
+  if (x < min) stop_arg("'", name, "' must be at least ", min, " (it is ", show_value(x), ")")
+  if (x > max) {
+    if (clamp) return(as.integer(max))
+    stop_arg("'", name, "' must be at most ", show_value(max), " (it is ", show_value(x), ")")
+  }
   as.integer(x)
+}
+
+# A single finite number in a range; `above`/`below` make a bound strict.
+check_number <- function(x, name, min = -Inf, max = Inf, above = FALSE, below = FALSE) {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x)) {
+    stop_arg("'", name, "' must be a single finite number")
+  }
+  low <- if (above) x <= min else x < min
+  high <- if (below) x >= max else x > max
+  if (low || high) {
+    range <- if (is.finite(min) && is.finite(max)) {
+      paste0("between ", min, " and ", max, if (above || below) " (exclusive)")
+    } else if (is.finite(min)) {
+      if (above && min == 0) "positive" else if (above) paste("greater than", min) else
+        paste("at least", min)
+    } else {
+      if (below) paste("less than", max) else paste("at most", max)
+    }
+    stop_arg("'", name, "' must be ", range, " (it is ", show_value(x), ")")
+  }
+  as.double(x)
 }
 
 check_flag <- function(x, name) {
   if (!is.logical(x) || length(x) != 1 || is.na(x)) stop_arg("'", name, "' must be TRUE or FALSE")
   x
+}
+
+# ret_extra of neighbor_embedding(): TRUE/FALSE, or as in uwot the names of
+# the extras wanted, from `allowed`.
+check_ret_extra <- function(x, allowed = c("nn", "P", "fgraph")) {
+  if (is.character(x)) {
+    if (length(x) == 0 || anyNA(x)) stop_arg("'ret_extra' must be TRUE, FALSE or names of extras")
+    unknown <- setdiff(x, allowed)
+    if (length(unknown) > 0) {
+      stop_arg("'ret_extra' asks for ", paste0('"', unknown, '"', collapse = ", "),
+               ", which lsnn does not return",
+               if ("model" %in% unknown) " (it keeps no model to embed new data)",
+               "; it can return ", paste0('"', allowed, '"', collapse = ", "),
+               ", or TRUE for all details")
+    }
+    return(unique(x))
+  }
+  check_flag(x, "ret_extra")
 }
 
 check_choice <- function(x, name, choices) {
@@ -29,9 +88,16 @@ check_n_threads <- function(n_threads) {
   max(check_whole(n_threads, "n_threads", min = 0), 1L)
 }
 
+check_string <- function(x, name) {
+  if (!is.character(x) || length(x) != 1 || is.na(x)) stop_arg("'", name, "' must be a single string")
+  x
+}
+
 all_finite <- function(x) {
   length(x) == 0 || (is.finite(min(x)) && is.finite(max(x)))
 }
+
+# ---- data ----
 
 # The data a neighbour search runs on: a numeric matrix, the numeric columns
 # of a data frame, or a dgCMatrix. Returns list(kind = "dense", x = double
@@ -60,6 +126,9 @@ prepare_data <- function(X, metric, caller = "X") {
     stop_arg("'", caller, "' is a ", class(X)[1], "; lsnn takes a numeric matrix, a data frame ",
              "or a Matrix::dgCMatrix (convert with as(", caller, ", \"CsparseMatrix\") or as.matrix())")
   }
+  if (is_graph_like(X)) {
+    stop_arg("'", caller, "' is a neighbour graph (a list with 'idx' and 'dist'), not data")
+  }
   if (!is.matrix(X)) {
     stop_arg("'", caller, "' must be a numeric matrix, a data frame or a Matrix::dgCMatrix, ",
              "with one row per observation")
@@ -79,13 +148,51 @@ prepare_data <- function(X, metric, caller = "X") {
   list(kind = "dense", x = X, n = nrow(X), d = ncol(X))
 }
 
-# A graph is list(idx, dist): n x k matrices, idx whole numbers in 1..n,
-# dist finite and non-negative. Returns it with idx as an integer matrix and
-# dist as a double matrix and nothing else.
-check_graph <- function(graph, name = "graph", self_first = TRUE) {
-  if (!is.list(graph) || is.data.frame(graph) || is.null(graph$idx) || is.null(graph$dist)) {
-    stop_arg("'", name, "' must be a graph: a list with matrices 'idx' and 'dist'")
+# Data as a dense double matrix (for the all-pairs affinities and the
+# embedding's initialisation): the checks of prepare_data(), sparse data
+# made dense.
+check_dense_data <- function(X, name) {
+  data <- prepare_data(X, "euclidean", name)
+  if (data$kind == "sparse") Matrix::t(as.matrix(data$rows)) else data$x
+}
+
+# ---- graphs ----
+
+# Whether x is a neighbour graph (a list with idx and dist), or uwot's
+# nn output, a list of graphs named by metric.
+is_graph <- function(x) {
+  is.list(x) && !is.data.frame(x) && !is.null(x$idx) && !is.null(x$dist)
+}
+
+is_graph_like <- function(x) {
+  is_graph(x) || (is.list(x) && !is.data.frame(x) && length(x) > 0 &&
+                    all(vapply(x, is_graph, logical(1))))
+}
+
+# A graph as given by lsnn, uwot, rnndescent or RcppHNSW: list(idx, dist)
+# itself (extra elements are dropped), or uwot's `ret_nn = TRUE` output, a
+# list of such graphs named by metric, of which there must be one.
+read_graph <- function(graph, name) {
+  if (is_graph(graph)) return(graph)
+  if (is.list(graph) && !is.data.frame(graph) && length(graph) > 0 &&
+      all(vapply(graph, is_graph, logical(1)))) {
+    if (length(graph) == 1) return(graph[[1]])
+    metrics <- names(graph)
+    if (is.null(metrics)) metrics <- paste0("[[", seq_along(graph), "]]")
+    stop_arg("'", name, "' holds ", length(graph), " graphs (", paste(metrics, collapse = ", "),
+             "): choose one, e.g. ", name, "$", metrics[1])
   }
+  stop_arg("'", name, "' must be a graph: a list with matrices 'idx' and 'dist'")
+}
+
+# A graph is list(idx, dist): n x k matrices, idx whole numbers in 1..n,
+# dist finite and non-negative (rounding errors of single precision, down to
+# -1e-6 times the largest distance, become 0). With self_first (every graph consumer), each
+# row also starts with the row itself at distance 0 and its distances do not
+# decrease: the format uwot takes. Returns the graph with idx as an integer
+# matrix and dist as a double matrix and nothing else.
+check_graph <- function(graph, name = "graph", self_first = TRUE, min_cols = 1) {
+  graph <- read_graph(graph, name)
   idx <- graph$idx
   dist <- graph$dist
   if (!is.matrix(idx) || !is.numeric(idx)) stop_arg("'", name, "$idx' must be a numeric matrix")
@@ -96,34 +203,74 @@ check_graph <- function(graph, name = "graph", self_first = TRUE) {
   }
   n <- nrow(idx)
   if (n < 1 || ncol(idx) < 1) stop_arg("'", name, "' is empty")
-  # (storage.mode<- copies even when the type is already right)
-  if (!is.integer(idx)) {
-    if (anyNA(idx)) stop_arg("'", name, "$idx' contains NA")
-    if (any(idx != round(idx))) stop_arg("'", name, "$idx' must contain whole numbers")
-    if (min(idx) < 1 || max(idx) > n) {
-      stop_arg("'", name, "$idx' must contain row numbers from 1 to ", n)
-    }
-    storage.mode(idx) <- "integer"
+  if (ncol(idx) < min_cols) {
+    stop_arg("'", name, "' must have at least ", min_cols, " columns (the row itself first; ",
+             "it has ", ncol(idx), ")")
   }
+  idx <- check_index_values(idx, paste0(name, "$idx"), n)
   if (!is.double(dist)) storage.mode(dist) <- "double"
   problem <- .graph_problem(idx, dist, self_first)
+  if (problem[1] == 4 && min(dist) >= -1e-6 * max(1, max(dist))) {
+    # Libraries that compute distances in single precision (RcppHNSW's
+    # cosine) report a row's distance to itself as about -1e-7: rounding,
+    # taken as 0.
+    dist[dist < 0] <- 0
+    problem <- .graph_problem(idx, dist, self_first)
+  }
+  row <- problem[2]
   switch(problem[1] + 1,
     NULL,
-    stop_arg("'", name, "$idx' contains NA"),
+    stop_arg("'", name, "$idx' contains NA (row ", row, ")"),
     stop_arg("'", name, "$idx' must contain row numbers from 1 to ", n, " (found ",
-             problem[3], " in row ", problem[2], ")"),
-    stop_arg("'", name, "$dist' contains NA or NaN (row ", problem[2], ")"),
-    stop_arg("'", name, "$dist' contains negative distances (row ", problem[2], ")"),
-    stop_arg("'", name, "$dist' contains infinite distances (row ", problem[2], ")"),
-    stop_arg("the first column of '", name, "$idx' must be the row itself (row ", problem[2],
-             " is not); lsnn graphs list each row first")
+             problem[3], " in row ", row, ")"),
+    stop_arg("'", name, "$dist' contains NA or NaN (row ", row, ")"),
+    stop_arg("'", name, "$dist' contains negative distances (row ", row, ")"),
+    stop_arg("'", name, "$dist' contains infinite distances (row ", row, ")"),
+    stop_arg("the first column of '", name, "$idx' must be the row itself (row ", row,
+             " is not); lsnn graphs list each row first"),
+    stop_arg("'", name, "$dist' must not decrease along a row (row ", row, ", column ",
+             problem[3], "); sort the graph with sort_knn_graph()"),
+    stop_arg("'", name, "$dist' must be 0 for the row itself, in column 1 (row ", row,
+             " is not)")
   )
   list(idx = idx, dist = dist)
 }
 
-# Whether x is a graph (list with idx and dist) rather than data.
-is_graph <- function(x) {
-  is.list(x) && !is.data.frame(x) && !is.null(x$idx) && !is.null(x$dist)
+# idx as an integer matrix, its values whole numbers in 1..n; `label` names
+# it in messages ('g$idx'). Integer matrices of a graph are checked by
+# .graph_problem() in the same pass as the distances.
+check_index_values <- function(idx, label, n, integer_too = FALSE) {
+  if (is.integer(idx) && !integer_too) return(idx)
+  if (anyNA(idx)) stop_arg("'", label, "' contains NA (row ", which(rowSums(is.na(idx)) > 0)[1], ")")
+  if (!is.integer(idx) && any(idx != round(idx))) {
+    stop_arg("'", label, "' must contain whole numbers (row ",
+             which(rowSums(idx != round(idx)) > 0)[1], ")")
+  }
+  if (min(idx) < 1 || max(idx) > n) {
+    bad <- which(rowSums(idx < 1 | idx > n) > 0)[1]
+    stop_arg("'", label, "' must contain row numbers from 1 to ", n, " (row ", bad, ")")
+  }
+  # (storage.mode<- copies even when the type is already right)
+  if (!is.integer(idx)) storage.mode(idx) <- "integer"
+  idx
+}
+
+# The idx matrix of a graph or a bare n x k matrix of row numbers (as
+# rnndescent's neighbor_overlap() takes), checked: whole numbers in 1..n.
+check_index_matrix <- function(g, name) {
+  bare <- is.matrix(g)
+  idx <- if (bare) g else read_graph_idx(g, name)
+  label <- if (bare) name else paste0(name, "$idx")
+  if (!is.numeric(idx) || !is.matrix(idx)) {
+    stop_arg("'", label, "' must be a numeric matrix of row numbers")
+  }
+  if (nrow(idx) < 1 || ncol(idx) < 1) stop_arg("'", label, "' is empty")
+  check_index_values(idx, label, nrow(idx), integer_too = TRUE)
+}
+
+read_graph_idx <- function(g, name) {
+  if (is.list(g) && !is.data.frame(g) && !is.null(g$idx)) return(g$idx)
+  read_graph(g, name)$idx
 }
 
 check_scale_columns <- function(scale_from, scale_to, n_cols) {
@@ -137,4 +284,38 @@ check_scale_columns <- function(scale_from, scale_to, n_cols) {
              " columns: the local scale needs at least scale_to neighbours per row")
   }
   c(scale_from, scale_to)
+}
+
+# ---- embedding inputs ----
+
+# Output coordinates: a numeric n x d matrix (or data frame), finite.
+check_coords <- function(Y, name = "Y") {
+  if (is.data.frame(Y)) Y <- as.matrix(Y)
+  if (!is.matrix(Y) || !is.numeric(Y)) stop_arg("'", name, "' must be a numeric matrix")
+  if (nrow(Y) < 2 || ncol(Y) < 1) stop_arg("'", name, "' must have at least 2 rows and 1 column")
+  if (!all_finite(Y)) stop_arg("'", name, "' must be finite (no NA, NaN or Inf)")
+  if (!is.double(Y)) storage.mode(Y) <- "double"
+  Y
+}
+
+# Affinities as a general dgCMatrix, checked: n x n, finite, non-negative,
+# symmetric.
+check_affinity_matrix <- function(P, n, name = "P") {
+  if (is.data.frame(P)) P <- as.matrix(P)
+  if (!(is.matrix(P) && is.numeric(P)) && !inherits(P, "Matrix")) {
+    stop_arg("'", name, "' must be a numeric matrix or a sparse Matrix")
+  }
+  d <- dim(P)
+  if (length(d) != 2 || d[1] != d[2]) {
+    stop_arg("'", name, "' must be a square matrix (it is ", paste(d, collapse = " x "), ")")
+  }
+  if (d[1] != n) {
+    stop_arg("'", name, "' is ", d[1], " x ", d[2], " but the coordinates have ", n, " rows")
+  }
+  P <- methods::as(methods::as(methods::as(P, "dMatrix"), "generalMatrix"), "CsparseMatrix")
+  x <- P@x
+  if (!all_finite(x)) stop_arg("'", name, "' must be finite (no NA, NaN or Inf)")
+  if (length(x) > 0 && min(x) < 0) stop_arg("'", name, "' must be non-negative")
+  if (!Matrix::isSymmetric(P)) stop_arg("'", name, "' must be symmetric")
+  P
 }

@@ -41,7 +41,8 @@
 #' @param weight LargeVis's output weight, `"cauchy"` or `"exp"`.
 #' @param alpha The scale of LargeVis's Cauchy weight.
 #' @param spread,min_dist Passed to [umap_ab()] when `a` and `b` are `NULL`.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point
 #'   cost (summing to `cost`: each ordered pair's term counted for its first
 #'   point).
@@ -55,9 +56,9 @@
 cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL,
                           b = NULL, weight = "cauchy", alpha = 1, spread = 1,
                           min_dist = 0.1, n_threads = 1) {
-  Y <- ne_coords(Y)
-  P <- ne_affinity_matrix(P, nrow(Y))
-  n_threads <- ne_check_threads(n_threads)
+  Y <- check_coords(Y, "Y")
+  P <- check_affinity_matrix(P, nrow(Y), "P")
+  n_threads <- check_n_threads(n_threads)
   cs <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                          alpha = alpha, spread = spread, min_dist = min_dist)
   res <- .cost_gradient(Y, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b, cs$eps,
@@ -70,21 +71,14 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
 # b, eps, with the defaults documented in cost_gradient().
 ne_cost_settings <- function(method, gamma = 1, eps = NULL, a = NULL, b = NULL,
                              weight = "cauchy", alpha = 1, spread = 1, min_dist = 0.1) {
-  if (!is.character(method) || length(method) != 1 ||
-      !method %in% c("tsne", "largevis", "umap", "tumap")) {
-    stop("method must be one of \"tsne\", \"largevis\", \"umap\", \"tumap\"", call. = FALSE)
-  }
-  ne_check_number(gamma, "gamma")
-  ne_check_number(alpha, "alpha")
-  if (gamma < 0) stop("gamma must be at least 0", call. = FALSE)
-  if (alpha <= 0) stop("alpha must be positive", call. = FALSE)
-  if (!is.null(eps)) {
-    ne_check_number(eps, "eps")
-    if (eps < 0) stop("eps must be at least 0", call. = FALSE)
-  }
-  if (!is.character(weight) || length(weight) != 1 || !weight %in% c("cauchy", "exp")) {
-    stop("weight must be \"cauchy\" or \"exp\"", call. = FALSE)
-  }
+  method <- check_choice(method, "method", c("tsne", "largevis", "umap", "tumap"))
+  gamma <- check_number(gamma, "gamma", min = 0)
+  alpha <- check_number(alpha, "alpha", min = 0, above = TRUE)
+  if (!is.null(eps)) eps <- check_number(eps, "eps", min = 0)
+  # checked whenever given, even where the method does not use them
+  if (!is.null(a)) a <- check_number(a, "a", min = 0, above = TRUE)
+  if (!is.null(b)) b <- check_number(b, "b", min = 0, above = TRUE)
+  weight <- check_choice(weight, "weight", c("cauchy", "exp"))
   kind <- method
   if (method == "largevis") {
     kind <- if (weight == "exp") "largevis_exp" else "largevis"
@@ -101,47 +95,9 @@ ne_cost_settings <- function(method, gamma = 1, eps = NULL, a = NULL, b = NULL,
       if (is.null(a)) a <- ab[["a"]]
       if (is.null(b)) b <- ab[["b"]]
     }
-    ne_check_number(a, "a")
-    ne_check_number(b, "b")
-    if (a <= 0 || b <= 0) stop("a and b must be positive", call. = FALSE)
   }
   if (is.null(eps)) eps <- 0
   if (is.null(a)) a <- 1
   if (is.null(b)) b <- 1
   list(kind = kind, gamma = gamma, alpha = alpha, a = a, b = b, eps = eps)
-}
-
-ne_coords <- function(Y) {
-  if (is.data.frame(Y)) Y <- as.matrix(Y)
-  if (!is.matrix(Y) || !is.numeric(Y)) stop("Y must be a numeric matrix", call. = FALSE)
-  if (nrow(Y) < 2 || ncol(Y) < 1) {
-    stop("Y must have at least 2 rows and 1 column", call. = FALSE)
-  }
-  if (anyNA(Y) || any(!is.finite(Y))) stop("Y must be finite (no NA)", call. = FALSE)
-  storage.mode(Y) <- "double"
-  Y
-}
-
-# P as a general dgCMatrix, checked: n x n, finite, non-negative, symmetric.
-ne_affinity_matrix <- function(P, n) {
-  if (is.data.frame(P)) P <- as.matrix(P)
-  if (!(is.matrix(P) && is.numeric(P)) && !inherits(P, "Matrix")) {
-    stop("P must be a numeric matrix or a sparse Matrix", call. = FALSE)
-  }
-  d <- dim(P)
-  if (length(d) != 2 || d[1] != d[2]) {
-    stop(sprintf("P must be a square matrix (it is %s)", paste(d, collapse = " x ")),
-         call. = FALSE)
-  }
-  if (d[1] != n) {
-    stop(sprintf("P is %d x %d but the coordinates have %d rows", d[1], d[2], n),
-         call. = FALSE)
-  }
-  P <- methods::as(methods::as(methods::as(P, "dMatrix"), "generalMatrix"),
-                   "CsparseMatrix")
-  x <- P@x
-  if (anyNA(x) || any(!is.finite(x))) stop("P must be finite (no NA)", call. = FALSE)
-  if (any(x < 0)) stop("P must be non-negative", call. = FALSE)
-  if (!Matrix::isSymmetric(P)) stop("P must be symmetric", call. = FALSE)
-  P
 }

@@ -58,8 +58,8 @@ NULL
 #' par(op)
 #' @export
 scurvehole <- function(n = 10000, noise = 0) {
-  n <- check_count(n, "n")
-  check_nonneg(noise, "noise")
+  n <- check_whole(n, "n", min = 1)
+  noise <- check_number(noise, "noise", min = 0)
   t <- 3 * pi * (stats::runif(n) - 0.5)
   h <- 2 * stats::runif(n)
   X <- cbind(x = sin(t), y = h, z = sign(t) * (cos(t) - 1))
@@ -102,8 +102,8 @@ scurvehole <- function(n = 10000, noise = 0) {
 #'      pch = 20, cex = 0.5, asp = 1)
 #' @export
 swissroll <- function(n = 10000, noise = 0) {
-  n <- check_count(n, "n")
-  check_nonneg(noise, "noise")
+  n <- check_whole(n, "n", min = 1)
+  noise <- check_number(noise, "noise", min = 0)
   t <- 1.5 * pi * (1 + 2 * stats::runif(n))
   h <- 21 * stats::runif(n)
   X <- cbind(x = t * cos(t), y = h, z = t * sin(t))
@@ -160,16 +160,13 @@ swissroll <- function(n = 10000, noise = 0) {
 spheres <- function(n_spheres = 10, n_per_sphere = 500, dim = 101,
                     radius = 5, n_outer = 5000, outer_radius = 25,
                     shift_sd = 1) {
-  n_spheres <- check_count(n_spheres, "n_spheres")
-  n_per_sphere <- check_count(n_per_sphere, "n_per_sphere")
-  dim <- check_count(dim, "dim")
-  if (dim < 2) {
-    stop("'dim' must be at least 2", call. = FALSE)
-  }
-  n_outer <- check_count(n_outer, "n_outer", zero_ok = TRUE)
-  check_positive(radius, "radius")
-  check_positive(outer_radius, "outer_radius")
-  check_nonneg(shift_sd, "shift_sd")
+  n_spheres <- check_whole(n_spheres, "n_spheres", min = 1)
+  n_per_sphere <- check_whole(n_per_sphere, "n_per_sphere", min = 1)
+  dim <- check_whole(dim, "dim", min = 2)
+  n_outer <- check_whole(n_outer, "n_outer", min = 0)
+  radius <- check_number(radius, "radius", min = 0, above = TRUE)
+  outer_radius <- check_number(outer_radius, "outer_radius", min = 0, above = TRUE)
+  shift_sd <- check_number(shift_sd, "shift_sd", min = 0)
 
   centers <- matrix(stats::rnorm(n_spheres * dim, sd = shift_sd),
                     nrow = n_spheres, ncol = dim)
@@ -235,14 +232,14 @@ spheres <- function(n_spheres = 10, n_per_sphere = 500, dim = 101,
 hierarchical <- function(n_per_cluster = 500, dim = 50, n_macro = 5,
                          n_meso = 5, n_micro = 5,
                          sd = c(100, sqrt(1000), 10, sqrt(10))) {
-  n_per_cluster <- check_count(n_per_cluster, "n_per_cluster")
-  dim <- check_count(dim, "dim")
-  n_macro <- check_count(n_macro, "n_macro")
-  n_meso <- check_count(n_meso, "n_meso")
-  n_micro <- check_count(n_micro, "n_micro")
+  n_per_cluster <- check_whole(n_per_cluster, "n_per_cluster", min = 1)
+  dim <- check_whole(dim, "dim", min = 1)
+  n_macro <- check_whole(n_macro, "n_macro", min = 1)
+  n_meso <- check_whole(n_meso, "n_meso", min = 1)
+  n_micro <- check_whole(n_micro, "n_micro", min = 1)
   if (!is.numeric(sd) || length(sd) != 4 || anyNA(sd) || any(sd < 0) ||
       any(!is.finite(sd))) {
-    stop("'sd' must be four finite non-negative numbers", call. = FALSE)
+    stop_arg("'sd' must be four finite non-negative numbers")
   }
 
   # Each level's centres are the parent's centre (row repeated) plus noise.
@@ -283,29 +280,4 @@ add_noise <- function(X, noise) {
     X <- X + stats::rnorm(length(X), sd = noise)
   }
   X
-}
-
-# Checks a count argument and returns it as an integer.
-check_count <- function(x, name, zero_ok = FALSE) {
-  ok <- is.numeric(x) && length(x) == 1 && !is.na(x) && is.finite(x) &&
-    x == round(x) && (x > 0 || (zero_ok && x == 0)) && x <= .Machine$integer.max
-  if (!ok) {
-    what <- if (zero_ok) "a non-negative whole number" else "a positive whole number"
-    stop(sprintf("'%s' must be %s", name, what), call. = FALSE)
-  }
-  as.integer(x)
-}
-
-check_positive <- function(x, name) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x <= 0) {
-    stop(sprintf("'%s' must be a positive number", name), call. = FALSE)
-  }
-  invisible(x)
-}
-
-check_nonneg <- function(x, name) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x < 0) {
-    stop(sprintf("'%s' must be a non-negative number", name), call. = FALSE)
-  }
-  invisible(x)
 }

@@ -77,10 +77,17 @@
 #'   (not for a matrix `init`).
 #' @param gamma,eps,weight,alpha,a,b,spread,min_dist Cost parameters, see
 #'   [cost_gradient()]; `gamma = NULL` gives LargeVis's default above.
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @param verbose If `TRUE`, report progress.
-#' @param ret_extra If `TRUE`, return a list with the embedding and details.
+#' @param ret_extra `TRUE` to return a list with the embedding and details
+#'   (below); or, as in uwot, a character vector of the extras wanted besides
+#'   the embedding: `"nn"` (the neighbour graph used, `NULL` for t-SNE and
+#'   LargeVis affinities over all pairs), `"P"` or `"fgraph"` (the input
+#'   affinities). lsnn keeps no `"model"` for new data.
 #' @return An n x `n_components` matrix (the row names of `X` kept); with
+#'   `ret_extra` a character vector, a list with `embedding` and the extras
+#'   asked for; with
 #'   `ret_extra = TRUE`, a list with `embedding`, `cost` (the cost history,
 #'   named by iteration: 0 is the initial coordinates), `iterations` (done),
 #'   `converged` (stopped by `tol`), `time` (seconds: affinities,
@@ -108,18 +115,21 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
                   n_threads = 1, verbose = FALSE, ret_extra = FALSE) {
   t_start <- proc.time()[["elapsed"]]
   method <- match.arg(method)
-  n_threads <- ne_check_threads(n_threads)
-  for (arg in c("perplexity", "n_neighbors", "n_components", "max_iter", "momentum",
-                "final_momentum", "mom_switch_iter", "min_gain", "tol", "epoch")) {
-    ne_check_number(get(arg), arg)
-  }
-  n_components <- as.integer(n_components)
-  max_iter <- as.integer(max_iter)
-  epoch <- as.integer(epoch)
-  if (n_components < 1) stop("n_components must be at least 1", call. = FALSE)
-  if (max_iter < 0) stop("max_iter must be at least 0", call. = FALSE)
-  if (epoch < 1) stop("epoch must be at least 1", call. = FALSE)
-  if (tol < 0) stop("tol must be at least 0", call. = FALSE)
+  n_threads <- check_n_threads(n_threads)
+  perplexity <- check_number(perplexity, "perplexity", min = 1, above = TRUE)
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 2)
+  n_components <- check_whole(n_components, "n_components", min = 1)
+  max_iter <- check_whole(max_iter, "max_iter", min = 0)
+  momentum <- check_number(momentum, "momentum", min = 0, max = 1, below = TRUE)
+  final_momentum <- check_number(final_momentum, "final_momentum", min = 0, max = 1,
+                                 below = TRUE)
+  mom_switch_iter <- check_whole(mom_switch_iter, "mom_switch_iter", min = 0)
+  min_gain <- check_number(min_gain, "min_gain", min = 0)
+  tol <- check_number(tol, "tol", min = 0)
+  epoch <- check_whole(epoch, "epoch", min = 1)
+  init_sdev <- check_number(init_sdev, "init_sdev", min = 0, above = TRUE)
+  verbose <- check_flag(verbose, "verbose")
+  ret_extra <- check_ret_extra(ret_extra)
 
   # ---- data and graph ----
   inputs <- ne_inputs(X, nn_method)
@@ -127,7 +137,11 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   graph <- inputs$graph
   row_names <- if (is.null(data)) NULL else rownames(data)
   n <- if (is.null(graph)) nrow(data) else nrow(graph$idx)
-  if (n < 3) stop("at least 3 points are needed", call. = FALSE)
+  if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")
+  if (n_components > n) {
+    stop_arg("'n_components' must be at most the number of points, ", n,
+             " (it is ", n_components, ")")
+  }
 
   # ---- affinities ----
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
@@ -146,11 +160,9 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
     }
   } else {
     if (is.null(graph)) {
-      ne_check_number(n_neighbors, "n_neighbors")
-      k <- as.integer(n_neighbors)
-      if (k < 2 || k > n) {
-        stop(sprintf("n_neighbors must be between 2 and the number of points (%d)", n),
-             call. = FALSE)
+      k <- n_neighbors
+      if (k > n) {
+        stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ", k, ")")
       }
       ne_msg(verbose, "neighbor_embedding: exact ", k - 1L, "-nearest neighbours")
       graph <- extended_knn(data, n_neighbors = k - 1L, n_extra = 0, n_threads = n_threads,
@@ -169,12 +181,14 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   if (is.null(eta)) eta <- switch(method, tsne = n / 12, largevis = n / 20, 0.01)
   if (is.null(exaggeration)) exaggeration <- switch(method, tsne = 12, largevis = 4, 1)
   if (is.null(stop_lying_iter)) stop_lying_iter <- if (exaggeration != 1) 250L else 0L
-  for (arg in c("eta", "exaggeration", "stop_lying_iter", "init_sdev")) {
-    ne_check_number(get(arg), arg)
+  eta <- check_number(eta, "eta", min = 0, above = TRUE)
+  exaggeration <- check_number(exaggeration, "exaggeration", min = 0, above = TRUE)
+  stop_lying_iter <- check_whole(stop_lying_iter, "stop_lying_iter", min = 0)
+  if (exaggeration != 1 && max_iter > 0 && max_iter < stop_lying_iter) {
+    warning("'max_iter' (", max_iter, ") is below 'stop_lying_iter' (", stop_lying_iter,
+            "): the run ends during early exaggeration, with the clusters still ",
+            "exaggerated; raise 'max_iter' or lower 'stop_lying_iter'", call. = FALSE)
   }
-  if (eta <= 0) stop("eta must be positive", call. = FALSE)
-  if (exaggeration <= 0) stop("exaggeration must be positive", call. = FALSE)
-  if (init_sdev <= 0) stop("init_sdev must be positive", call. = FALSE)
 
   # ---- initial coordinates ----
   Y0 <- ne_init(init, data, P, n, n_components, init_sdev, verbose)
@@ -183,12 +197,21 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   ne_msg(verbose, "neighbor_embedding: optimizing (eta ", signif(eta, 4), ")")
   res <- .embed_optimize(Y0, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b,
                          cs$eps, max_iter, eta, momentum, final_momentum,
-                         as.integer(mom_switch_iter), exaggeration,
-                         as.integer(stop_lying_iter), min_gain, tol, epoch, n_threads,
+                         mom_switch_iter, exaggeration,
+                         stop_lying_iter, min_gain, tol, epoch, n_threads,
                          verbose, simd_option())
   t_end <- proc.time()[["elapsed"]]
+  if (verbose && !res$converged && max_iter > 0) {
+    ne_msg(verbose, "neighbor_embedding: stopped at max_iter = ", max_iter, " without ",
+           if (tol > 0) paste0("converging (relative cost change above tol = ", tol, ")")
+           else "a convergence test (tol = 0)")
+  }
   Y <- res$Y
   dimnames(Y) <- list(row_names, NULL)
+  if (is.character(ret_extra)) {
+    extras <- list(nn = graph, P = P, fgraph = P)[ret_extra]
+    return(c(list(embedding = Y), extras))
+  }
   if (!ret_extra) return(Y)
   list(embedding = Y, cost = res$cost, iterations = res$iterations,
        converged = res$converged,
@@ -204,18 +227,18 @@ ne_inputs <- function(X, nn_method) {
   data <- NULL
   graph <- NULL
   if (!is.null(X)) {
-    if (is_graph(X)) {
+    if (is_graph_like(X)) {
       stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
                "(neighbor_embedding(nn_method = graph), X = NULL or the data)")
     }
-    data <- ne_data_matrix(X, "X")
+    data <- check_dense_data(X, "X")
   }
   if (!is.null(nn_method)) {
-    if (!is_graph(nn_method)) {
+    if (!is_graph_like(nn_method)) {
       stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist' ",
                "(NULL computes exact neighbours from 'X')")
     }
-    graph <- ne_check_graph(nn_method, "nn_method")
+    graph <- check_graph(nn_method, "nn_method", min_cols = 2)
     if (!is.null(data) && nrow(graph$idx) != nrow(data)) {
       stop_arg("'nn_method' has ", nrow(graph$idx), " rows but 'X' has ", nrow(data))
     }
@@ -236,18 +259,21 @@ ne_init <- function(init, data, P, n, k, init_sdev, verbose) {
   if (is.matrix(init) || is.data.frame(init)) {
     Y <- as.matrix(init)
     if (!is.numeric(Y) || nrow(Y) != n || ncol(Y) != k) {
-      stop(sprintf("init must be a numeric %d x %d matrix", n, k), call. = FALSE)
+      stop_arg("'init' must be a numeric ", n, " x ", k, " matrix (n x n_components) ",
+               "or one of \"spectral\", \"pca\", \"random\"")
     }
-    if (anyNA(Y) || any(!is.finite(Y))) stop("init must be finite (no NA)", call. = FALSE)
+    if (!all_finite(Y)) stop_arg("'init' must be finite (no NA, NaN or Inf)")
+    # beyond this the squared distances between points overflow
+    if (max(abs(Y)) > 1e100) stop_arg("'init' has coordinates too large (above 1e100)")
     storage.mode(Y) <- "double"
     return(unname(Y))
   }
   if (!is.character(init) || length(init) != 1 ||
       !init %in% c("spectral", "pca", "random")) {
-    stop("init must be \"spectral\", \"pca\", \"random\" or a matrix", call. = FALSE)
+    stop_arg("'init' must be \"spectral\", \"pca\", \"random\" or a matrix")
   }
   if (init == "pca" && is.null(data)) {
-    stop("init = \"pca\" needs a data matrix X, not a graph", call. = FALSE)
+    stop_arg("'init' = \"pca\" needs the data as 'X', not only a graph")
   }
   ne_msg(verbose, "neighbor_embedding: ", init, " initialisation")
   Y <- switch(init,
@@ -263,7 +289,12 @@ ne_init <- function(init, data, P, n, k, init_sdev, verbose) {
   Y <- sweep(Y, 2, colMeans(Y))
   s <- stats::sd(Y[, 1])
   if (!is.finite(s) || s <= 0) s <- 1
-  Y * (init_sdev / s)
+  Y <- Y * (init_sdev / s)
+  if (!all_finite(Y) || max(abs(Y)) > 1e100) {
+    stop_arg("'init_sdev' (", init_sdev, ") is too large: the initial coordinates would ",
+             "exceed 1e100")
+  }
+  Y
 }
 
 # Columns of eigenvectors get a definite sign: largest |entry| positive.

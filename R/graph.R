@@ -66,8 +66,14 @@ truncate_graph <- function(graph, k = NULL) {
 #' when they share nothing. The row itself counts like any other neighbour
 #' when it is among the first `k` columns, as it is in lsnn's graphs.
 #'
-#' @param g1,g2 Graphs over the same rows (`list(idx, dist)`, or just a list
-#'   with `idx`).
+#' rnndescent exports a function of the same name; whichever package is
+#' attached last hides the other's (`lsnn::neighbor_overlap()` reaches this
+#' one). Both take graphs or bare index matrices.
+#'
+#' @param g1,g2 Graphs over the same rows: `list(idx, dist)` (or just a list
+#'   with `idx`) from lsnn, uwot, rnndescent or RcppHNSW, uwot's
+#'   `ret_nn = TRUE` output (a list of graphs named by metric, of which there
+#'   must be one), or a bare n x k matrix of row numbers.
 #' @param k Number of leading columns compared; by default all the columns of
 #'   the narrower graph.
 #' @return A number between 0 and 1.
@@ -75,6 +81,8 @@ truncate_graph <- function(graph, k = NULL) {
 #' X <- as.matrix(iris[, 1:4])
 #' res <- locally_scaled_knn(X, n_neighbors = 15, nn_kind = "exact", ret_knn = TRUE)
 #' neighbor_overlap(res$lsnn, res$knn)
+#' # bare index matrices work too
+#' neighbor_overlap(res$lsnn$idx, res$knn$idx, k = 5)
 #' @export
 neighbor_overlap <- function(g1, g2, k = NULL) {
   idx1 <- check_index_matrix(g1, "g1")
@@ -86,12 +94,4 @@ neighbor_overlap <- function(g1, g2, k = NULL) {
   k_max <- min(ncol(idx1), ncol(idx2))
   k <- if (is.null(k)) k_max else check_whole(k, "k", min = 1, max = k_max)
   .neighbor_overlap(idx1, idx2, k, 1L)
-}
-
-check_index_matrix <- function(g, name) {
-  idx <- if (is.list(g) && !is.data.frame(g)) g$idx else NULL
-  if (!is.matrix(idx) || !is.numeric(idx)) stop_arg("'", name, "' must be a graph with an 'idx' matrix")
-  if (anyNA(idx)) stop_arg("'", name, "$idx' contains NA")
-  storage.mode(idx) <- "integer"
-  idx
 }

@@ -45,15 +45,13 @@
 #' unlink(f)
 #' @export
 read_idx <- function(path, n = NULL, flatten = TRUE) {
-  if (!is.logical(flatten) || length(flatten) != 1 || is.na(flatten)) {
-    stop("'flatten' must be TRUE or FALSE", call. = FALSE)
-  }
+  flatten <- check_flag(flatten, "flatten")
   con <- idx_open(path)
   on.exit(close(con))
   hdr <- attr(con, "idx_header")
   dims <- hdr$dims
   if (!is.null(n)) {
-    n <- check_count(n, "n", zero_ok = TRUE)
+    n <- check_whole(n, "n", min = 0)
     if (n > dims[1]) {
       stop(sprintf("'n' (%d) is more than the %d items in '%s'", n, dims[1],
                    path), call. = FALSE)
@@ -130,7 +128,7 @@ fashion_mnist <- function(path = NULL, n = NULL) {
   if (is.null(n)) {
     n <- n_train + n_test
   } else {
-    n <- check_count(n, "n")
+    n <- check_whole(n, "n", min = 1)
     if (n > n_train + n_test) {
       stop(sprintf("'n' (%d) is more than the %d images of Fashion-MNIST", n,
                    n_train + n_test), call. = FALSE)
@@ -179,7 +177,7 @@ fashion_mnist_dir <- function(path) {
     path <- getOption("lsnn.fashion_mnist", fashion_mnist_default_dir)
   }
   if (!is.character(path) || length(path) != 1 || is.na(path)) {
-    stop("'path' must be a single directory name", call. = FALSE)
+    stop_arg("'path' must be a single directory name")
   }
   path
 }
@@ -223,10 +221,10 @@ idx_types <- list(
 # "idx_header": list(type = one of idx_types, dims = integer vector).
 idx_open <- function(path) {
   if (!is.character(path) || length(path) != 1 || is.na(path)) {
-    stop("'path' must be a single file name", call. = FALSE)
+    stop_arg("'path' must be a single file name")
   }
   if (!file.exists(path) || dir.exists(path)) {
-    stop(sprintf("IDX file '%s' does not exist", path), call. = FALSE)
+    stop_arg("'path': IDX file '", path, "' does not exist")
   }
   con <- gzfile(path, "rb")
   ok <- FALSE

@@ -46,7 +46,8 @@
 #'   keep the sparse path. `verbose = TRUE` says which path runs.
 #' @param n_neighbors,n_extra Together the number of neighbours wanted besides
 #'   the row itself, `n_neighbors + n_extra`, capped at `n - 1`.
-#' @param n_threads Number of threads (0 and 1 both run on the calling thread).
+#' @param n_threads Number of threads (0 and 1 both run on the calling thread);
+#'   capped at what the machine can run (`RcppParallel::defaultNumThreads()`).
 #' @param nn_kind `"exact"` or `"approx"`.
 #' @param verbose If `TRUE`, report progress with [message()].
 #' @param metric `"euclidean"` (default), `"cosine"` (1 minus the cosine
@@ -79,15 +80,17 @@
 extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
                          nn_kind = "approx", verbose = FALSE, metric = "euclidean",
                          nn_args = approx_control()) {
-  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)
-  n_extra <- check_whole(n_extra, "n_extra", min = 0)
+  # both are capped at n - 1 below, so any larger whole number is taken
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE)
   n_threads <- check_n_threads(n_threads)
   nn_kind <- check_choice(nn_kind, "nn_kind", c("exact", "approx"))
   verbose <- check_flag(verbose, "verbose")
   metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
   if (nn_kind == "approx") nn_args <- check_approx_control(nn_args)
   data <- dense_if_faster(prepare_data(X, metric), nn_kind, verbose)
-  k <- min(n_neighbors + n_extra, data$n - 1) + 1
+  # (in double: the sum of two clamped counts overflows an integer)
+  k <- as.integer(min(as.double(n_neighbors) + n_extra, data$n - 1) + 1)
   if (nn_kind == "exact") {
     exact_knn(data, k, metric, n_threads, verbose)
   } else {
@@ -137,6 +140,13 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
 # main thread, from R's generator: two 31-bit integers.
 approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control(),
                        keep_stats = FALSE) {
+  # Every tree lists every row: beyond 2^31 entries (8 GB of row numbers
+  # and more for the nodes) the forest cannot be held.
+  if (!is.null(control$n_trees) && as.double(control$n_trees) * data$n > big_int) {
+    stop_arg("'n_trees' (", control$n_trees, ") is too many for ", data$n, " rows: the ",
+             "forest would hold ", format(as.double(control$n_trees) * data$n, big.mark = ","),
+             " row entries (at most 2^31 - 1); use fewer trees (default 10 or 20)")
+  }
   seed <- sample.int(.Machine$integer.max, 2L) - 1L
   ctl <- lapply(control, function(v) if (is.null(v)) NA_integer_ else v)
   graph <- if (data$kind == "dense") {
@@ -218,12 +228,7 @@ approx_control <- function(n_trees = NULL, leaf_size = NULL, max_candidates = NU
                            n_iters = NULL, delta = 0.001, target_recall = 0.99) {
   big <- .Machine$integer.max
   check_opt <- function(x, name, min) if (is.null(x)) NULL else check_whole(x, name, min = min, max = big)
-  check_fraction <- function(x, name) {
-    if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < 0 || x > 1) {
-      stop_arg("'", name, "' must be a single number between 0 and 1")
-    }
-    as.double(x)
-  }
+  check_fraction <- function(x, name) check_number(x, name, min = 0, max = 1)
   out <- list(
     n_trees = check_opt(n_trees, "n_trees", 1),
     leaf_size = check_opt(leaf_size, "leaf_size", 2),

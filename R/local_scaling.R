@@ -23,7 +23,12 @@
 #' @param scale_from,scale_to The columns of the extended graph whose mean
 #'   distance is the local scale \eqn{\sigma_i}. Column 1 is the row itself,
 #'   so the default 5 to 7 are the 4th to 6th neighbours. \eqn{\sigma_i} is
-#'   at least 1e-10, so rows of duplicates give finite values.
+#'   at least 1e-10 (PaCMAP's floor), so rows of duplicates give finite
+#'   values. The floor is absolute, not relative to the data: where those
+#'   neighbour distances are near or below 1e-10 (data measured in tiny
+#'   units, say multiplied by 1e-12, or rows with several near-duplicates)
+#'   it replaces the real local scales, and the neighbours chosen differ from
+#'   those of the same data in ordinary units. Rescale such data first.
 #' @param ret_knn If `TRUE`, also return the plain kNN graph of the same size.
 #' @return A graph `list(idx, dist)` with `n_neighbors` columns (see
 #'   [extended_knn()] for the format); with `ret_knn = TRUE`, a list with
@@ -53,8 +58,9 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
                                n_threads = 1, nn_kind = "approx", ret_knn = FALSE,
                                verbose = FALSE, metric = "euclidean",
                                nn_args = approx_control()) {
-  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)
-  n_extra <- check_whole(n_extra, "n_extra", min = 0)
+  # both are capped by the number of rows, so any larger whole number is taken
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE, max = big_int - 1L)
   ret_knn <- check_flag(ret_knn, "ret_knn")
   n <- NROW(X)
   if (n >= 2) n_neighbors <- min(n_neighbors, n - 1L)
@@ -84,7 +90,8 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
 #' @param n_extra Candidates considered beyond `n_neighbors`: the first
 #'   `n_neighbors + n_extra` columns of `enn` are used (all of them when it
 #'   has fewer).
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @return A graph `list(idx, dist)` with `min(n_neighbors, n - 1)` columns,
 #'   the row itself first, then its chosen neighbours by increasing distance.
 #' @examples
@@ -97,15 +104,15 @@ enn_to_lsnn <- function(enn, n_neighbors, scale_from = 5, scale_to = 7, n_extra 
                         n_threads = 1) {
   enn <- check_graph(enn, "enn")
   if (missing(n_neighbors)) stop_arg("'n_neighbors' is missing")
-  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)
-  n_extra <- check_whole(n_extra, "n_extra", min = 0)
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE)
   n_threads <- check_n_threads(n_threads)
   n <- nrow(enn$idx)
-  n_cols <- min(ncol(enn$idx), n_neighbors + n_extra)
+  n_cols <- as.integer(min(ncol(enn$idx), as.double(n_neighbors) + n_extra))
   n_neighbors <- max(min(n_neighbors, n - 1L), 1L)
   if (n_neighbors > n_cols) {
-    stop_arg("'enn' has ", n_cols, " columns to choose from, fewer than n_neighbors = ",
-             n_neighbors)
+    stop_arg("'n_neighbors' (", n_neighbors, if (n_neighbors == n - 1L) ", capped at n - 1",
+             ") is more than the ", n_cols, " columns 'enn' has to choose from")
   }
   scale <- check_scale_columns(scale_from, scale_to, n_cols)
   .locally_scaled_graph(enn$idx, enn$dist, n_cols, n_neighbors, scale[1], scale[2], n_threads)
@@ -115,7 +122,8 @@ enn_to_lsnn <- function(enn, n_neighbors, scale_from = 5, scale_to = 7, n_extra 
 #'
 #' For every entry of a kNN graph, the locally scaled squared distance
 #' \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}, where \eqn{\sigma_i} is the mean of
-#' row i's distances in columns `scale_from` to `scale_to` (at least 1e-10).
+#' row i's distances in columns `scale_from` to `scale_to` (at least 1e-10:
+#' see `scale_from` for where this floor changes the result).
 #'
 #' @param idx,dist The graph's `n x k` index and distance matrices (row i's
 #'   first column is row i itself).

@@ -8,12 +8,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
 
+#include "graph_convert.h"
 #include "kernels.h"
 #include "r_executor.h"
 
@@ -102,6 +104,7 @@ Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
   s.tol = tol;
   s.max_steps = max_steps;
   lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::check_graph_shape(idx, dist, idx.ncol());
   const std::vector<int> idx0 = zero_based(idx);
   Rcpp::NumericVector beta(n);
   return lsnn_r::run_core([&]() {
@@ -126,6 +129,7 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
   s.bandwidth = bandwidth;
   s.set_op_mix_ratio = mix;
   lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::check_graph_shape(idx, dist, idx.ncol());
   const std::vector<int> idx0 = zero_based(idx);
   Rcpp::NumericVector sigma(n), rho(n);
   return lsnn_r::run_core([&]() {
@@ -140,6 +144,11 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
 
 // [[Rcpp::export(.umap_ab)]]
 Rcpp::NumericVector umap_ab_fit(double spread, double min_dist) {
-  const auto ab = lsnn::fit_umap_ab(spread, min_dist);
+  std::pair<double, double> ab;
+  try {
+    ab = lsnn::fit_umap_ab(spread, min_dist);
+  } catch (const std::exception& e) {
+    throw Rcpp::exception(e.what(), false);  // an R error without the internal call
+  }
   return Rcpp::NumericVector::create(Rcpp::Named("a") = ab.first, Rcpp::Named("b") = ab.second);
 }

@@ -5,6 +5,7 @@
 #include <lsnn/costs.h>
 #include <lsnn/optimizer.h>
 
+#include <cmath>
 #include <string>
 
 #include "kernels.h"
@@ -60,6 +61,12 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr,
                            cost_settings(method, gamma, alpha, a, b, eps),
                            sparse_view(n, ptr, col, val), d);
     const double cost = ev.evaluate(Y.begin(), 1.0, true, grad.begin(), pcost.begin(), ex);
+    if (std::isnan(cost) || !lsnn::all_finite(grad.begin(), n * d)) {
+      throw Rcpp::exception(
+          "'Y' is too spread out: squared distances between its points overflow (keep "
+          "|Y| well below 1e150), so the cost or its gradient is not a finite number",
+          false);
+    }
     return Rcpp::List::create(Rcpp::Named("cost") = cost, Rcpp::Named("gradient") = grad,
                               Rcpp::Named("pcost") = pcost);
   });

@@ -4,6 +4,8 @@
 
 #include <Rcpp.h>
 
+#include <cmath>
+
 #include <lsnn/graph.h>
 #include <lsnn/graph_sort.h>
 
@@ -14,16 +16,39 @@ inline Rcpp::List graph_to_r(const lsnn::KnnGraph& g) {
   Rcpp::NumericMatrix dist(static_cast<int>(g.n), static_cast<int>(g.k));
   int* pi = idx.begin();
   double* pd = dist.begin();
+  bool finite = true;
   for (std::size_t e = 0; e < g.idx.size(); ++e) {
     pi[e] = g.idx[e] + 1;
     pd[e] = g.dist[e];
+    finite = finite && std::isfinite(pd[e]);
+  }
+  // Finite data can still be too spread out for their distances to fit a
+  // double (beyond about 1.8e308).
+  if (!finite) {
+    Rcpp::stop("some distances exceed the largest double (about 1.8e308): rescale the data");
   }
   return Rcpp::List::create(Rcpp::Named("idx") = idx, Rcpp::Named("dist") = dist);
 }
 
-// Both matrices are checked in R (shapes, types, ranges) before they get here.
+// Both matrices are checked in R (shapes, types, ranges) before they get
+// here; this second, cheap check keeps the core safe from any caller: the
+// first n_cols columns of idx within 1..n, dist of the same shape.
+inline void check_graph_shape(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericMatrix& dist,
+                              int n_cols) {
+  if (dist.nrow() != idx.nrow() || dist.ncol() != idx.ncol()) {
+    Rcpp::stop("the graph's idx and dist matrices differ in shape");
+  }
+  if (n_cols < 1 || n_cols > idx.ncol()) Rcpp::stop("the graph has too few columns");
+  const R_xlen_t n = idx.nrow();
+  const int* p = idx.begin();
+  for (R_xlen_t e = 0; e < n * n_cols; ++e) {
+    if (p[e] < 1 || p[e] > n) Rcpp::stop("the graph has indices outside 1..n (or NA)");
+  }
+}
+
 inline lsnn::GraphView graph_view(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericMatrix& dist,
                                   int n_cols) {
+  check_graph_shape(idx, dist, n_cols);
   return lsnn::GraphView{idx.begin(), dist.begin(), static_cast<std::size_t>(idx.nrow()),
                          static_cast<std::size_t>(n_cols), 1};
 }

@@ -14,7 +14,9 @@
 
 #include <lsnn/parallel.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
 
 namespace lsnn_r {
 
@@ -26,10 +28,24 @@ inline bool user_interrupted() {
   return R_ToplevelExec(check_interrupt_unsafe, nullptr) == FALSE;
 }
 
+// The most threads worth asking for: what RcppParallel's TBB would run
+// (RcppParallel::defaultNumThreads(), which honours the process's CPU
+// affinity), else the hardware's count. Asking TBB for more only earns its
+// "number of workers is currently limited" warning, and per-thread buffers.
+inline int max_useful_threads() {
+  int cap = 0;
+#if RCPP_PARALLEL_USE_TBB
+  cap = tbb::this_task_arena::max_concurrency();
+#endif
+  if (cap < 1) cap = static_cast<int>(std::thread::hardware_concurrency());
+  return cap < 1 ? 1 : cap;
+}
+
 class RExecutor {
  public:
+  // n_threads is capped here, for every entry point at once.
   RExecutor(int n_threads, bool verbose)
-      : n_threads_(n_threads < 1 ? 1 : n_threads), verbose_(verbose) {}
+      : n_threads_(std::max(1, std::min(n_threads, max_useful_threads()))), verbose_(verbose) {}
 
   std::size_t n_threads() const { return static_cast<std::size_t>(n_threads_); }
 
@@ -68,13 +84,22 @@ class RExecutor {
 };
 
 // Runs a call into the core, turning lsnn's interrupt into an R interrupt and
-// any other C++ exception into an R error with its message.
+// any other C++ exception into an R error with its message (without the
+// internal .Call as the error's call).
 template <typename F>
 auto run_core(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const lsnn::interrupted_error&) {
     throw Rcpp::internal::InterruptedException();
+  } catch (const Rcpp::exception&) {
+    throw;
+  } catch (const Rcpp::internal::InterruptedException&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Rcpp::exception("not enough memory for this problem", false);
+  } catch (const std::exception& e) {
+    throw Rcpp::exception(e.what(), false);
   }
 }
 

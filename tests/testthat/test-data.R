@@ -137,7 +137,7 @@ test_that("generators are reproducible with set.seed and use the RNG", {
 })
 
 test_that("generators reject bad arguments", {
-  expect_error(scurvehole(0), "'n' must be a positive whole number")
+  expect_error(scurvehole(0), "'n' must be at least 1 \\(it is 0\\)")
   expect_error(scurvehole(-5), "'n'")
   expect_error(swissroll(10.5), "'n'")
   expect_error(swissroll("10"), "'n'")

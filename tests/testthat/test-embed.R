@@ -23,9 +23,11 @@ test_that("neighbor_embedding is reproducible with set.seed and does not depend 
   g <- exact_graph(X, 10)
   for (init in c("random", "spectral")) {
     set.seed(7)
-    Y1 <- neighbor_embedding(X, "tsne", perplexity = 10, init = init, max_iter = 120)
+    Y1 <- neighbor_embedding(X, "tsne", perplexity = 10, init = init, max_iter = 120,
+                             stop_lying_iter = 50)
     set.seed(7)
-    Y2 <- neighbor_embedding(X, "tsne", perplexity = 10, init = init, max_iter = 120, n_threads = 2)
+    Y2 <- neighbor_embedding(X, "tsne", perplexity = 10, init = init, max_iter = 120, n_threads = 2,
+                             stop_lying_iter = 50)
     expect_identical(Y1, Y2)
   }
   set.seed(8)
@@ -40,6 +42,7 @@ test_that("neighbor_embedding returns the extras and honours init, tol and n_com
   X <- matrix(rnorm(60 * 3), 60, 3)
   rownames(X) <- paste0("p", 1:60)
   res <- neighbor_embedding(X, "tsne", perplexity = 10, max_iter = 100, epoch = 25, ret_extra = TRUE,
+               stop_lying_iter = 50,
                init = "pca", tol = 0)
   expect_equal(dim(res$embedding), c(60L, 2L))
   expect_equal(rownames(res$embedding), rownames(X))
@@ -62,10 +65,11 @@ test_that("neighbor_embedding returns the extras and honours init, tol and n_com
   expect_lt(res$iterations, 1000L)
   # three dimensions, and a data frame input
   Y3 <- neighbor_embedding(as.data.frame(X), "largevis", perplexity = 10, n_components = 3,
-              max_iter = 50)
+              max_iter = 50, stop_lying_iter = 25)
   expect_equal(dim(Y3), c(60L, 3L))
   # more components than the data has columns, from PCA
-  Y4 <- neighbor_embedding(X, "tsne", perplexity = 10, n_components = 4, init = "pca", max_iter = 20)
+  Y4 <- neighbor_embedding(X, "tsne", perplexity = 10, n_components = 4, init = "pca", max_iter = 20,
+                           stop_lying_iter = 10)
   expect_equal(dim(Y4), c(60L, 4L))
   # the cost decreases for each method
   g <- exact_graph(X, 10)
@@ -79,7 +83,8 @@ test_that("neighbor_embedding returns the extras and honours init, tol and n_com
 test_that("neighbor_embedding reports progress when verbose", {
   set.seed(34)
   X <- matrix(rnorm(40 * 3), 40, 3)
-  expect_message(neighbor_embedding(X, perplexity = 5, max_iter = 20, epoch = 10, verbose = TRUE),
+  expect_message(neighbor_embedding(X, perplexity = 5, max_iter = 20, epoch = 10,
+                                    stop_lying_iter = 10, verbose = TRUE),
                  "iteration 10")
 })
 
@@ -93,7 +98,8 @@ test_that("neighbor_embedding rejects bad input", {
   expect_error(neighbor_embedding(X, "pacmap"), "should be one of")
   expect_error(neighbor_embedding(X, perplexity = 40), "perplexity")
   expect_error(neighbor_embedding(X, init = matrix(0, 3, 2)), "40 x 2")
-  expect_error(neighbor_embedding(nn_method = g, perplexity = 5, init = "pca"), "data matrix")
+  expect_error(neighbor_embedding(nn_method = g, perplexity = 5, init = "pca"),
+               "needs the data as 'X'")
   expect_error(neighbor_embedding(X, nn_method = X), "'nn_method' must be a neighbour graph")
   expect_error(neighbor_embedding(X, nn_method = exact_graph(X[1:20, ], 5)), "rows")
   expect_error(neighbor_embedding(X, eta = -1), "eta")
@@ -115,9 +121,10 @@ test_that("the deprecated embed() forwards stats-style calls and warns otherwise
   X <- matrix(rnorm(40 * 3), 40, 3)
   g <- exact_graph(X, 8)
   set.seed(1)
-  Y <- neighbor_embedding(X, "tsne", perplexity = 5, max_iter = 20)
+  Y <- neighbor_embedding(X, "tsne", perplexity = 5, max_iter = 20, stop_lying_iter = 10)
   set.seed(1)
-  expect_warning(Y1 <- embed(X, "tsne", perplexity = 5, max_iter = 20), "neighbor_embedding")
+  expect_warning(Y1 <- embed(X, "tsne", perplexity = 5, max_iter = 20,
+                                  stop_lying_iter = 10), "neighbor_embedding")
   expect_identical(Y1, Y)
   set.seed(1)
   U <- neighbor_embedding(X, "umap", nn_method = g, max_iter = 20)

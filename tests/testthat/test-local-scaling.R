@@ -93,14 +93,32 @@ test_that("rows of duplicates floor sigma and stay finite", {
 })
 
 test_that("neighbor_overlap counts shared neighbours", {
-  g1 <- list(idx = matrix(c(1L, 2L, 2L, 1L, 3L, 3L), 2), dist = matrix(0, 2, 3))
-  g2 <- list(idx = matrix(c(1L, 2L, 3L, 1L, 2L, 4L), 2), dist = matrix(0, 2, 3))
-  # row 1: {1,2,3} vs {1,3,2} -> 1; row 2: {2,1,3} vs {2,1,4} -> 2/3
-  expect_equal(neighbor_overlap(g1, g2), (1 + 2 / 3) / 2)
+  # rows 1 and 2 differ: {1,2,3} vs {1,3,2} -> 1; {2,1,3} vs {2,1,4} -> 2/3;
+  # rows 3 and 4 agree
+  i1 <- rbind(c(1L, 2L, 3L), c(2L, 1L, 3L), c(3L, 1L, 2L), c(4L, 1L, 2L))
+  i2 <- rbind(c(1L, 3L, 2L), c(2L, 1L, 4L), c(3L, 1L, 2L), c(4L, 1L, 2L))
+  g1 <- list(idx = i1, dist = matrix(0, 4, 3))
+  g2 <- list(idx = i2, dist = matrix(0, 4, 3))
+  expect_equal(neighbor_overlap(g1, g2), (1 + 2 / 3 + 2) / 4)
   expect_equal(neighbor_overlap(g1, g2, k = 1), 1)
   expect_equal(neighbor_overlap(g1, g1), 1)
+  # bare index matrices (as rnndescent's neighbor_overlap() takes) and
+  # uwot's nested nn output
+  expect_equal(neighbor_overlap(i1, i2), neighbor_overlap(g1, g2))
+  expect_equal(neighbor_overlap(list(euclidean = g1), g2), neighbor_overlap(g1, g2))
+  expect_error(neighbor_overlap(list(euclidean = g1, cosine = g1), g2),
+               "'g1' holds 2 graphs \\(euclidean, cosine\\): choose one, e.g. g1\\$euclidean")
   expect_error(neighbor_overlap(g1, g2, k = 4), "at most 3")
   expect_error(neighbor_overlap(g1, list(idx = matrix(1L, 3, 1))), "same number of rows")
+  # indices outside 1..n, fractional or NA
+  for (bad in list(0L, 5L, 1e9, -1)) {
+    expect_error(neighbor_overlap(replace(i1, 2, bad), i2),
+                 "'g1' must contain row numbers from 1 to 4 \\(row 2\\)")
+  }
+  expect_error(neighbor_overlap(g1, list(idx = replace(i2, 3, 1.5))),
+               "'g2\\$idx' must contain whole numbers \\(row 3\\)")
+  expect_error(neighbor_overlap(replace(i1, 4, NA), i2), "'g1' contains NA \\(row 4\\)")
+  expect_error(neighbor_overlap("a", i2), "'g1' must be a graph")
 })
 
 test_that("malformed graphs give clear errors", {

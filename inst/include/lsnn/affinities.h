@@ -13,7 +13,8 @@
 //    symmetrised (p_ij + p_ji) / 2 and scaled to sum 1.
 //  - UMAP's smoothed kNN memberships: rho_i, the distance to the
 //    local_connectivity-th nearest non-zero neighbour (interpolated when
-//    fractional); sigma_i by bisection so that
+//    fractional); sigma_i by bisection (from 1, or from the power of two
+//    nearest the row's mean distance when that is far from 1) so that
 //    sum_j exp(-max(0, d_ij - rho_i) / sigma_i) = log2(k) bandwidth over the
 //    row's k - 1 neighbours, k counting the point itself; sigma_i at least
 //    1e-3 times the row's mean distance (the graph's, when rho_i = 0);
@@ -56,6 +57,27 @@ inline int checked_nnz(std::size_t nnz) {
   return static_cast<int>(nnz);
 }
 
+// A power of two that brings `biggest` (a largest distance or |value|)
+// near 1 when it lies beyond 2^250 or below 2^-250, where its square would
+// overflow or underflow; 1 otherwise (ordinary data are left bit for bit as
+// they are). Multiplying by a power of two is exact, and the calibrations
+// are invariant to the scale: only the reported precisions are converted.
+inline double safe_unit(double biggest) {
+  const double big = std::ldexp(1.0, 250), small = std::ldexp(1.0, -250);
+  if (!(biggest > 0.0) || !std::isfinite(biggest) || (biggest <= big && biggest >= small)) {
+    return 1.0;
+  }
+  int e;
+  std::frexp(biggest, &e);
+  return std::ldexp(1.0, std::min(1 - e, 1000));  // a finite power for subnormal input
+}
+
+// beta computed on distances multiplied by `unit`, per squared given distance
+// (0 or infinite when that is outside the double range).
+inline double unscale_beta(double beta, double unit) {
+  return unit == 1.0 ? beta : (beta * unit) * unit;
+}
+
 struct CalibrationSettings {
   double perplexity = 30.0;
   double tol = 1e-5;
@@ -68,16 +90,28 @@ struct CalibrationSettings {
 // of d is used) and the precision on exit; the normalised weights go to p.
 // Returns false when the entropy is not within tol of log(perplexity) after
 // max_steps.
+//
+// A row whose distances are all tied (duplicated points) has the same,
+// uniform weights whatever beta; a row whose nearest neighbours are tied at
+// distance 0 tends, as beta grows, to uniform weights over those. Either
+// limit is returned (never the NaN of exp(-inf * 0)) when the target
+// entropy lies beyond it.
 inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
                                      std::size_t m, const CalibrationSettings& s,
                                      double& beta, double* p) {
   const double target = std::log(s.perplexity);
-  if (!(beta > 0.0 && std::isfinite(beta))) {
-    double mean = 0.0;
-    for (std::size_t j = 0; j < m; ++j) mean += d[j];
-    mean /= static_cast<double>(m);
-    beta = mean > 0.0 ? 1.0 / mean : 1.0;
+  double mean = 0.0, dmax = 0.0;
+  for (std::size_t j = 0; j < m; ++j) {
+    mean += d[j];
+    dmax = std::max(dmax, d[j]);
   }
+  mean /= static_cast<double>(m);
+  if (!(dmax > 0.0)) {
+    for (std::size_t j = 0; j < m; ++j) p[j] = 1.0 / static_cast<double>(m);
+    if (!(beta > 0.0 && std::isfinite(beta))) beta = 1.0;
+    return std::fabs(std::log(static_cast<double>(m)) - target) < s.tol;
+  }
+  if (!(beta > 0.0 && std::isfinite(beta))) beta = mean > 0.0 ? 1.0 / mean : 1.0;
   double lo = 0.0, hi = std::numeric_limits<double>::infinity();
   double dx = HUGE_VAL, dx_old = HUGE_VAL;  // the last two steps of log(beta)
   double mom[3];
@@ -91,6 +125,11 @@ inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
       converged = true;
       break;
     }
+    // mom[1] = 0: every weight off the minimum has underflowed, the limit of
+    // large beta: no larger beta changes anything, and a smaller one is
+    // sought from the row's own scale rather than by halving.
+    const bool at_limit = mom[1] == 0.0;
+    if (diff > 0.0 && at_limit) break;
     if (diff > 0.0) {
       lo = beta;
     } else {
@@ -106,6 +145,7 @@ inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
       next = beta * std::exp(step);
       if (!(next > lo && next < hi) || 2.0 * std::fabs(step) > std::fabs(dx_old)) next = NAN;
     }
+    if (std::isnan(next) && at_limit && 1.0 / mean < hi && 1.0 / mean > lo) next = 1.0 / mean;
     if (std::isnan(next)) {
       if (std::isinf(hi)) {
         next = beta * 2.0;
@@ -117,7 +157,7 @@ inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
     }
     dx_old = dx;
     dx = std::log(next / beta);
-    if (next == beta) break;  // the bracket cannot shrink any further
+    if (next == beta || !std::isfinite(next)) break;  // the bracket cannot shrink any further
     beta = next;
   }
   // p holds the weights at the last beta evaluated, which is the final one
@@ -293,6 +333,9 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
   std::vector<std::size_t> column;
   CsrMatrix C = graph_pattern(idx, n, kcols, column);
   std::vector<unsigned char> failed(n, 0);
+  double biggest = 0.0;
+  for (std::size_t t = 0; t < n * kcols; ++t) biggest = std::max(biggest, dist[t]);
+  const double unit = safe_unit(biggest);
   // chunks of 64 rows, each calibrated in order by one thread: a row starts
   // from the previous row's precision, so the chunks must not depend on how
   // the threads split the work
@@ -313,7 +356,7 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
           beta[i] = i % chunk != 0 ? beta[i - 1] : NAN;
           double dmin = std::numeric_limits<double>::infinity();
           for (std::size_t t = 0; t < m; ++t) {
-            const double x = dist[cols[t] * n + i];
+            const double x = dist[cols[t] * n + i] * unit;
             d[t] = x * x;
             dmin = std::min(dmin, d[t]);
           }
@@ -324,6 +367,7 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
       [](std::size_t) {}, 1);
   n_failed = 0;
   for (unsigned char f : failed) n_failed += f;
+  for (std::size_t i = 0; i < n; ++i) beta[i] = unscale_beta(beta[i], unit);
   sort_rows(C, false);
   CsrMatrix P = symmetrise(C, [](double x, double y) { return x + y; }, executor);
   scale_to_sum_one(P);
@@ -346,13 +390,17 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
                                  Executor& executor) {
   const std::size_t m = n - 1;  // entries per row before zeros are dropped
   checked_nnz(n * m);
-  // Centred row-major copy, for accurate distances from dot products.
+  // Centred row-major copy, for accurate distances from dot products (of
+  // data of extreme magnitude scaled by a power of two, see safe_unit()).
+  double biggest = 0.0;
+  for (std::size_t t = 0; t < n * D; ++t) biggest = std::max(biggest, std::fabs(X[t]));
+  const double unit = safe_unit(biggest);
   std::vector<double> Xr(n * D), norms(n, 0.0);
   for (std::size_t c = 0; c < D; ++c) {
     double mean = 0.0;
-    for (std::size_t i = 0; i < n; ++i) mean += X[c * n + i];
+    for (std::size_t i = 0; i < n; ++i) mean += X[c * n + i] * unit;
     mean /= static_cast<double>(n);
-    for (std::size_t i = 0; i < n; ++i) Xr[i * D + c] = X[c * n + i] - mean;
+    for (std::size_t i = 0; i < n; ++i) Xr[i * D + c] = X[c * n + i] * unit - mean;
   }
   for (std::size_t i = 0; i < n; ++i) {
     double t = 0.0;
@@ -390,6 +438,7 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
       [](std::size_t) {}, 1);
   n_failed = 0;
   for (unsigned char f : failed) n_failed += f;
+  for (std::size_t i = 0; i < n; ++i) beta[i] = unscale_beta(beta[i], unit);
 
   // P = (C + C^T) / (2n) in place, by pairs of 64-row blocks I <= J; entry
   // (i, j) of row i sits at i m + j - (j > i).
@@ -477,9 +526,16 @@ template <typename Executor>
 CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
                      std::size_t kcols, const UmapSettings& s, double* sigma,
                      double* rho, Executor& executor) {
-  double mean_all = 0.0;
-  for (std::size_t t = 0; t < n * kcols; ++t) mean_all += dist[t];
-  mean_all /= static_cast<double>(n * kcols);
+  // (means of distances near the double limit are taken of scaled values)
+  auto mean_of = [](const double* x, std::size_t count, std::size_t stride) {
+    double sum = 0.0;
+    for (std::size_t t = 0; t < count; ++t) sum += x[t * stride];
+    if (std::isfinite(sum)) return sum / static_cast<double>(count);
+    sum = 0.0;
+    for (std::size_t t = 0; t < count; ++t) sum += x[t * stride] * 0x1p-64;
+    return sum / static_cast<double>(count) * 0x1p64;
+  };
+  const double mean_all = mean_of(dist, n * kcols, 1);
   const double target = std::log2(static_cast<double>(kcols)) * s.bandwidth;
 
   std::vector<std::size_t> column;
@@ -493,9 +549,7 @@ CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
           const std::size_t m = static_cast<std::size_t>(V.ptr[i + 1] - V.ptr[i]);
           d.resize(m);
           nz.clear();
-          double row_mean = 0.0;
-          for (std::size_t c = 0; c < kcols; ++c) row_mean += dist[c * n + i];
-          row_mean /= static_cast<double>(kcols);
+          const double row_mean = mean_of(dist + i, kcols, n);
           for (std::size_t t = 0; t < m; ++t) {
             d[t] = dist[cols[t] * n + i];
             if (d[t] > 0.0) nz.push_back(d[t]);
@@ -516,8 +570,16 @@ CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
           } else if (!nz.empty()) {
             r = nz.back();
           }
-          // sigma by bisection
+          // sigma by bisection, from 1 as UMAP does, unless the row's
+          // distances are far from 1: then from the power of two nearest
+          // their mean, so that the 64 halvings or doublings are spent
+          // where the answer is (the result is then scale-free).
           double lo = 0.0, hi = std::numeric_limits<double>::infinity(), mid = 1.0;
+          if (row_mean > 0.0 && (row_mean > 0x1p16 || row_mean < 0x1p-16)) {
+            int e;
+            std::frexp(row_mean, &e);  // 2^(e-1) <= row_mean < 2^e
+            mid = std::ldexp(1.0, e - 1);
+          }
           for (int step = 0; step < s.max_steps; ++step) {
             double psum = 0.0;
             for (std::size_t t = 0; t < m; ++t) {

@@ -14,6 +14,12 @@
 // differences, they keep |x|^2 small next to the distances it is compared
 // with); cosine and correlation, 2 - 2 cos (the squared distance of unit
 // rows); manhattan, the L1 distance of shifted and scaled rows.
+//
+// Data of extreme magnitude (largest |value| beyond 2^250 or below 2^-250,
+// where squared distances would overflow or underflow in double) are stored
+// multiplied by a power of two that brings the largest value near 1: exact,
+// like the other scalings, and undone when distances are reported, so every
+// finite input gives finite, correct distances. Non-finite input is refused.
 #ifndef LSNN_DISTANCE_H
 #define LSNN_DISTANCE_H
 
@@ -72,6 +78,14 @@ class RowData {
           "convert the data with as.matrix() for other metrics");
     }
     is_sparse_ = true;
+    const std::size_t nnz = n_ > 0 ? static_cast<std::size_t>(x.row_ptr[n_]) : 0;
+    unit_ = storage_unit(x.val, nnz);
+    if (unit_ != 1.0) {
+      // the values are copied, scaled; the caller's stay as they are
+      sparse_val_.resize(nnz);
+      for (std::size_t t = 0; t < nnz; ++t) sparse_val_[t] = x.val[t] * unit_;
+      sparse_.val = sparse_val_.data();
+    }
     prepare_sparse();
   }
 
@@ -81,13 +95,14 @@ class RowData {
   bool sparse() const { return is_sparse_; }
   const DistanceKernels& kernels() const { return *kernels_; }
 
-  // The reported distance for a score-space value computed by exact_score().
+  // The reported distance for a score-space value computed by exact_score()
+  // (infinite only when the distance itself exceeds the double range).
   double distance_from_exact_score(double score) const {
     switch (metric_) {
-      case Metric::euclidean: return std::sqrt(score / (scale_ * scale_));
+      case Metric::euclidean: return std::sqrt(score / (scale_ * scale_)) / unit_;
       case Metric::cosine:
       case Metric::correlation: return 0.5 * score;
-      case Metric::manhattan: return score / scale_;
+      case Metric::manhattan: return score / scale_ / unit_;
     }
     return score;
   }
@@ -282,7 +297,33 @@ class RowData {
     return std::ldexp(1.0, e - 1);
   }
 
+  // The power of two the values are stored multiplied by: 1 unless the
+  // largest |value| is beyond 2^250 or below 2^-250 (then it becomes about
+  // 1). Throws on NA, NaN or infinite values.
+  static double storage_unit(const double* v, std::size_t count) {
+    double biggest = 0.0;
+    for (std::size_t t = 0; t < count; ++t) {
+      const double a = std::fabs(v[t]);
+      if (!(a <= std::numeric_limits<double>::max())) {
+        throw std::invalid_argument("the data contain NA, NaN or infinite values");
+      }
+      biggest = std::max(biggest, a);
+    }
+    const double big = std::ldexp(1.0, 250), small = std::ldexp(1.0, -250);
+    if (biggest == 0.0 || (biggest <= big && biggest >= small)) return 1.0;
+    int e;
+    std::frexp(biggest, &e);  // biggest in [2^(e-1), 2^e)
+    // (at most 2^1000, a double, for subnormal data: they then end near
+    // 2^-70, as good for squaring)
+    return std::ldexp(1.0, std::min(1 - e, 1000));
+  }
+
   void prepare_dense(const DenseColumnMajor& x) {
+    if (d_ != 0 && n_ > std::numeric_limits<std::size_t>::max() / d_) {
+      throw std::length_error("the data matrix is too large");
+    }
+    unit_ = storage_unit(x.data, n_ * d_);
+    const double unit = unit_;
     // Correlation is cosine of rows centred on their means, computed once in
     // double; everything else keeps the values as given.
     std::vector<double> row_mean;
@@ -290,7 +331,7 @@ class RowData {
       row_mean.assign(n_, 0.0);
       for (std::size_t k = 0; k < d_; ++k) {
         const double* col = x.data + k * n_;
-        for (std::size_t i = 0; i < n_; ++i) row_mean[i] += col[i];
+        for (std::size_t i = 0; i < n_; ++i) row_mean[i] += col[i] * unit;
       }
       for (double& m : row_mean) m /= static_cast<double>(d_);
     }
@@ -299,7 +340,7 @@ class RowData {
     // needs and feeding the matrix products without conversion.
     store_float_ = metric_ != Metric::correlation;
     for (std::size_t t = 0; store_float_ && t < n_ * d_; ++t) {
-      const double v = x.data[t];
+      const double v = x.data[t] * unit;
       store_float_ = static_cast<double>(static_cast<float>(v)) == v;
     }
     if (store_float_) {
@@ -316,7 +357,7 @@ class RowData {
       for (std::size_t k = 0; k < d_; ++k) {
         const double* col = x.data + k * n_;
         for (std::size_t i = i0; i < i1; ++i) {
-          const double v = row_mean.empty() ? col[i] : col[i] - row_mean[i];
+          const double v = row_mean.empty() ? col[i] * unit : col[i] * unit - row_mean[i];
           if (store_float_) {
             xf_[i * d_ + k] = static_cast<float>(v);
           } else {
@@ -347,7 +388,7 @@ class RowData {
       for (std::size_t k = 0; k < d_; ++k) {
         const double* col = x.data + k * n_;
         double s = 0.0;
-        for (std::size_t i = 0; i < n_; ++i) s += col[i];
+        for (std::size_t i = 0; i < n_; ++i) s += col[i] * unit;
         center_[k] = s / static_cast<double>(n_);
       }
     }
@@ -422,6 +463,7 @@ class RowData {
   std::size_t n_, d_;
   bool is_sparse_ = false;
   SparseRows sparse_{nullptr, nullptr, nullptr, 0, 0};
+  std::vector<double> sparse_val_;  // the values scaled by unit_, when it is not 1
   bool store_float_ = false;
   bool direct_ = false;
   std::vector<float> sqnorm_direct_;
@@ -432,6 +474,7 @@ class RowData {
   std::vector<double> sqnorm_sparse_;
   std::vector<double> tolerance_;
   double scale_ = 1.0;
+  double unit_ = 1.0;  // stored values = given values * unit_ (a power of two)
 };
 
 }  // namespace lsnn

@@ -22,8 +22,10 @@
 #define LSNN_EXACT_KNN_H
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -164,9 +166,17 @@ inline void update_from_tile(const RowData& data, NeighbourHeaps<float>& heaps,
 
 // The `others` nearest rows to i other than i, by exact score then index,
 // from a list of candidates; candidates is overwritten.
+// (A NaN score, which finite data cannot produce, would sort as +Inf rather
+// than break the ordering std::sort relies on.)
+inline double sortable_score(double score) {
+  return std::isnan(score) ? std::numeric_limits<double>::infinity() : score;
+}
+
 inline void sort_candidates(const RowData& data, std::size_t i,
                             std::vector<std::pair<double, int>>& candidates) {
-  for (auto& c : candidates) c.first = data.exact_score(i, static_cast<std::size_t>(c.second));
+  for (auto& c : candidates) {
+    c.first = sortable_score(data.exact_score(i, static_cast<std::size_t>(c.second)));
+  }
   std::sort(candidates.begin(), candidates.end());
 }
 
@@ -174,26 +184,30 @@ inline void sort_candidates(const RowData& data, std::size_t i,
 // whose float score is within the error bound of the best k-th exact score
 // found so far (`bound`) is a candidate for the true neighbours, so those
 // are scored exactly; rows whose float scores mean nothing (zero rows under
-// cosine) are searched exhaustively in double precision.
+// cosine) are searched exhaustively in double precision, and so is any row
+// the float scores leave with fewer than `others` candidates (which the
+// error bound rules out; the fallback keeps the result exact regardless).
 inline void refine_row(const RowData& data, std::size_t i, std::size_t others, double bound,
                        TileBuffers& buf, std::vector<std::pair<double, int>>& out) {
   const std::size_t n = data.n();
   out.clear();
-  if (data.needs_exact_search(i)) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (j != i) out.emplace_back(data.exact_score(i, j), static_cast<int>(j));
-    }
-  } else {
-    const float cut = static_cast<float>(bound + data.score_tolerance(i));
+  const float cut = static_cast<float>(bound + data.score_tolerance(i));
+  if (!data.needs_exact_search(i) && !std::isnan(cut)) {
     const std::size_t chunk = 1024;
     for (std::size_t b0 = 0; b0 < n; b0 += chunk) {
       const std::size_t b1 = std::min(n, b0 + chunk);
       score_tile(data, i, i + 1, b0, b1, buf);
       for (std::size_t b = b0; b < b1; ++b) {
         if (b != i && buf.score[b - b0] <= cut) {
-          out.emplace_back(data.exact_score(i, b), static_cast<int>(b));
+          out.emplace_back(sortable_score(data.exact_score(i, b)), static_cast<int>(b));
         }
       }
+    }
+  }
+  if (out.size() < others) {
+    out.clear();
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j != i) out.emplace_back(sortable_score(data.exact_score(i, j)), static_cast<int>(j));
     }
   }
   std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(others), out.end());
@@ -271,14 +285,18 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
       const int* ix = heaps.indices(i);
       for (std::size_t c = 0; c < size; ++c) cand[c].second = ix[c];
       detail::sort_candidates(data, i, cand);
+      // A row can hold fewer than `others` candidates only if some float
+      // scores were not numbers; it is then refined like an unproven row.
+      const bool enough = size >= others;
       bool proven = size == n - 1;
-      if (!proven && !data.needs_exact_search(i)) {
+      if (!proven && enough && !data.needs_exact_search(i)) {
         const double kth = cand[others - 1].first;
         proven = kth + data.score_tolerance(i) < static_cast<double>(heaps.top_value(i));
       }
       if (!proven) {
         refined[i] = 1;
-        detail::refine_row(data, i, others, cand[others - 1].first, buf, cand);
+        const double bound = enough ? cand[others - 1].first : std::numeric_limits<double>::infinity();
+        detail::refine_row(data, i, others, bound, buf, cand);
       }
       for (std::size_t c = 0; c < others; ++c) {
         graph.index(i, c + 1) = cand[c].second;

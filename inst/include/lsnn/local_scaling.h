@@ -4,7 +4,9 @@
 // sigma_i is the mean distance from row i to the neighbours in columns
 // scale_from..scale_to of its extended graph (columns counted from 1 with the
 // row itself in column 1, so the default 5..7 are the 4th to 6th other
-// neighbours), floored at 1e-10 so rows of duplicates stay finite. Each
+// neighbours), floored at 1e-10 so rows of duplicates stay finite (an
+// absolute floor, as in PaCMAP: on data whose distances are near or below
+// 1e-10 it replaces the real local scales and changes the result). Each
 // candidate j of row i gets the scaled value d_ij^2 / sigma_i / sigma_j; the
 // locally scaled graph keeps the row itself and the n_neighbors - 1 others
 // with the smallest scaled values, then lists them by distance.
@@ -18,6 +20,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
+#include <stdexcept>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -33,6 +37,9 @@ constexpr double min_local_scale = 1e-10;
 template <typename Executor>
 std::vector<double> local_scales(const GraphView& g, std::size_t scale_from,
                                  std::size_t scale_to, Executor& executor) {
+  if (scale_from < 1 || scale_from > scale_to || scale_to > g.k) {
+    throw std::invalid_argument("the local scale's columns must satisfy 1 <= from <= to <= the graph's columns");
+  }
   std::vector<double> sigma(g.n);
   const long double count = static_cast<long double>(scale_to - scale_from + 1);
   executor.parallel_for(0, g.n, [&](std::size_t begin, std::size_t end) {
@@ -45,8 +52,12 @@ std::vector<double> local_scales(const GraphView& g, std::size_t scale_from,
   return sigma;
 }
 
+// As R computes it, unless d^2 overflows (distances beyond 1e154): then in
+// an order that stays finite.
 inline double locally_scaled(double d, double sigma_i, double sigma_j) {
-  return d * d / sigma_i / sigma_j;
+  const double d2 = d * d;
+  if (d2 <= std::numeric_limits<double>::max()) return d2 / sigma_i / sigma_j;
+  return (d / sigma_i) * (d / sigma_j);
 }
 
 // out (column-major n x k): d_ij^2 / sigma_i / sigma_j for every entry.
@@ -70,6 +81,9 @@ template <typename Executor>
 void locally_scaled_graph(const GraphView& g, std::size_t n_neighbors,
                           std::size_t scale_from, std::size_t scale_to,
                           int* out_idx, double* out_dist, Executor& executor) {
+  if (n_neighbors < 1 || n_neighbors > g.k) {
+    throw std::invalid_argument("n_neighbors must be between 1 and the graph's columns");
+  }
   const std::vector<double> sigma = local_scales(g, scale_from, scale_to, executor);
   const std::size_t n = g.n, k = g.k, keep = n_neighbors - 1;
   batched_for(executor, n, 8192, [&](std::size_t begin, std::size_t end) {

@@ -13,6 +13,10 @@
 // over, the run stops when the relative change between two successive epoch
 // costs falls below `tol`.
 //
+// Coordinates that stop being finite (a step size, exaggeration or starting
+// scale so large that the squared distances overflow) end the run with
+// std::runtime_error rather than return NaN.
+//
 // Deterministic: the update is element-wise and the sums of costs.h are taken
 // in an order that does not depend on the number of threads.
 #ifndef LSNN_OPTIMIZER_H
@@ -22,6 +26,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -52,11 +57,25 @@ struct OptimizerResult {
 
 inline double sign_of(double x) { return (x > 0.0) - (x < 0.0); }
 
+inline bool all_finite(const double* x, std::size_t count) {
+  double acc = 0.0;  // 0 * x is NaN exactly when x is not finite
+  for (std::size_t t = 0; t < count; ++t) acc += 0.0 * x[t];
+  return acc == 0.0;
+}
+
+inline void throw_diverged(int iter) {
+  throw std::runtime_error(
+      "the embedding diverged at iteration " + std::to_string(iter) +
+      " (its coordinates or cost are no longer finite numbers): lower 'eta' or "
+      "'exaggeration', or start from smaller coordinates ('init_sdev', 'init')");
+}
+
 // Y: n x d column-major, updated in place.
 template <typename Executor>
 OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
                                    const OptimizerSettings& s, Executor& executor) {
   const std::size_t n = evaluator.n(), d = evaluator.d(), nd = n * d;
+  if (!all_finite(Y, nd)) throw std::invalid_argument("the initial coordinates are not all finite");
   std::vector<double> grad(nd, 0.0), update(nd, 0.0), gains(nd, 1.0);
   OptimizerResult res;
   auto last_poll = std::chrono::steady_clock::now();
@@ -79,6 +98,7 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
     const double cost = evaluator.evaluate(Y, lying ? s.exaggeration : 1.0, want_cost,
                                            grad.data(), nullptr, executor);
     if (want_cost) {
+      if (std::isnan(cost)) throw_diverged(done);
       record(done, cost);
       // only compare epochs that are both past the exaggeration
       if (prev_cost_iter >= s.stop_lying_iter && done > s.stop_lying_iter &&
@@ -108,6 +128,9 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
       double mean = 0.0;
       for (std::size_t i = 0; i < n; ++i) mean += Y[c * n + i];
       mean /= static_cast<double>(n);
+      // the mean is finite only if every coordinate of the column is (or
+      // their sum overflowed, as bad a sign)
+      if (!std::isfinite(mean)) throw_diverged(iter);
       for (std::size_t i = 0; i < n; ++i) Y[c * n + i] -= mean;
     }
     res.iterations = iter;
@@ -120,6 +143,7 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
   // the cost of the final coordinates
   if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
     const double cost = evaluator.evaluate(Y, 1.0, true, grad.data(), nullptr, executor);
+    if (std::isnan(cost)) throw_diverged(res.iterations);
     record(res.iterations, cost);
   }
   return res;
