@@ -82,7 +82,8 @@
 #'
 #' @param X The data: a numeric matrix, a data frame (its numeric columns) or
 #'   a `Matrix::dgCMatrix`, one row per point; for `neighbor_preservation()`
-#'   also a neighbour graph `list(idx, dist)` from lsnn.
+#'   also a neighbour graph `list(idx, dist)` from lsnn (or uwot's
+#'   `ret_nn = TRUE` output holding one graph).
 #' @param Y The embedding: a numeric matrix (or data frame) with one row per
 #'   row of `X`.
 #' @param k Number of nearest neighbours, the point itself not counted (so
@@ -203,12 +204,12 @@ run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triple
                         graph_ok = FALSE) {
   metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
   n_threads <- check_n_threads(n_threads)
-  if (is_graph(X)) {
+  if (is_graph_like(X)) {
     if (!graph_ok) {
       stop_arg("'X' must be the data, not a graph: only neighbor_preservation() takes a graph",
                if ("np" %in% what) " (embedding_quality() takes one as 'nn')")
     }
-    nn <- check_graph(X, "X")
+    nn <- check_graph(read_graph(X, "X"), "X")
     data <- list(kind = "graph", n = nrow(nn$idx))
   } else {
     data <- prepare_data(X, metric, "X")
@@ -230,7 +231,7 @@ run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triple
     k <- 1L
   }
   if ("np" %in% what && !is.null(nn)) {
-    if (data$kind != "graph") nn <- check_graph(nn, "nn")
+    if (data$kind != "graph") nn <- check_graph(read_graph(nn, "nn"), "nn")
     name <- if (data$kind == "graph") "X" else "nn"
     if (nrow(nn$idx) != n) {
       stop_arg("'", name, "' must have one row per row of 'Y' (", n, "); it has ", nrow(nn$idx))

@@ -145,6 +145,9 @@ test_that("a graph stands for the data in neighbour preservation", {
   expect_equal(neighbor_preservation(ls, f$Y, 10), ref, tolerance = 1e-12)
   expect_equal(embedding_quality(f$X, f$Y, k = 10, nn = enn)$neighbor_preservation,
                neighbor_preservation(f$X, f$Y, 10))
+  # uwot's ret_nn output: a list of graphs named by metric.
+  expect_equal(neighbor_preservation(list(euclidean = enn), f$Y, 10),
+               neighbor_preservation(f$X, f$Y, 10))
 })
 
 test_that("trustworthiness and continuity on a sample use all points for the ranks", {
