@@ -1,17 +1,17 @@
 #' Perplexity-calibrated input affinities (t-SNE, LargeVis)
 #'
 #' For each point, finds the precision \eqn{\beta_i} of the Gaussian weights
-#' \eqn{\exp(-\beta_i d_{ij}^2)} over its neighbours such that the Shannon
+#' \eqn{\exp(-\beta_i d_{ij}^2)}{exp(-beta_i d_ij^2)} over its neighbours such that the Shannon
 #' entropy (natural logarithm) of the normalised weights equals
 #' `log(perplexity)` to within `1e-5`. The search is a Newton iteration on
-#' \eqn{\log \beta} safeguarded by bisection, of at most 200 steps per point;
+#' \eqn{\log \beta}{log(beta)} safeguarded by bisection, of at most 200 steps per point;
 #' points that do not reach the tolerance are counted and reported in a
 #' warning (their weights are kept as they are). A point whose nearest
 #' neighbours are tied at distance 0 (duplicated rows) may not reach the
 #' target: it then gets the limit of ever larger precisions, equal weights
 #' over those tied neighbours (all of them, when all its distances are
 #' equal), and counts among the points in the warning. The conditional
-#' probabilities are then symmetrised, \eqn{(p_{j|i} + p_{i|j}) / 2}, and
+#' probabilities are then symmetrised, \eqn{(p_{j|i} + p_{i|j}) / 2}{(p_j|i + p_i|j) / 2}, and
 #' scaled to sum to 1.
 #'
 #' @param X A numeric data matrix (or data frame, of which the numeric
@@ -92,19 +92,21 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 #' UMAP input affinities (fuzzy simplicial set memberships)
 #'
 #' The smoothed k-nearest neighbour memberships of UMAP:
-#' \eqn{v_{j|i} = \exp(-\max(0, d_{ij} - \rho_i) / \sigma_i)}, where
+#' \eqn{v_{j|i} = \exp(-\max(0, d_{ij} - \rho_i) / \sigma_i)}{v_j|i = exp(-max(0, d_ij -
+#' rho_i) / sigma_i)}, where
 #' \eqn{\rho_i} is the distance to the `local_connectivity`-th nearest
 #' neighbour at a non-zero distance (interpolated between neighbours when
 #' fractional) and \eqn{\sigma_i} is found by bisection (at most 64 steps, to
 #' within `1e-5`, starting from 1 as UMAP does, or from the power of two
-#' nearest the row's mean distance when that is beyond \eqn{2^{\pm 16}}, so
-#' that the result does not depend on the units of the distances) so that the memberships of the point's neighbours sum to
-#' \eqn{\log_2(k)} `bandwidth`, k being the number of columns of the graph
+#' nearest the row's mean distance when that is beyond \eqn{2^{\pm 16}}{2^(+-16)}, so
+#' that the result does not depend on the units of the distances) so that the
+#' memberships of the point's neighbours sum to
+#' \eqn{\log_2(k)}{log2(k)} `bandwidth`, k being the number of columns of the graph
 #' (the point itself included). As in UMAP, \eqn{\sigma_i} is at least
 #' `1e-3` times the mean distance of the point's row (of the whole graph when
 #' \eqn{\rho_i = 0}). The memberships are then symmetrised by the fuzzy union
-#' \eqn{V + V^T - V \circ V^T}, mixed with the intersection
-#' \eqn{V \circ V^T} in the proportion `1 - set_op_mix_ratio`.
+#' \eqn{V + V^T - V \circ V^T}{V + t(V) - V * t(V)}, mixed with the intersection
+#' \eqn{V \circ V^T}{V * t(V)} in the proportion `1 - set_op_mix_ratio`.
 #'
 #' @param X A numeric data matrix (or data frame): the memberships are then
 #'   computed over its exact `n_neighbors`-nearest neighbour graph
@@ -161,12 +163,13 @@ umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
 
 #' UMAP's output curve parameters
 #'
-#' Fits \eqn{1 / (1 + a d^{2b})} by least squares to the curve that is 1 up
-#' to `min_dist` and decays as \eqn{\exp(-(d - min\_dist) / spread)} beyond,
+#' Fits \eqn{1 / (1 + a d^{2b})}{1 / (1 + a d^(2b))} by least squares to the curve that is 1 up
+#' to `min_dist` and decays as \eqn{\exp(-(d - min\_dist) / spread)}{exp(-(d - min_dist)
+#' / spread)} beyond,
 #' on 300 points of \eqn{[0, 3 spread]}, as UMAP does.
 #'
 #' The curve only depends on `min_dist / spread` up to scale, so the fit is
-#' made for `spread = 1` and scaled: \eqn{a} becomes \eqn{a / spread^{2b}};
+#' made for `spread = 1` and scaled: \eqn{a} becomes \eqn{a / spread^{2b}}{a / spread^(2b)};
 #' it is as good for `spread = 1e-8` as for `spread = 1`.
 #'
 #' @param spread The scale of the decay (positive).

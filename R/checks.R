@@ -88,11 +88,6 @@ check_n_threads <- function(n_threads) {
   max(check_whole(n_threads, "n_threads", min = 0), 1L)
 }
 
-check_string <- function(x, name) {
-  if (!is.character(x) || length(x) != 1 || is.na(x)) stop_arg("'", name, "' must be a single string")
-  x
-}
-
 all_finite <- function(x) {
   length(x) == 0 || (is.finite(min(x)) && is.finite(max(x)))
 }
@@ -123,8 +118,9 @@ prepare_data <- function(X, metric, caller = "X") {
     return(list(kind = "sparse", rows = Matrix::t(X), n = nrow(X), d = ncol(X)))
   }
   if (inherits(X, "Matrix")) {
-    stop_arg("'", caller, "' is a ", class(X)[1], "; lsnn takes a numeric matrix, a data frame ",
-             "or a Matrix::dgCMatrix (convert with as(", caller, ", \"CsparseMatrix\") or as.matrix())")
+    stop_arg("'", caller, "' is a ", class(X)[1], "; lsnn takes a numeric matrix, a data ",
+             "frame or a Matrix::dgCMatrix (convert with as(", caller,
+             ", \"CsparseMatrix\") or as.matrix())")
   }
   if (is_graph_like(X)) {
     stop_arg("'", caller, "' is a neighbour graph (a list with 'idx' and 'dist'), not data")
@@ -241,7 +237,9 @@ check_graph <- function(graph, name = "graph", self_first = TRUE, min_cols = 1) 
 # .graph_problem() in the same pass as the distances.
 check_index_values <- function(idx, label, n, integer_too = FALSE) {
   if (is.integer(idx) && !integer_too) return(idx)
-  if (anyNA(idx)) stop_arg("'", label, "' contains NA (row ", which(rowSums(is.na(idx)) > 0)[1], ")")
+  if (anyNA(idx)) {
+    stop_arg("'", label, "' contains NA (row ", which(rowSums(is.na(idx)) > 0)[1], ")")
+  }
   if (!is.integer(idx) && any(idx != round(idx))) {
     stop_arg("'", label, "' must contain whole numbers (row ",
              which(rowSums(idx != round(idx)) > 0)[1], ")")

@@ -2,31 +2,41 @@
 #'
 #' Evaluates a neighbour embedding cost at the output coordinates `Y` for the
 #' symmetric input affinities `P`, with its gradient over all pairs of points
-#' (O(n^2) time, but O(nnz(P) + n d) memory: no n x n matrix is formed). With
-#' \eqn{d_{ij}} the output distance and sums over ordered pairs \eqn{i \ne j}:
+#' (O(n^2) time, but O(nnz(P) + n d) memory: no n x n matrix is formed).
 #'
-#' * `"tsne"`: \eqn{KL(P || Q)}, \eqn{q_{ij} = w_{ij} / Z},
-#'   \eqn{w = 1 / (1 + d^2)}, \eqn{Z = \sum w}; gradient
-#'   \eqn{4 \sum_j (p_{ij} - w_{ij} / Z) w_{ij} (y_i - y_j)} (the
-#'   \eqn{w / Z} term is multiplied by \eqn{\sum P} when P does not sum to 1).
-#' * `"largevis"`: \eqn{-\sum p \log w - \gamma \sum \log(1 - w)} with
-#'   `weight = "cauchy"`: \eqn{w = 1 / (1 + \alpha d^2)}, gradient
+#' The costs, with \eqn{d_{ij}}{d_ij} the output distance and sums over
+#' ordered pairs \eqn{i \ne j}{i != j}:
+#'
+#' * `"tsne"`: \eqn{KL(P || Q)}, \eqn{q_{ij} = w_{ij} / Z}{q_ij = w_ij / Z},
+#'   \eqn{w = 1 / (1 + d^2)}, \eqn{Z = \sum w}{Z = sum(w)}; gradient
+#'   \eqn{4 \sum_j (p_{ij} - w_{ij} / Z) w_{ij} (y_i - y_j)}{4 sum_j (p_ij - w_ij / Z)
+#'   w_ij (y_i - y_j)} (the
+#'   \eqn{w / Z} term is multiplied by \eqn{\sum P}{sum(P)} when P does not sum to 1).
+#' * `"largevis"`: \eqn{-\sum p \log w - \gamma \sum \log(1 - w)}{-sum p log(w) - gamma
+#'   sum log(1 - w)} with
+#'   `weight = "cauchy"`: \eqn{w = 1 / (1 + \alpha d^2)}{w = 1 / (1 + alpha d^2)}, gradient
 #'   \eqn{4 \sum_j (\alpha p_{ij} w_{ij} - \gamma w_{ij} / (d_{ij}^2 + \epsilon))
-#'   (y_i - y_j)}; or `weight = "exp"`: \eqn{w = 1 / (1 + \exp(d^2))},
-#'   gradient \eqn{4 \sum_j ((1 - w_{ij}) p_{ij} - \gamma w_{ij}) (y_i - y_j)}.
+#'   (y_i - y_j)}{4 sum_j (alpha p_ij w_ij - gamma w_ij / (d_ij^2 + eps)) (y_i - y_j)};
+#'   or `weight = "exp"`: \eqn{w = 1 / (1 + \exp(d^2))}{w = 1 / (1 + exp(d^2))},
+#'   gradient \eqn{4 \sum_j ((1 - w_{ij}) p_{ij} - \gamma w_{ij}) (y_i - y_j)}{4 sum_j
+#'   ((1 - w_ij) p_ij - gamma w_ij) (y_i - y_j)}.
 #' * `"umap"`: the fuzzy cross-entropy
-#'   \eqn{\sum v \log(v / w) + (1 - v) \log((1 - v) / (1 - w))}, constant terms
-#'   included, \eqn{w = 1 / (1 + a d^{2b})}; gradient
+#'   \eqn{\sum v \log(v / w) + (1 - v) \log((1 - v) / (1 - w))}{sum v log(v / w) + (1 -
+#'   v) log((1 - v) / (1 - w))}, constant terms
+#'   included, \eqn{w = 1 / (1 + a d^{2b})}{w = 1 / (1 + a d^(2b))}; gradient
 #'   \eqn{4 \sum_j (a b d_{ij}^{2(b-1)} w_{ij} v_{ij} - b (1 - v_{ij}) w_{ij} /
-#'   (d_{ij}^2 + \epsilon)) (y_i - y_j)}.
+#'   (d_{ij}^2 + \epsilon)) (y_i - y_j)}{4 sum_j (a b d_ij^(2(b-1)) w_ij v_ij - b (1 -
+#'   v_ij) w_ij / (d_ij^2 + eps)) (y_i - y_j)}.
 #' * `"tumap"`: `"umap"` with \eqn{a = b = 1}.
 #'
 #' `eps = 0` gives the exact derivative of the cost for every method. The
 #' defaults (`eps = NULL`) are those of the reference implementations: 0.1
 #' for LargeVis and 0.001 for UMAP (t-SNE and LargeVis with `weight = "exp"`
 #' have no singularity and ignore it). With `eps > 0` the reported cost
-#' replaces \eqn{1 - w = u / (1 + u)} (\eqn{u = \alpha d^2} or \eqn{a d^{2b}})
-#' by \eqn{(u + \epsilon) / (1 + u)}, so that it stays finite when two points
+#' replaces \eqn{1 - w = u / (1 + u)} (\eqn{u = \alpha d^2}{u = alpha d^2} or \eqn{a
+#' d^{2b}}{a d^(2b)})
+#' by \eqn{(u + \epsilon) / (1 + u)}{(u + eps) / (1 + u)}, so that it stays finite when
+#' two points
 #' coincide.
 #'
 #' @param Y The output coordinates, an n x d numeric matrix.

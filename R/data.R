@@ -15,6 +15,14 @@
 #' @name lsnn-data
 #' @seealso [scurvehole()], [swissroll()], [spheres()], [hierarchical()], and
 #'   [fashion_mnist()] for a real image data set read from local files.
+#' @examples
+#' set.seed(1)
+#' sets <- list(scurvehole = scurvehole(500), swissroll = swissroll(500),
+#'              spheres = spheres(n_spheres = 3, n_per_sphere = 50, n_outer = 100),
+#'              hierarchical = hierarchical(n_per_cluster = 2))
+#' # the same first two elements for every generator
+#' t(sapply(sets, function(s) c(rows = nrow(s$X), columns = ncol(s$X),
+#'                              labels = length(s$label))))
 NULL
 
 #' S-curve with a hole
@@ -27,7 +35,8 @@ NULL
 #'
 #' The sheet is parametrised by a position `t` along the curve, uniform on
 #' \eqn{[-3\pi/2, 3\pi/2]}, and a height `h`, uniform on \eqn{[0, 2]}:
-#' \deqn{x = \sin t, \quad y = h, \quad z = \mathrm{sign}(t)(\cos t - 1).}
+#' \deqn{x = \sin t, \quad y = h, \quad z = \mathrm{sign}(t)(\cos t - 1).}{x = sin(t),  
+#' y = h,   z = sign(t) (cos(t) - 1).}
 #' The curve has unit speed in `t`, so the points are uniform on the sheet;
 #' the ball of radius `sqrt(0.3)` cuts a patch of about 5% of its area, so the
 #' number of rows returned is random, about `0.95 * n`. With `noise > 0`, Gaussian noise of
@@ -78,7 +87,8 @@ scurvehole <- function(n = 10000, noise = 0) {
 #'
 #' The roll parameter `t` is uniform on \eqn{[3\pi/2, 9\pi/2]} (one and a half
 #' turns) and the height `h` uniform on \eqn{[0, 21]}:
-#' \deqn{x = t \cos t, \quad y = h, \quad z = t \sin t.}
+#' \deqn{x = t \cos t, \quad y = h, \quad z = t \sin t.}{x = t cos(t),   y = h,   z = t
+#' sin(t).}
 #' As `t` is sampled uniformly rather than by arc length, the outer turn is
 #' sampled more sparsely than the inner one.
 #'
@@ -113,10 +123,11 @@ swissroll <- function(n = 10000, noise = 0) {
 #' Small spheres inside a large sphere
 #'
 #' The "spheres" data set of the topological autoencoders paper (Moor et al.,
-#' 2020): `n_spheres` small spheres, each a \eqn{(d-1)}-sphere of radius
-#' `radius` in \eqn{d = } `dim` dimensions, all enclosed in one large sphere of
-#' radius `outer_radius` centred at the origin. Each small sphere's centre is
-#' drawn with independent \eqn{N(0, }`shift_sd`\eqn{^2)} coordinates, so the
+#' 2020): `n_spheres` small spheres, each a (`dim` - 1)-sphere of radius
+#' `radius` in `dim` dimensions, all enclosed in one large sphere of
+#' radius `outer_radius` centred at the origin. Each small sphere's centre
+#' has independent normal coordinates of mean 0 and standard deviation
+#' `shift_sd`, so the
 #' small spheres are about `shift_sd * sqrt(2 * dim)` apart (about 14 at the
 #' defaults) and well inside the large one. An embedding that keeps global
 #' structure should show the small spheres as clusters surrounded by the
@@ -126,8 +137,8 @@ swissroll <- function(n = 10000, noise = 0) {
 #' defaults reproduce the paper's set: ten spheres of radius 5 with 500 points
 #' each in 101 dimensions, and 5000 points on a sphere of radius 25, 10,000
 #' points in all. The paper's code draws the centres with standard deviation
-#' \eqn{10 / \sqrt{d - 1}}, which is 1 for 101 dimensions: pass `shift_sd`
-#' to follow that rule in other dimensions.
+#' `10 / sqrt(dim - 1)`, which is 1 for 101 dimensions: pass `shift_sd` to
+#' follow that rule in other dimensions.
 #'
 #' @param n_spheres Number of small spheres.
 #' @param n_per_sphere Number of points on each small sphere.

@@ -25,23 +25,20 @@
 #' exaggeration phase the run stops early when it changes by less than a
 #' relative `tol` between two epochs.
 #'
-#' **Defaults by method**, chosen by measurement (final cost and 15-nearest
-#' neighbour preservation after 500-1000 iterations on 1,000 Fashion-MNIST
-#' images, 50 principal components, over a grid of step sizes, exaggerations
-#' and initial scales, and on 75 to 150 points): `"tsne"`: `eta = n / 12`
-#' (at n = 1,000, 50 to 200 gave the same cost and 500 a worse one; at
-#' n = 75 to 150, 200 oscillated while n / 12 converged), `exaggeration = 12` up to
-#' iteration 250; `"largevis"`: `gamma = 1 / (10 n)` (with P summing to 1
+#' **Defaults by method.** `"tsne"`: `eta = n / 12`, `exaggeration = 12` up
+#' to iteration 250. `"largevis"`: `gamma = 1 / (10 n)` (with P summing to 1
 #' the repulsion must be about 1/n of t-SNE's: `gamma = 1` gives a uniform
-#' disc, `1 / (1000 n)` crowded clusters), `eta = n / 20` (25 to 50 best at
-#' n = 1,000),
-#' `exaggeration = 4` up to iteration 250, `eps = 0.1`; `"umap"` and
-#' `"tumap"`: `eta = 0.01` (at n = 1,000, 0.01 and 0.03 gave the same cost,
-#' 0.3 and more diverged; at n = 75 only 0.01 separated far-apart clusters
-#' within 300 iterations), no
-#' exaggeration, `eps = 0.001`, a and b from [umap_ab()] (1 for `"tumap"`).
-#' Initial coordinates are scaled to a standard deviation of
-#' `init_sdev = 1e-4` (UMAP did as well from 1e-4 as from 10).
+#' disc), `eta = n / 20`, `exaggeration = 4` up to iteration 250,
+#' `eps = 0.1`. `"umap"` and `"tumap"`: `eta = 0.01`, no exaggeration,
+#' `eps = 0.001`, a and b from [umap_ab()] (1 for `"tumap"`). The initial
+#' coordinates are scaled to a standard deviation of `init_sdev = 1e-4`.
+#' How these were chosen is told in `bench/README.md` in the package's source.
+#'
+#' With `verbose = TRUE` the run reports the cost every `epoch` iterations
+#' and says whether it converged or stopped at `max_iter`. A `max_iter` below
+#' `stop_lying_iter` gives a warning, as the run would end during the early
+#' exaggeration; coordinates that diverge (from a too large `eta` or
+#' `exaggeration`) give an error.
 #'
 #' Results are reproducible with [set.seed()] (random numbers are drawn only
 #' for the initialisation) and do not depend on `n_threads`. Ctrl-C stops the

@@ -53,8 +53,7 @@ truncate_graph <- function(graph, k = NULL) {
   graph <- check_graph(graph, "graph", self_first = FALSE)
   k <- check_whole(k, "k", min = 1)
   if (k > ncol(graph$idx)) {
-    stop_arg("k (", k, ") is greater than the number of neighbours in the graph (",
-             ncol(graph$idx), ")")
+    stop_arg("'k' (", k, ") is more than the ", ncol(graph$idx), " columns of 'graph'")
   }
   list(idx = graph$idx[, seq_len(k), drop = FALSE], dist = graph$dist[, seq_len(k), drop = FALSE])
 }
@@ -62,7 +61,8 @@ truncate_graph <- function(graph, k = NULL) {
 #' Overlap of two neighbour graphs
 #'
 #' The mean over rows of the fraction of the first `k` neighbours that two
-#' graphs share, \eqn{|A_i \cap B_i| / k}: 1 when the graphs agree, near 0
+#' graphs share, \eqn{|A_i \cap B_i| / k}{|A_i intersect B_i| / k}: 1 when the graphs
+#' agree, near 0
 #' when they share nothing. The row itself counts like any other neighbour
 #' when it is among the first `k` columns, as it is in lsnn's graphs.
 #'

@@ -4,13 +4,21 @@
 #' `min(n_neighbors + n_extra, n - 1)` nearest other rows: the "extended"
 #' neighbourhood from which [enn_to_lsnn()] picks locally scaled neighbours.
 #'
+#' **Counting neighbours.** Here `n_neighbors` counts the other rows, not the
+#' row itself: the graph has `n_neighbors + n_extra + 1` columns, so
+#' `extended_knn(X, n_neighbors = 15, n_extra = 10)` has 26. (The functions
+#' of local scaling, [locally_scaled_knn()] and [enn_to_lsnn()], count the
+#' row itself, as uwot does; both conventions come from the method's
+#' original code.)
+#'
 #' With `nn_kind = "exact"` every pair of rows is compared. The candidate
 #' search runs on single-precision matrix products (AVX2 and FMA where the
 #' CPU has them, see [simd_kernels()]), but the result is exact: the kept
 #' distances are recomputed in double precision from `X` as given, and each
 #' row is checked against a bound on the single-precision rounding error;
 #' a row the check cannot certify is scored again against every other row,
-#' and all the rows within the error bound are compared in double precision. Memory stays proportional to `n * k` plus a copy of
+#' and all the rows within the error bound are compared in double precision. Memory stays
+#' proportional to `n * k` plus a copy of
 #' the data (in single precision when `X` holds values that single precision
 #' represents exactly, such as pixel intensities or counts); no `n x n` matrix
 #' is ever formed. Time grows as `n^2`.
@@ -40,12 +48,13 @@
 #'   used; a message names any other columns dropped) or a sparse
 #'   `Matrix::dgCMatrix` (metrics "euclidean" and "cosine"), one row per
 #'   observation. No missing or infinite values. Sparse data with at least
-#'   2\% non-zero entries (approximate search) or 5\% (exact search) is
+#'   2% non-zero entries (approximate search) or 5% (exact search) is
 #'   searched on a dense copy, which is faster, when that copy takes at most
 #'   `getOption("lsnn.max_dense_bytes", 4e9)` bytes; set the option to 0 to
 #'   keep the sparse path. `verbose = TRUE` says which path runs.
 #' @param n_neighbors,n_extra Together the number of neighbours wanted besides
-#'   the row itself, `n_neighbors + n_extra`, capped at `n - 1`.
+#'   the row itself, `n_neighbors + n_extra`, capped at `n - 1` (so any
+#'   larger whole number gives every row all the others).
 #' @param n_threads Number of threads (0 and 1 both run on the calling thread);
 #'   capped at what the machine can run (`RcppParallel::defaultNumThreads()`).
 #' @param nn_kind `"exact"` or `"approx"`.
@@ -183,30 +192,19 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
 #' 128 rows drawn at random (64 for sparse data) whose true `k - 1`-th
 #' neighbour distance is found by brute force at the start (about `128 / n`
 #' of the exact search's work): it is the fraction of their listed
-#' neighbours that lie no farther than that distance. On the data measured,
-#' it was within 0.001 of the recall against the exact search.
+#' neighbours that lie no farther than that distance.
 #'
-#' The defaults were chosen by measurement on Fashion-MNIST (70,000 x 784)
-#' and its first 100 principal components, at `k = 67` with 2 threads (see
-#' `bench/bench-approx.R`). The forest does most of the work: there, it alone
-#' reaches an estimated recall of about 0.96 (784 columns) and 0.95 (100
-#' columns), and one iteration of the descent takes it to 0.995 and 0.996
-#' (against the exact neighbours of 1,000 rows), in 6.6 and 1.7 seconds
-#' against 24.6 and 5.5 for the exact search. Smaller
-#' leaves in more trees found more neighbours per unit of work with many
-#' columns; with few, each leaf's bookkeeping outweighs its distances, and
-#' fewer, larger leaves paid. Forty candidates made one iteration enough,
-#' where 34 left the recall at about 0.992. More trees, larger leaves, more
-#' candidates and more iterations raise the recall and the time; on data of
-#' high intrinsic dimension (say, many independent Gaussian columns) the
-#' recall stays lower.
+#' More trees, larger leaves, more candidates and more iterations raise the
+#' recall and the time; on data of high intrinsic dimension (say, many
+#' independent Gaussian columns) the recall stays lower. The defaults reach a
+#' recall of about 0.99 on image data; how they were chosen is told in
+#' `bench/README.md` in the package's source.
 #'
 #' @param n_trees Number of random-projection trees (default 10 for data
 #'   of at most 128 columns, 20 otherwise).
 #' @param leaf_size Largest number of rows in a leaf (default
 #'   `max(512, 3 * k)` for data of at most 128 columns, `max(256, 3 * k)`
-#'   otherwise: with few columns a leaf's bookkeeping costs more than its
-#'   distances, so fewer, larger leaves pay).
+#'   otherwise).
 #' @param max_candidates Number of new (and of old) candidates per row and
 #'   iteration (default `max(min(k - 1, 40), ceiling((k - 1) / 3))`).
 #' @param n_iters Largest number of descent iterations (default
@@ -227,7 +225,9 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
 approx_control <- function(n_trees = NULL, leaf_size = NULL, max_candidates = NULL,
                            n_iters = NULL, delta = 0.001, target_recall = 0.99) {
   big <- .Machine$integer.max
-  check_opt <- function(x, name, min) if (is.null(x)) NULL else check_whole(x, name, min = min, max = big)
+  check_opt <- function(x, name, min) {
+    if (is.null(x)) NULL else check_whole(x, name, min = min, max = big)
+  }
   check_fraction <- function(x, name) check_number(x, name, min = 0, max = 1)
   out <- list(
     n_trees = check_opt(n_trees, "n_trees", 1),

@@ -2,10 +2,17 @@
 #'
 #' The neighbour selection of PaCMAP, built on the local scale of TriMap:
 #' find each row's extended neighbourhood, give every candidate the locally
-#' scaled value \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}, where \eqn{\sigma_i} is
+#' scaled value \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}{d_ij^2 / (sigma_i sigma_j)}, where
+#' \eqn{\sigma_i} is
 #' the mean distance from row i to its 4th to 6th nearest other rows, and keep
 #' the `n_neighbors` best. Rows in dense regions thereby lend neighbours to
 #' rows in sparse ones less readily than a plain kNN graph does.
+#'
+#' **Counting neighbours.** Here `n_neighbors` counts the row itself, as
+#' uwot does: the graph has `n_neighbors` columns, the row and
+#' `n_neighbors - 1` others, so `locally_scaled_knn(X, n_neighbors = 15)` has
+#' 15. ([extended_knn()] counts only the others; both conventions come from
+#' the method's original code.)
 #'
 #' `locally_scaled_knn()` runs [extended_knn()] and then [enn_to_lsnn()];
 #' use those two directly to reuse one extended graph for several
@@ -80,7 +87,15 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
 #'
 #' Picks the locally scaled nearest neighbours (see [locally_scaled_knn()])
 #' from an extended kNN graph, such as one from [extended_knn()] or any other
-#' source in the same format.
+#' source in the same format: uwot's, rnndescent's or RcppHNSW's graphs,
+#' or uwot's `ret_nn = TRUE` output (`$nn`) when it holds one metric. Each
+#' row must list the row itself first, at distance 0, then its neighbours by
+#' non-decreasing distance; an error names the first row that does not.
+#'
+#' **Counting neighbours.** Here `n_neighbors` counts the row itself, as in
+#' [locally_scaled_knn()] and uwot: `enn_to_lsnn(enn, n_neighbors = 15)` has
+#' 15 columns, the row and 14 others. ([extended_knn()] counts only the
+#' others: `extended_knn(X, 15, 50)` has 66 columns.)
 #'
 #' @param enn An extended kNN graph: `list(idx, dist)`, n x k matrices, each
 #'   row starting with the row itself.
@@ -121,9 +136,10 @@ enn_to_lsnn <- function(enn, n_neighbors, scale_from = 5, scale_to = 7, n_extra 
 #' Locally scaled distances of a graph
 #'
 #' For every entry of a kNN graph, the locally scaled squared distance
-#' \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}, where \eqn{\sigma_i} is the mean of
-#' row i's distances in columns `scale_from` to `scale_to` (at least 1e-10:
-#' see `scale_from` for where this floor changes the result).
+#' \eqn{d_{ij}^2 / (\sigma_i \sigma_j)}{d_ij^2 / (sigma_i sigma_j)}, where
+#' \eqn{\sigma_i}{sigma_i} is the mean of row i's distances in columns `scale_from`
+#' to `scale_to` (at least 1e-10: see `scale_from` for where this floor changes
+#' the result).
 #'
 #' @param idx,dist The graph's `n x k` index and distance matrices (row i's
 #'   first column is row i itself).

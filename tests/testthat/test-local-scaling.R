@@ -42,7 +42,7 @@ test_that("sort_knn_graph and truncate_graph match the plain R definitions", {
   expect_identical(truncate_graph(f$enn), f$enn)
   t1 <- truncate_graph(f$enn, 1)
   expect_equal(dim(t1$idx), c(300, 1))
-  expect_error(truncate_graph(f$enn, 21), "greater than the number of neighbours")
+  expect_error(truncate_graph(f$enn, 21), "'k' \\(21\\) is more than the 20 columns of 'graph'")
 })
 
 test_that("narrow graphs, large n_neighbors and wide n_extra work", {
