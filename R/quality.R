@@ -7,7 +7,7 @@
 #' distances between random points.
 #'
 #' **Neighbour preservation** (`neighbor_preservation()`): the mean over all
-#' points \eqn{i} of \eqn{|N_k(i) \cap U_k(i)| / k}, where \eqn{N_k(i)} are
+#' points \eqn{i} of \eqn{|N_k(i) \cap U_k(i)| / k}{|intersect(N_k(i), U_k(i))| / k}, where \eqn{N_k(i)} are
 #' the \eqn{k} nearest neighbours of \eqn{i} in `X` and \eqn{U_k(i)} those in
 #' `Y`, the point itself never counted (Lee and Verleysen, 2009; Kobak and
 #' Berens, 2019). Both neighbour sets are exact, with ties ranked by row
@@ -23,14 +23,16 @@
 #'
 #' **Trustworthiness and continuity** (Venna and Kaski, 2001, 2006). Let
 #' \eqn{r(i, j)} be the rank of \eqn{j} among the other points by distance
-#' from \eqn{i} in `X` (1 for the nearest) and \eqn{\hat r(i, j)} the same in
+#' from \eqn{i} in `X` (1 for the nearest) and \eqn{\hat r(i, j)}{r'(i, j)} the same in
 #' `Y`. Trustworthiness penalises *intruders*, points among the \eqn{k}
 #' nearest in the embedding but not in the data; continuity penalises
 #' *extruders*, the reverse:
 #' \deqn{T(k) = 1 - \frac{2}{m k (2n - 3k - 1)} \sum_{i \in S}
-#'   \sum_{j \in U_k(i) \setminus N_k(i)} (r(i, j) - k),}
+#'   \sum_{j \in U_k(i) \setminus N_k(i)} (r(i, j) - k),}{T(k) = 1 - 2 / (m k (2n - 3k - 1)) *
+#'   sum over i in S, j in U_k(i) but not N_k(i), of (r(i, j) - k),}
 #' \deqn{C(k) = 1 - \frac{2}{m k (2n - 3k - 1)} \sum_{i \in S}
-#'   \sum_{j \in N_k(i) \setminus U_k(i)} (\hat r(i, j) - k),}
+#'   \sum_{j \in N_k(i) \setminus U_k(i)} (\hat r(i, j) - k),}{C(k) = 1 - 2 / (m k (2n - 3k - 1)) *
+#'   sum over i in S, j in N_k(i) but not U_k(i), of (r'(i, j) - k),}
 #' where \eqn{S} is the set of \eqn{m} evaluated points. With \eqn{S} all
 #' \eqn{n} points this is Venna and Kaski's definition; the factor scales
 #' each to 1 for a perfect embedding and about 0.5 for a random one (it is
@@ -50,7 +52,7 @@
 #' which \eqn{d(i, j) - d(i, l)} has the same sign in `X` and in `Y` (equal
 #' distances in both count as kept; equal in one space only do not). Computed
 #' on `n_triplets` (default \eqn{10^6}) triplets drawn uniformly, or on every
-#' triplet once (each \eqn{i} with each pair \eqn{j < l}) when `n_triplets` is
+#' triplet once (each \eqn{i} with each pair \eqn{j < l}{j < l}) when `n_triplets` is
 #' at least their number, \eqn{n (n - 1) (n - 2) / 2}.
 #'
 #' **Distance correlation** (`distance_correlation()`): Spearman's rank
