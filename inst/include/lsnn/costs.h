@@ -26,10 +26,14 @@
 // terms that do are summed over the stored entries of P. Memory is
 // O(nnz(P) + n d): the n x n matrices are never formed.
 //
+// With GradientKind::approx (t-SNE in 1 or 2 dimensions) the all-pairs part
+// is instead summed in O(n) by the grid interpolation of fft_repulsion.h;
+// the sparse part and the combination below are the same.
+//
 // Determinism: the tiles are scheduled in rounds (a round-robin tournament
-// of the row blocks, so the tiles of one round touch disjoint points) and the
-// block size depends on n only, so every sum is taken in the same order
-// whatever the number of threads.
+// of the row blocks, tile_schedule.h: the tiles of one round touch disjoint
+// points) and the block size depends on n only, so every sum is taken in
+// the same order whatever the number of threads.
 #ifndef LSNN_COSTS_H
 #define LSNN_COSTS_H
 
@@ -41,12 +45,23 @@
 #include <vector>
 
 #include "cost_kernels.h"
+#include "fft_repulsion.h"
 #include "parallel.h"
+#include "sparse.h"
+#include "tile_schedule.h"
 
 namespace lsnn {
 
+// How the all-pairs part is summed: exactly over all pairs, or (1- and
+// 2-dimensional embeddings) by the O(n) grid approximations of
+// fft_repulsion.h; other dimensions always take the exact sum.
+enum class GradientKind { exact = 0, approx = 1 };
+
 struct CostSettings {
   CostMethod method = CostMethod::tsne;
+  GradientKind gradient = GradientKind::exact;
+  // the approximation's grid (t-SNE's defaults: see fft_repulsion.h)
+  GridSettings grid = TsneGrid().grid;
   double gamma = 1.0;
   double alpha = 1.0;
   double a = 1.0;
@@ -54,19 +69,10 @@ struct CostSettings {
   double eps = 0.0;
 };
 
-// Sparse symmetric P in CSR form (which is also its CSC form), as R's
-// dgCMatrix slots p, i and x.
-struct SparseView {
-  std::size_t n = 0;
-  const int* ptr = nullptr;
-  const int* col = nullptr;
-  const double* val = nullptr;
-};
-
 class CostEvaluator {
  public:
   CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
-                const SparseView& P, std::size_t d)
+                const SparseRows& P, std::size_t d)
       : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
     if (d_ == 0) throw std::invalid_argument("the embedding needs at least one dimension");
     stride_ = (n_ + 3) & ~static_cast<std::size_t>(3);
@@ -84,10 +90,16 @@ class CostEvaluator {
     S_.assign(n_, 0.0);
     pad_affinities();
     make_schedule();
+    tsne_rep_ = TsneRepulsion(settings_.grid);
   }
 
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
+  // Whether evaluate() takes the approximate path.
+  bool approximate() const {
+    return settings_.gradient == GradientKind::approx && d_ <= 2 &&
+           approx_supported(settings_.method);
+  }
 
   // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always
   // written; the cost is returned (and `pcost`, length n, filled when not
@@ -121,25 +133,11 @@ class CostEvaluator {
     prob.val = val_.data();
     prob.p_scale = p_scale;
 
-    const PairSums sums = {F_.data(), Z_.data(), C_.data()};
     const CostKernels& k = kernels_;
-    double pairs_since_poll = 0.0;
-    for (const auto& round : rounds_) {
-      executor.parallel_for(
-          0, round.size(),
-          [&](std::size_t b, std::size_t e) {
-            for (std::size_t t = b; t < e; ++t) {
-              const Tile& tile = round[t];
-              k.pair_tile(prob, tile.i0, tile.i1, tile.j0, tile.j1, tile.diagonal,
-                          want_cost, sums);
-            }
-          },
-          1);
-      pairs_since_poll += static_cast<double>(round.size()) * block_ * block_;
-      if (pairs_since_poll > 6.0e7) {
-        pairs_since_poll = 0.0;
-        if (executor.interrupted()) throw interrupted_error();
-      }
+    if (approximate()) {
+      approximate_pairs(executor);
+    } else {
+      exact_pairs(prob, want_cost, executor);
     }
 
     const SparseSums ssums = {A_.data(), Cs_.data(), S_.data()};
@@ -183,6 +181,32 @@ class CostEvaluator {
   }
 
  private:
+  template <typename Executor>
+  void exact_pairs(const PairProblem& prob, bool want_cost, Executor& executor) {
+    const PairSums sums = {F_.data(), Z_.data(), C_.data()};
+    const CostKernels& k = kernels_;
+    for (const auto& round : rounds_) {
+      executor.parallel_for(
+          0, round.size(),
+          [&](std::size_t b, std::size_t e) {
+            for (std::size_t t = b; t < e; ++t) {
+              const Tile& tile = round[t];
+              k.pair_tile(prob, tile.i0, tile.i1, tile.j0, tile.j1, tile.diagonal,
+                          want_cost, sums);
+            }
+          },
+          1);
+      checkpoint(executor);
+    }
+  }
+
+  template <typename Executor>
+  void approximate_pairs(Executor& executor) {
+    // t-SNE: F and Z (Z_[0] holds the total; the cost needs nothing else)
+    Z_[0] = tsne_rep_.evaluate(Y_.data(), n_, d_, stride_, F_.data(), executor);
+    checkpoint(executor);
+  }
+
   struct Tile {
     std::size_t i0, i1, j0, j1;
     bool diagonal;
@@ -217,51 +241,29 @@ class CostEvaluator {
     }
   }
 
-  // Blocks of `block_` points; round 0 holds the diagonal tiles, then the
-  // circle method pairs up the blocks so each round's tiles are disjoint.
+  // Blocks of `block_` points, paired in the rounds of tile_schedule.h.
   void make_schedule() {
     const std::size_t nb = (n_ + block_ - 1) / block_;
-    auto bounds = [&](std::size_t blk, std::size_t& r0, std::size_t& r1,
-                      std::size_t& c1) {
-      r0 = blk * block_;
-      r1 = std::min(n_, r0 + block_);
-      c1 = std::min(stride_, r0 + block_);
-    };
-    std::vector<Tile> diag;
-    for (std::size_t blk = 0; blk < nb; ++blk) {
-      std::size_t r0, r1, c1;
-      bounds(blk, r0, r1, c1);
-      diag.push_back({r0, r1, r0, c1, true});
-    }
-    if (!diag.empty()) rounds_.push_back(diag);
-    if (nb < 2) return;
-    const std::size_t m = nb + (nb % 2);  // a dummy block when nb is odd
-    for (std::size_t r = 0; r + 1 < m; ++r) {
+    for (const TileRound& pairs : round_robin_rounds(nb)) {
       std::vector<Tile> round;
-      auto add = [&](std::size_t x, std::size_t y) {
-        if (x >= nb || y >= nb) return;
-        if (x > y) std::swap(x, y);
-        std::size_t r0, r1, c1, s0, s1, e1;
-        bounds(x, r0, r1, c1);
-        bounds(y, s0, s1, e1);
-        round.push_back({r0, r1, s0, e1, false});
-      };
-      add(m - 1, r);
-      for (std::size_t q = 1; q < m / 2; ++q) {
-        add((r + q) % (m - 1), (r + m - 1 - q) % (m - 1));
+      for (const auto& pair : pairs) {
+        const std::size_t r0 = pair.first * block_, s0 = pair.second * block_;
+        round.push_back({r0, std::min(n_, r0 + block_), s0, std::min(stride_, s0 + block_),
+                         pair.first == pair.second});
       }
-      if (!round.empty()) rounds_.push_back(round);
+      rounds_.push_back(round);
     }
   }
 
   const CostKernels& kernels_;
   CostSettings settings_;
-  SparseView P_;
+  SparseRows P_;  // symmetric: its rows are its columns
   std::size_t n_, d_, stride_, block_;
   std::vector<double> Y_, F_, Z_, C_, A_, Cs_, S_;
   std::vector<int> ptr_, col_;
   std::vector<double> val_;
   std::vector<std::vector<Tile>> rounds_;
+  TsneRepulsion tsne_rep_;
 };
 
 }  // namespace lsnn
