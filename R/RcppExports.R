@@ -85,3 +85,7 @@
     .Call(`_lsnn_graph_problem`, idx, dist, self_first)
 }
 
+.quality_measures <- function(x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd) {
+    .Call(`_lsnn_quality_measures`, x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd)
+}
+

@@ -369,6 +369,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// quality_measures
+Rcpp::List quality_measures(Rcpp::List x_data, Rcpp::NumericMatrix y, std::string metric, Rcpp::LogicalVector what, int k, SEXP nn, Rcpp::IntegerVector rows, double n_triplets, double n_pairs, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_quality_measures(SEXP x_dataSEXP, SEXP ySEXP, SEXP metricSEXP, SEXP whatSEXP, SEXP kSEXP, SEXP nnSEXP, SEXP rowsSEXP, SEXP n_tripletsSEXP, SEXP n_pairsSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type x_data(x_dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type y(ySEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< Rcpp::LogicalVector >::type what(whatSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type nn(nnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< double >::type n_triplets(n_tripletsSEXP);
+    Rcpp::traits::input_parameter< double >::type n_pairs(n_pairsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(quality_measures(x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 7},
@@ -392,6 +415,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},
     {"_lsnn_neighbor_overlap_cpp", (DL_FUNC) &_lsnn_neighbor_overlap_cpp, 4},
     {"_lsnn_graph_problem", (DL_FUNC) &_lsnn_graph_problem, 3},
+    {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
     {NULL, NULL, 0}
 };
 
