@@ -98,7 +98,7 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
   verbose <- check_flag(verbose, "verbose")
   metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
   if (nn_kind == "approx") nn_args <- check_approx_control(nn_args)
-  data <- dense_if_faster(prepare_data(X, metric), nn_kind, verbose)
+  data <- prepare_data(dense_if_faster(X, metric, nn_kind, verbose), metric)
   # (in double: the sum of two clamped counts overflows an integer)
   k <- as.integer(min(as.double(n_neighbors) + n_extra, data$n - 1) + 1)
   if (nn_kind == "exact") {
@@ -114,24 +114,24 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
 # (bench/bench-sparse.R): the approximate search's sparse joins cost 1.2x the
 # dense ones at 1% non-zero and 4x at 3%; the exact search's sparse tiles are
 # faster up to about 5% and 1.5x slower at 10%.
-dense_if_faster <- function(data, nn_kind, verbose) {
-  if (data$kind != "sparse") return(data)
-  density <- length(data$rows@x) / (as.double(data$n) * data$d)
+dense_if_faster <- function(X, metric, nn_kind, verbose) {
+  # (other classes and metrics are prepare_data()'s to accept or refuse)
+  if (!inherits(X, "dgCMatrix") || !metric %in% c("euclidean", "cosine")) return(X)
+  density <- length(X@x) / (as.double(nrow(X)) * ncol(X))
   threshold <- if (nn_kind == "approx") 0.02 else 0.05
-  dense_bytes <- 8 * as.double(data$n) * data$d
+  dense_bytes <- 8 * as.double(nrow(X)) * ncol(X)
   budget <- getOption("lsnn.max_dense_bytes", 4e9)
   if (density < threshold || dense_bytes > budget) {
     if (verbose) {
       message(sprintf("sparse data (%.1f%% non-zero): sparse %s search", 100 * density, nn_kind))
     }
-    return(data)
+    return(X)
   }
   if (verbose) {
     message(sprintf("sparse data (%.1f%% non-zero): %s search on a dense copy (%.0f MB)",
                     100 * density, nn_kind, dense_bytes / 2^20))
   }
-  x <- t(as.matrix(data$rows))
-  list(kind = "dense", x = x, n = data$n, d = data$d)
+  as.matrix(X)
 }
 
 # The exact search on prepared data (see prepare_data()).

@@ -30,7 +30,8 @@ for (n in c(10000, nrow(X))) {
   }
   res[[paste0("fashion_", n)]] <- c(dense = t_dense, sparse = t_sparse, kernels = t_kernels)
   cat(sprintf("| %d | %s | %s | %s | %s | %s |\n", n, fmt(t_dense), fmt(t_sparse),
-              fmt(t_sparse / t_dense), fmt(t_kernels), fmt(t_kernels / t_dense)))
+              fmt(t_sparse / t_dense), if (is.na(t_kernels)) "-" else fmt(t_kernels),
+              if (is.na(t_kernels)) "-" else fmt(t_kernels / t_dense)))
 }
 
 cat("\nBreak-even of the sparse kernels (5,000 x 784, uniform values, k = 16):\n\n")
