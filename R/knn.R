@@ -48,7 +48,7 @@
 #'   used; a message names any other columns dropped) or a sparse
 #'   `Matrix::dgCMatrix` (metrics "euclidean" and "cosine"), one row per
 #'   observation. No missing or infinite values. Sparse data with at least
-#'   2% non-zero entries (approximate search) or 5% (exact search) is
+#'   0.5% non-zero entries (approximate search) or 5% (exact search) is
 #'   searched on a dense copy, which is faster, when that copy takes at most
 #'   `getOption("lsnn.max_dense_bytes", 4e9)` bytes; set the option to 0 to
 #'   keep the sparse path. `verbose = TRUE` says which path runs.
@@ -111,14 +111,14 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
 # Sparse data dense enough that the dense kernels beat the sparse ones runs
 # on a dense copy, when that copy fits in getOption("lsnn.max_dense_bytes").
 # The break-even densities were measured on 5,000 x 784 random data
-# (bench/bench-sparse.R): the approximate search's sparse joins cost 1.2x the
-# dense ones at 1% non-zero and 4x at 3%; the exact search's sparse tiles are
-# faster up to about 5% and 1.5x slower at 10%.
+# (bench/bench-sparse.R): the approximate search on the sparse kernels took
+# 1.7x the dense time at 1% non-zero and 4x at 2%; the exact search's sparse
+# tiles were faster up to 5% (0.9x) and 1.6x slower at 10%.
 dense_if_faster <- function(X, metric, nn_kind, verbose) {
   # (other classes and metrics are prepare_data()'s to accept or refuse)
   if (!inherits(X, "dgCMatrix") || !metric %in% c("euclidean", "cosine")) return(X)
   density <- length(X@x) / (as.double(nrow(X)) * ncol(X))
-  threshold <- if (nn_kind == "approx") 0.02 else 0.05
+  threshold <- if (nn_kind == "approx") 0.005 else 0.05
   dense_bytes <- 8 * as.double(nrow(X)) * ncol(X)
   budget <- getOption("lsnn.max_dense_bytes", 4e9)
   if (density < threshold || dense_bytes > budget) {
