@@ -26,6 +26,8 @@
 #' @param n_threads Number of threads, capped at what the machine can run
 #'   (`RcppParallel::defaultNumThreads()`).
 #' @param ret_extra If `TRUE`, also return the precisions.
+#' @param verbose If `TRUE`, show the calibration's progress (a cli progress
+#'   bar on long runs) and a summary line.
 #' @return A symmetric sparse matrix `P` (a `Matrix::dgCMatrix`, n x n, zero
 #'   diagonal) summing to 1; with `ret_extra = TRUE`, a list with `P` and
 #'   `beta`, the precisions (per squared distance) of each point (0 or
@@ -40,10 +42,11 @@
 #' P30 <- perplexity_affinities(nn_method = g, perplexity = 10)
 #' @export
 perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n_threads = 1,
-                                  ret_extra = FALSE) {
+                                  ret_extra = FALSE, verbose = FALSE) {
   perplexity <- check_number(perplexity, "perplexity", min = 1, above = TRUE)
   n_threads <- check_n_threads(n_threads)
   ret_extra <- check_flag(ret_extra, "ret_extra")
+  verbose <- check_flag(verbose, "verbose")
   tol <- 1e-5
   max_steps <- 200L
   if (!is.null(X) && !is.null(nn_method)) {
@@ -60,7 +63,7 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
                "of each point in the graph (", k - 1L, ")")
     }
     res <- .perplexity_graph(g$idx, g$dist, perplexity, tol, max_steps, n_threads,
-                             simd_option())
+                             simd_option(), verbose)
     n <- nrow(g$idx)
   } else {
     if (is.null(X)) stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
@@ -79,7 +82,8 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
                "matrix holds at most 2^31 - 1 entries): give a neighbour graph from ",
                "extended_knn() as 'nn_method' instead")
     }
-    res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option())
+    res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option(),
+                            verbose)
   }
   if (res$n_failed > 0) {
     warning(sprintf(paste0("perplexity calibration did not reach the tolerance for ",
@@ -122,6 +126,8 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 #' @param ret_extra If `TRUE`, also return `sigma` and `rho`.
 #' @param n_threads Number of threads, capped at what the machine can run
 #'   (`RcppParallel::defaultNumThreads()`).
+#' @param verbose If `TRUE`, show the calculation's progress (a cli progress
+#'   bar on long runs) and a summary line.
 #' @return A symmetric sparse matrix `V` (`Matrix::dgCMatrix`, n x n), or with
 #'   `ret_extra = TRUE` a list with `V`, `sigma` and `rho`.
 #' @examples
@@ -133,8 +139,10 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 #' @export
 umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
                             local_connectivity = 1, bandwidth = 1,
-                            set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = 1) {
+                            set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = 1,
+                            verbose = FALSE) {
   n_threads <- check_n_threads(n_threads)
+  verbose <- check_flag(verbose, "verbose")
   if (!is.null(X) && !is.null(nn_method)) {
     stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
   }
@@ -146,7 +154,7 @@ umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
     }
     n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 2)
     nn_method <- extended_knn(X, n_neighbors = n_neighbors - 1L, n_extra = 0,
-                              n_threads = n_threads, nn_kind = "exact")
+                              n_threads = n_threads, nn_kind = "exact", verbose = verbose)
   } else if (!is_graph_like(nn_method)) {
     stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist'")
   }
@@ -156,7 +164,7 @@ umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
   set_op_mix_ratio <- check_number(set_op_mix_ratio, "set_op_mix_ratio", min = 0, max = 1)
   ret_extra <- check_flag(ret_extra, "ret_extra")
   res <- .umap_graph(g$idx, g$dist, local_connectivity, bandwidth, set_op_mix_ratio,
-                     n_threads)
+                     n_threads, verbose)
   V <- ne_dgc(nrow(g$idx), res$p, res$i, res$x)
   if (ret_extra) list(V = V, sigma = res$sigma, rho = res$rho) else V
 }

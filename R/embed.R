@@ -76,7 +76,9 @@
 #'   [cost_gradient()]; `gamma = NULL` gives LargeVis's default above.
 #' @param n_threads Number of threads, capped at what the machine can run
 #'   (`RcppParallel::defaultNumThreads()`).
-#' @param verbose If `TRUE`, report progress.
+#' @param verbose If `TRUE`, report progress: the steps, a cli progress bar
+#'   for each long phase (search, calibration, optimization) and its summary
+#'   line.
 #' @param ret_extra `TRUE` to return a list with the embedding and details
 #'   (below); or, as in uwot, a character vector of the extras wanted besides
 #'   the embedding: `"nn"` (the neighbour graph used, `NULL` for t-SNE and
@@ -147,13 +149,15 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
       k <- min(n - 1L, as.integer(ceiling(3 * perplexity)))
       ne_msg(verbose, "neighbor_embedding: exact ", k, "-nearest neighbours")
       graph <- extended_knn(data, n_neighbors = k, n_extra = 0, n_threads = n_threads,
-                            nn_kind = "exact")
+                            nn_kind = "exact", verbose = verbose)
     }
     ne_msg(verbose, "neighbor_embedding: perplexity calibration (perplexity ", perplexity, ")")
     P <- if (is.null(graph)) {
-      perplexity_affinities(data, perplexity = perplexity, n_threads = n_threads)
+      perplexity_affinities(data, perplexity = perplexity, n_threads = n_threads,
+                            verbose = verbose)
     } else {
-      perplexity_affinities(nn_method = graph, perplexity = perplexity, n_threads = n_threads)
+      perplexity_affinities(nn_method = graph, perplexity = perplexity, n_threads = n_threads,
+                            verbose = verbose)
     }
   } else {
     if (is.null(graph)) {
@@ -163,10 +167,10 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
       }
       ne_msg(verbose, "neighbor_embedding: exact ", k - 1L, "-nearest neighbours")
       graph <- extended_knn(data, n_neighbors = k - 1L, n_extra = 0, n_threads = n_threads,
-                            nn_kind = "exact")
+                            nn_kind = "exact", verbose = verbose)
     }
     ne_msg(verbose, "neighbor_embedding: UMAP affinities")
-    P <- umap_affinities(nn_method = graph, n_threads = n_threads)
+    P <- umap_affinities(nn_method = graph, n_threads = n_threads, verbose = verbose)
   }
   t_aff <- proc.time()[["elapsed"]]
 

@@ -58,7 +58,8 @@
 #' @param n_threads Number of threads (0 and 1 both run on the calling thread);
 #'   capped at what the machine can run (`RcppParallel::defaultNumThreads()`).
 #' @param nn_kind `"exact"` or `"approx"`.
-#' @param verbose If `TRUE`, report progress with [message()].
+#' @param verbose If `TRUE`, show the search's progress (a cli progress bar
+#'   for each phase of a long search) and one summary line per phase.
 #' @param metric `"euclidean"` (default), `"cosine"` (1 minus the cosine
 #'   similarity; a zero row is at distance 1 from non-zero rows and 0 from
 #'   other zero rows), `"correlation"` (1 minus Pearson's correlation of the
@@ -147,8 +148,7 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
 
 # The approximate search on prepared data. The seed is drawn here, on the
 # main thread, from R's generator: two 31-bit integers.
-approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control(),
-                       keep_stats = FALSE) {
+approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control()) {
   # Every tree lists every row: beyond 2^31 entries (8 GB of row numbers
   # and more for the nodes) the forest cannot be held.
   if (!is.null(control$n_trees) && as.double(control$n_trees) * data$n > big_int) {
@@ -164,7 +164,6 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
     .approx_knn_sparse(data$rows@p, data$rows@i, data$rows@x, data$n, data$d, k, metric,
                        ctl, seed, n_threads, verbose, simd_option())
   }
-  if (!keep_stats) attr(graph, "lsnn_stats") <- NULL
   graph
 }
 

@@ -22,5 +22,6 @@
 #' @keywords internal
 #' @useDynLib lsnn, .registration = TRUE
 #' @importFrom Rcpp sourceCpp
+#' @importFrom cli cli_progress_bar
 #' @importFrom RcppParallel RcppParallelLibs
 "_PACKAGE"

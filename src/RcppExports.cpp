@@ -12,8 +12,8 @@ Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
 // perplexity_data
-Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol, int max_steps, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_perplexity_data(SEXP XSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol, int max_steps, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_perplexity_data(SEXP XSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -23,13 +23,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(perplexity_data(X, perplexity, tol, max_steps, n_threads, simd));
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(perplexity_data(X, perplexity, tol, max_steps, n_threads, simd, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
 // perplexity_graph
-Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, double tol, int max_steps, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, double tol, int max_steps, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -40,13 +41,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, tol, max_steps, n_threads, simd));
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, tol, max_steps, n_threads, simd, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
 // umap_graph
-Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double local_connectivity, double bandwidth, double mix, int n_threads);
-RcppExport SEXP _lsnn_umap_graph(SEXP idxSEXP, SEXP distSEXP, SEXP local_connectivitySEXP, SEXP bandwidthSEXP, SEXP mixSEXP, SEXP n_threadsSEXP) {
+Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double local_connectivity, double bandwidth, double mix, int n_threads, bool verbose);
+RcppExport SEXP _lsnn_umap_graph(SEXP idxSEXP, SEXP distSEXP, SEXP local_connectivitySEXP, SEXP bandwidthSEXP, SEXP mixSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -56,7 +58,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type bandwidth(bandwidthSEXP);
     Rcpp::traits::input_parameter< double >::type mix(mixSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(umap_graph(idx, dist, local_connectivity, bandwidth, mix, n_threads));
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(umap_graph(idx, dist, local_connectivity, bandwidth, mix, n_threads, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -109,6 +112,51 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     rcpp_result_gen = Rcpp::wrap(approx_knn_sparse(row_ptr, col, val, n, d, k, metric, control, seed, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// check_tile_rounds
+Rcpp::List check_tile_rounds(int n_blocks);
+RcppExport SEXP _lsnn_check_tile_rounds(SEXP n_blocksSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n_blocks(n_blocksSEXP);
+    rcpp_result_gen = Rcpp::wrap(check_tile_rounds(n_blocks));
+    return rcpp_result_gen;
+END_RCPP
+}
+// check_heaps
+Rcpp::DataFrame check_heaps(Rcpp::IntegerVector row, Rcpp::NumericVector value, Rcpp::IntegerVector index, Rcpp::IntegerVector flag, int n, int capacity, std::string mode, std::string simd);
+RcppExport SEXP _lsnn_check_heaps(SEXP rowSEXP, SEXP valueSEXP, SEXP indexSEXP, SEXP flagSEXP, SEXP nSEXP, SEXP capacitySEXP, SEXP modeSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type row(rowSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type index(indexSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type flag(flagSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type capacity(capacitySEXP);
+    Rcpp::traits::input_parameter< std::string >::type mode(modeSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(check_heaps(row, value, index, flag, n, capacity, mode, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// check_nnd_steps
+Rcpp::List check_nnd_steps(Rcpp::NumericMatrix x, int k, int n_trees, int leaf_size, int max_candidates, std::string simd);
+RcppExport SEXP _lsnn_check_nnd_steps(SEXP xSEXP, SEXP kSEXP, SEXP n_treesSEXP, SEXP leaf_sizeSEXP, SEXP max_candidatesSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< int >::type n_trees(n_treesSEXP);
+    Rcpp::traits::input_parameter< int >::type leaf_size(leaf_sizeSEXP);
+    Rcpp::traits::input_parameter< int >::type max_candidates(max_candidatesSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(check_nnd_steps(x, k, n_trees, leaf_size, max_candidates, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -319,12 +367,15 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 6},
-    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 7},
-    {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 6},
+    {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 7},
+    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 8},
+    {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 7},
     {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},
     {"_lsnn_approx_knn_dense", (DL_FUNC) &_lsnn_approx_knn_dense, 8},
     {"_lsnn_approx_knn_sparse", (DL_FUNC) &_lsnn_approx_knn_sparse, 12},
+    {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
+    {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
+    {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
     {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 12},
     {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 23},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},

@@ -42,24 +42,17 @@ void advise_huge_pages(void* data, std::size_t bytes) {
 #endif
 }
 
-// 1-based R indices to 0-based, checked by the caller.
-std::vector<int> zero_based(const Rcpp::IntegerMatrix& idx) {
-  std::vector<int> out(idx.begin(), idx.end());
-  for (int& v : out) --v;
-  return out;
-}
-
 }  // namespace
 
 // [[Rcpp::export(.perplexity_data)]]
 Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol,
-                           int max_steps, int n_threads, std::string simd) {
+                           int max_steps, int n_threads, std::string simd, bool verbose) {
   const std::size_t n = X.nrow(), D = X.ncol();
   lsnn::CalibrationSettings s;
   s.perplexity = perplexity;
   s.tol = tol;
   s.max_steps = max_steps;
-  lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::RExecutor ex(n_threads, verbose);
   Rcpp::NumericVector beta(n);
   // `seconds`: the time spent in the core, without R's allocation of the
   // result (for the benchmark's comparison with programs that keep P inside)
@@ -97,21 +90,20 @@ Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol,
 // [[Rcpp::export(.perplexity_graph)]]
 Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
                             double perplexity, double tol, int max_steps, int n_threads,
-                            std::string simd) {
-  const std::size_t n = idx.nrow(), k = idx.ncol();
+                            std::string simd, bool verbose) {
+  const std::size_t n = idx.nrow();
   lsnn::CalibrationSettings s;
   s.perplexity = perplexity;
   s.tol = tol;
   s.max_steps = max_steps;
-  lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::RExecutor ex(n_threads, verbose);
   lsnn_r::check_graph_shape(idx, dist, idx.ncol());
-  const std::vector<int> idx0 = zero_based(idx);
+  const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
   Rcpp::NumericVector beta(n);
   return lsnn_r::run_core([&]() {
     std::size_t n_failed = 0;
     const lsnn::CsrMatrix P =
-        lsnn::perplexity_graph(lsnn_r::cost_kernels(simd), idx0.data(), dist.begin(), n, k,
-                               s, beta.begin(), n_failed, ex);
+        lsnn::perplexity_graph(lsnn_r::cost_kernels(simd), g, s, beta.begin(), n_failed, ex);
     Rcpp::List out = csr_list(P);
     out["beta"] = beta;
     out["n_failed"] = static_cast<double>(n_failed);
@@ -122,19 +114,19 @@ Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
 // [[Rcpp::export(.umap_graph)]]
 Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
                       double local_connectivity, double bandwidth, double mix,
-                      int n_threads) {
-  const std::size_t n = idx.nrow(), k = idx.ncol();
+                      int n_threads, bool verbose) {
+  const std::size_t n = idx.nrow();
   lsnn::UmapSettings s;
   s.local_connectivity = local_connectivity;
   s.bandwidth = bandwidth;
   s.set_op_mix_ratio = mix;
-  lsnn_r::RExecutor ex(n_threads, false);
+  lsnn_r::RExecutor ex(n_threads, verbose);
   lsnn_r::check_graph_shape(idx, dist, idx.ncol());
-  const std::vector<int> idx0 = zero_based(idx);
+  const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
   Rcpp::NumericVector sigma(n), rho(n);
   return lsnn_r::run_core([&]() {
     const lsnn::CsrMatrix V =
-        lsnn::umap_graph(idx0.data(), dist.begin(), n, k, s, sigma.begin(), rho.begin(), ex);
+        lsnn::umap_graph(g, s, sigma.begin(), rho.begin(), ex);
     Rcpp::List out = csr_list(V);
     out["sigma"] = sigma;
     out["rho"] = rho;

@@ -30,23 +30,10 @@ Rcpp::List run_approx(const lsnn::RowData& data, int k, Rcpp::List control,
   params.seed = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(seed[0])) << 32) |
                 static_cast<std::uint32_t>(seed[1]);
   lsnn_r::RExecutor executor(n_threads, verbose);
-  lsnn::ApproxKnnStats stats;
   lsnn::KnnGraph graph = lsnn_r::run_core([&] {
-    return lsnn::approx_knn(data, static_cast<std::size_t>(k), params, executor, &stats);
+    return lsnn::approx_knn(data, static_cast<std::size_t>(k), params, executor);
   });
-  Rcpp::List out = lsnn_r::graph_to_r(graph);
-  Rcpp::NumericVector updates(stats.updates.begin(), stats.updates.end());
-  out.attr("lsnn_stats") = Rcpp::List::create(
-      Rcpp::Named("exact") = stats.exact,
-      Rcpp::Named("n_trees") = static_cast<double>(stats.used.n_trees),
-      Rcpp::Named("leaf_size") = static_cast<double>(stats.used.leaf_size),
-      Rcpp::Named("max_candidates") = static_cast<double>(stats.used.max_candidates),
-      Rcpp::Named("n_iters") = static_cast<double>(stats.used.n_iters),
-      Rcpp::Named("iterations") = static_cast<double>(stats.iterations),
-      Rcpp::Named("updates") = updates,
-      Rcpp::Named("recall") = Rcpp::NumericVector(stats.recall.begin(), stats.recall.end()),
-      Rcpp::Named("exhaustive_rows") = static_cast<double>(stats.rows_searched_exhaustively));
-  return out;
+  return lsnn_r::graph_to_r(graph);
 }
 
 }  // namespace

@@ -35,14 +35,10 @@ lsnn::CostSettings cost_settings(const std::string& method, double gamma, double
   return s;
 }
 
-lsnn::SparseView sparse_view(std::size_t n, const Rcpp::IntegerVector& ptr,
+// The slots of a symmetric dgCMatrix, read in place.
+lsnn::SparseRows sparse_view(std::size_t n, const Rcpp::IntegerVector& ptr,
                              const Rcpp::IntegerVector& col, const Rcpp::NumericVector& val) {
-  lsnn::SparseView P;
-  P.n = n;
-  P.ptr = ptr.begin();
-  P.col = col.begin();
-  P.val = val.begin();
-  return P;
+  return lsnn::SparseRows{ptr.begin(), col.begin(), val.begin(), n, n};
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <lsnn/graph_sort.h>
 #include <lsnn/local_scaling.h>
+#include <lsnn/neighbour_overlap.h>
 
 #include "graph_convert.h"
 #include "r_executor.h"

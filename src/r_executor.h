@@ -1,6 +1,7 @@
 // The R side of lsnn's execution policy (see inst/include/lsnn/parallel.h):
-// RcppParallel for the threads, R's event loop for Ctrl-C, message() for
-// progress. Only parallel_for's body runs off the main thread.
+// RcppParallel for the threads, R's event loop for Ctrl-C, cli's progress
+// bars and message() for progress. Only parallel_for's body runs off the
+// main thread; everything else here runs on it, between batches.
 #ifndef LSNN_R_EXECUTOR_H
 #define LSNN_R_EXECUTOR_H
 
@@ -11,10 +12,12 @@
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <RcppParallel.h>
 #pragma GCC diagnostic pop
+#include <cli/progress.h>
 
 #include <lsnn/parallel.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -43,9 +46,16 @@ inline int max_useful_threads() {
 
 class RExecutor {
  public:
-  // n_threads is capped here, for every entry point at once.
+  // `verbose`: show each phase of long work as a cli progress bar (after
+  // cli's usual delay, option cli.progress_show_after) and its summary as a
+  // message; otherwise nothing is printed. n_threads is capped here, for
+  // every entry point at once.
   RExecutor(int n_threads, bool verbose)
-      : n_threads_(std::max(1, std::min(n_threads, max_useful_threads()))), verbose_(verbose) {}
+      : n_threads_(std::max(1, std::min(n_threads, max_useful_threads()))), verbose_(verbose),
+        last_poll_(std::chrono::steady_clock::now()) {}
+  RExecutor(const RExecutor&) = delete;
+  RExecutor& operator=(const RExecutor&) = delete;
+  ~RExecutor() { close_bar(); }
 
   std::size_t n_threads() const { return static_cast<std::size_t>(n_threads_); }
 
@@ -61,15 +71,49 @@ class RExecutor {
     RcppParallel::parallelFor(begin, end, worker, grain, n_threads_);
   }
 
-  bool interrupted() { return user_interrupted(); }
-
-  void report(const std::string& text) {
-    if (!verbose_) return;
-    Rcpp::Function message("message");
-    message(text);
+  void begin_phase(const char* name, std::size_t total) {
+    close_bar();
+    if (!verbose_ || total == 0) return;
+    Rcpp::List config = Rcpp::List::create(Rcpp::Named("name") = std::string(name));
+    const double units = static_cast<double>(total);
+    // cli's C functions evaluate R code; an R error or interrupt there
+    // becomes a C++ exception (Rcpp::LongjumpException), resumed in R by
+    // the Rcpp wrapper once the core's frames have unwound.
+    // With option cli.progress_show_after = 0 the bar is drawn at once
+    // (otherwise at cli's first tick after the delay).
+    SEXP after = Rf_GetOption1(Rf_install("cli.progress_show_after"));
+    const bool at_once = Rf_isNumeric(after) && Rf_length(after) == 1 && Rf_asReal(after) == 0.0;
+    bar_ = Rcpp::unwindProtect([&]() -> SEXP {
+      SEXP bar = PROTECT(cli_progress_bar(units, config));
+      if (at_once) cli_progress_update(bar, 0.0, 0.0, 1);
+      UNPROTECT(1);
+      return bar;
+    });
   }
 
-  bool verbose() const { return verbose_; }
+  // Updates the bar when cli's timer says an update is due, and looks for
+  // an interrupt at most every 20 ms (each look runs R's event loop).
+  bool progress(std::size_t done) {
+    if (bar_ != R_NilValue && done != lsnn::progress_unchanged && CLI_SHOULD_TICK) {
+      const double units = static_cast<double>(done);
+      SEXP bar = bar_;
+      Rcpp::unwindProtect([&]() -> SEXP {
+        cli_progress_set(bar, units);
+        return R_NilValue;
+      });
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_poll_ < std::chrono::milliseconds(20)) return false;
+    last_poll_ = now;
+    return user_interrupted();
+  }
+
+  void end_phase(const std::string& summary) {
+    close_bar();
+    if (!verbose_ || summary.empty()) return;
+    Rcpp::Function message("message");
+    message(summary);
+  }
 
  private:
   template <typename Body>
@@ -79,8 +123,25 @@ class RExecutor {
     Body& body_;
   };
 
+  // Also called while an exception unwinds (a phase cut short), so it must
+  // not throw: a failure to remove the bar is ignored.
+  void close_bar() noexcept {
+    if (bar_ == R_NilValue) return;
+    SEXP bar = bar_;
+    bar_ = R_NilValue;
+    try {
+      Rcpp::unwindProtect([&]() -> SEXP {
+        cli_progress_done(bar);
+        return R_NilValue;
+      });
+    } catch (...) {
+    }
+  }
+
   int n_threads_;
   bool verbose_;
+  Rcpp::RObject bar_;  // the phase's cli bar (kept from the garbage collector), or NULL
+  std::chrono::steady_clock::time_point last_poll_;
 };
 
 // Runs a call into the core, turning lsnn's interrupt into an R interrupt and

@@ -199,18 +199,3 @@ test_that("approx_control() checks its settings and nn_args takes a list", {
   g <- extended_knn(X, 10, 0, nn_args = approx_control(n_iters = 0, n_trees = 1, leaf_size = 20))
   expect_valid_graph(g, 300, 11)
 })
-
-test_that("verbose reports each iteration", {
-  set.seed(2)
-  X <- clustered_gaussians(2000, 4)
-  msgs <- character()
-  withCallingHandlers(extended_knn(X, 15, 0, verbose = TRUE,
-                                   nn_args = approx_control(n_trees = 1, target_recall = 1)),
-                      message = function(m) {
-                        msgs <<- c(msgs, conditionMessage(m))
-                        invokeRestart("muffleMessage")
-                      })
-  expect_true(any(grepl("trees searched", msgs)))
-  expect_true(any(grepl("iteration 1", msgs)))
-  expect_true(any(grepl("done", msgs)))
-})

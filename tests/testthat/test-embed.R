@@ -85,7 +85,7 @@ test_that("neighbor_embedding reports progress when verbose", {
   X <- matrix(rnorm(40 * 3), 40, 3)
   expect_message(neighbor_embedding(X, perplexity = 5, max_iter = 20, epoch = 10,
                                     stop_lying_iter = 10, verbose = TRUE),
-                 "iteration 10")
+                 "optimization: 20 iterations")
 })
 
 test_that("neighbor_embedding rejects bad input", {

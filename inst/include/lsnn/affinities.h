@@ -21,9 +21,10 @@
 //    symmetrised by the fuzzy union V + V^T - V o V^T, mixed with the
 //    intersection V o V^T by set_op_mix_ratio.
 //
-// Graph rows (0-based idx, n x k column-major as in R, with distances): the
-// neighbours of i are its entries other than i itself; a row that does not
-// list i drops its first column instead.
+// Graph rows (a GraphView, graph.h: n x k column-major as in R, with
+// distances, read in place whatever its index base): the neighbours of i
+// are its entries other than i itself; a row that does not list i drops its
+// first column instead.
 #ifndef LSNN_AFFINITIES_H
 #define LSNN_AFFINITIES_H
 
@@ -33,29 +34,18 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <sstream>
+#include <string>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "cost_kernels.h"
+#include "graph.h"
 #include "parallel.h"
+#include "sparse.h"
 
 namespace lsnn {
-
-// CSR with int offsets, the limit of R's dgCMatrix.
-struct CsrMatrix {
-  std::size_t n = 0;
-  std::vector<int> ptr;
-  std::vector<int> col;
-  std::vector<double> val;
-};
-
-inline int checked_nnz(std::size_t nnz) {
-  if (nnz > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-    throw std::length_error("more than 2^31 - 1 non-zero affinities");
-  }
-  return static_cast<int>(nnz);
-}
 
 // A power of two that brings `biggest` (a largest distance or |value|)
 // near 1 when it lies beyond 2^250 or below 2^-250, where its square would
@@ -168,13 +158,22 @@ inline bool calibrate_perplexity_row(const CostKernels& k, const double* d,
   return converged;
 }
 
+// The summary line of a perplexity calibration.
+inline std::string calibration_summary(std::size_t n, double perplexity, std::size_t n_failed) {
+  std::ostringstream msg;
+  msg << "perplexity calibration: " << n << " points, perplexity " << perplexity << "; "
+      << n_failed << " missed the tolerance";
+  return msg.str();
+}
+
 // Neighbour positions (columns) of row i in an n x k graph.
-inline void graph_row_neighbours(const int* idx, std::size_t n, std::size_t k,
-                                 std::size_t i, std::vector<std::size_t>& cols) {
+inline void graph_row_neighbours(const GraphView& g, std::size_t i, std::vector<std::size_t>& cols) {
+  const int* idx = g.idx;
+  const std::size_t n = g.n, k = g.k;
   cols.clear();
   bool self = false;
   for (std::size_t c = 0; c < k; ++c) {
-    if (static_cast<std::size_t>(idx[c * n + i]) == i) {
+    if (static_cast<std::size_t>(idx[c * n + i] - g.base) == i) {
       self = true;
     } else {
       cols.push_back(c);
@@ -186,18 +185,18 @@ inline void graph_row_neighbours(const int* idx, std::size_t n, std::size_t k,
 // The neighbour entries of a graph (see graph_row_neighbours()) laid out
 // as a CSR matrix: ptr and col (0-based neighbour numbers) filled, val sized.
 // column[e] is the graph column entry e came from, to read its distance.
-inline CsrMatrix graph_pattern(const int* idx, std::size_t n, std::size_t kcols,
-                               std::vector<std::size_t>& column) {
+inline CsrMatrix graph_pattern(const GraphView& g, std::vector<std::size_t>& column) {
+  const std::size_t n = g.n;
   CsrMatrix M;
   M.n = n;
   M.ptr.assign(n + 1, 0);
   column.clear();
   std::vector<std::size_t> cols;
   for (std::size_t i = 0; i < n; ++i) {
-    graph_row_neighbours(idx, n, kcols, i, cols);
+    graph_row_neighbours(g, i, cols);
     for (std::size_t c : cols) {
       column.push_back(c);
-      M.col.push_back(idx[c * n + i]);
+      M.col.push_back(g.idx[c * n + i] - g.base);
     }
     M.ptr[i + 1] = checked_nnz(column.size());
   }
@@ -205,133 +204,16 @@ inline CsrMatrix graph_pattern(const int* idx, std::size_t n, std::size_t kcols,
   return M;
 }
 
-// Sorts each row by column; duplicate columns are combined by sum or max.
-inline void sort_rows(CsrMatrix& M, bool dup_max) {
-  std::vector<int> newptr(M.n + 1, 0);
-  std::vector<std::pair<int, double>> buf;
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < M.n; ++i) {
-    buf.clear();
-    for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) buf.emplace_back(M.col[e], M.val[e]);
-    std::sort(buf.begin(), buf.end(),
-              [](const std::pair<int, double>& x, const std::pair<int, double>& y) {
-                return x.first < y.first;
-              });
-    for (std::size_t t = 0; t < buf.size(); ++t) {
-      if (t > 0 && buf[t].first == buf[t - 1].first) {
-        double& v = M.val[out - 1];
-        v = dup_max ? std::max(v, buf[t].second) : v + buf[t].second;
-      } else {
-        M.col[out] = buf[t].first;
-        M.val[out] = buf[t].second;
-        ++out;
-      }
-    }
-    newptr[i + 1] = static_cast<int>(out);
-  }
-  M.ptr.swap(newptr);
-  M.col.resize(out);
-  M.val.resize(out);
-}
-
-inline CsrMatrix transpose(const CsrMatrix& M) {
-  CsrMatrix T;
-  T.n = M.n;
-  T.ptr.assign(M.n + 1, 0);
-  for (int c : M.col) ++T.ptr[static_cast<std::size_t>(c) + 1];
-  for (std::size_t i = 0; i < M.n; ++i) T.ptr[i + 1] += T.ptr[i];
-  T.col.resize(M.col.size());
-  T.val.resize(M.val.size());
-  std::vector<int> next(T.ptr.begin(), T.ptr.end() - 1);
-  for (std::size_t i = 0; i < M.n; ++i) {
-    for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) {
-      const int pos = next[static_cast<std::size_t>(M.col[e])]++;
-      T.col[pos] = static_cast<int>(i);
-      T.val[pos] = M.val[e];
-    }
-  }
-  return T;  // rows come out sorted, as the rows of M are visited in order
-}
-
-// S_ij = combine(M_ij, M_ji) over the union of both patterns (a missing entry
-// is 0), dropping exact zeros and the diagonal. M's rows must be sorted.
-template <typename Executor, typename Combine>
-CsrMatrix symmetrise(const CsrMatrix& M, Combine combine, Executor& executor) {
-  const CsrMatrix T = transpose(M);
-  const std::size_t n = M.n;
-  std::vector<std::size_t> counts(n, 0);
-  auto merge_row = [&](std::size_t i, int* col, double* val) {
-    int a = M.ptr[i], ae = M.ptr[i + 1], b = T.ptr[i], be = T.ptr[i + 1];
-    std::size_t cnt = 0;
-    while (a < ae || b < be) {
-      int c;
-      double x = 0.0, y = 0.0;
-      if (b >= be || (a < ae && M.col[a] < T.col[b])) {
-        c = M.col[a];
-        x = M.val[a++];
-      } else if (a >= ae || T.col[b] < M.col[a]) {
-        c = T.col[b];
-        y = T.val[b++];
-      } else {
-        c = M.col[a];
-        x = M.val[a++];
-        y = T.val[b++];
-      }
-      if (static_cast<std::size_t>(c) == i) continue;
-      const double v = combine(x, y);
-      if (v == 0.0) continue;
-      if (col != nullptr) {
-        col[cnt] = c;
-        val[cnt] = v;
-      }
-      ++cnt;
-    }
-    return cnt;
-  };
-  executor.parallel_for(
-      0, n,
-      [&](std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i) counts[i] = merge_row(i, nullptr, nullptr);
-      },
-      256);
-  CsrMatrix S;
-  S.n = n;
-  S.ptr.assign(n + 1, 0);
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    total += counts[i];
-    S.ptr[i + 1] = checked_nnz(total);
-  }
-  S.col.resize(total);
-  S.val.resize(total);
-  executor.parallel_for(
-      0, n,
-      [&](std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i) {
-          merge_row(i, S.col.data() + S.ptr[i], S.val.data() + S.ptr[i]);
-        }
-      },
-      256);
-  return S;
-}
-
-inline void scale_to_sum_one(CsrMatrix& M) {
-  double total = 0.0;
-  for (double v : M.val) total += v;
-  if (total > 0.0) {
-    for (double& v : M.val) v /= total;
-  }
-}
-
 // Perplexity-calibrated P over a kNN graph (idx 0-based, n x k
 // column-major, dist alongside). beta (length n) receives the precisions.
 template <typename Executor>
-CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* dist,
-                           std::size_t n, std::size_t kcols,
+CsrMatrix perplexity_graph(const CostKernels& k, const GraphView& g,
                            const CalibrationSettings& s, double* beta,
                            std::size_t& n_failed, Executor& executor) {
+  const double* dist = g.dist;
+  const std::size_t n = g.n, kcols = g.k;
   std::vector<std::size_t> column;
-  CsrMatrix C = graph_pattern(idx, n, kcols, column);
+  CsrMatrix C = graph_pattern(g, column);
   std::vector<unsigned char> failed(n, 0);
   double biggest = 0.0;
   for (std::size_t t = 0; t < n * kcols; ++t) biggest = std::max(biggest, dist[t]);
@@ -340,6 +222,7 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
   // from the previous row's precision, so the chunks must not depend on how
   // the threads split the work
   const std::size_t chunk = 64, nchunks = (n + chunk - 1) / chunk;
+  Phase<Executor> phase(executor, "perplexity calibration", n);
   batched_for(
       executor, nchunks, 64,
       [&](std::size_t cb, std::size_t ce) {
@@ -364,10 +247,11 @@ CsrMatrix perplexity_graph(const CostKernels& k, const int* idx, const double* d
           if (!calibrate_perplexity_row(k, d.data(), m, s, beta[i], p)) failed[i] = 1;
         }
       },
-      [](std::size_t) {}, 1);
+      [&](std::size_t done) { phase.set(std::min(n, done * chunk)); }, 1);
   n_failed = 0;
   for (unsigned char f : failed) n_failed += f;
   for (std::size_t i = 0; i < n; ++i) beta[i] = unscale_beta(beta[i], unit);
+  phase.finish(calibration_summary(n, s.perplexity, n_failed));
   sort_rows(C, false);
   CsrMatrix P = symmetrise(C, [](double x, double y) { return x + y; }, executor);
   scale_to_sum_one(P);
@@ -413,6 +297,7 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
   std::vector<unsigned char> failed(n, 0);
   const std::size_t rows_per_task = 64;
   const std::size_t ntasks = (n + rows_per_task - 1) / rows_per_task;
+  Phase<Executor> phase(executor, "perplexity calibration", n);
   batched_for(
       executor, ntasks, std::max<std::size_t>(2, 4000000 / (n * rows_per_task + 1)),
       [&](std::size_t b, std::size_t e) {
@@ -435,10 +320,11 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
           }
         }
       },
-      [](std::size_t) {}, 1);
+      [&](std::size_t done) { phase.set(std::min(n, done * rows_per_task)); }, 1);
   n_failed = 0;
   for (unsigned char f : failed) n_failed += f;
   for (std::size_t i = 0; i < n; ++i) beta[i] = unscale_beta(beta[i], unit);
+  phase.finish(calibration_summary(n, s.perplexity, n_failed));
 
   // P = (C + C^T) / (2n) in place, by pairs of 64-row blocks I <= J; entry
   // (i, j) of row i sits at i m + j - (j > i).
@@ -523,9 +409,10 @@ struct UmapSettings {
 // UMAP memberships over a kNN graph; sigma and rho (length n) receive the
 // per-point scales.
 template <typename Executor>
-CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
-                     std::size_t kcols, const UmapSettings& s, double* sigma,
-                     double* rho, Executor& executor) {
+CsrMatrix umap_graph(const GraphView& g, const UmapSettings& s, double* sigma, double* rho,
+                     Executor& executor) {
+  const double* dist = g.dist;
+  const std::size_t n = g.n, kcols = g.k;
   // (means of distances near the double limit are taken of scaled values)
   auto mean_of = [](const double* x, std::size_t count, std::size_t stride) {
     double sum = 0.0;
@@ -539,7 +426,8 @@ CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
   const double target = std::log2(static_cast<double>(kcols)) * s.bandwidth;
 
   std::vector<std::size_t> column;
-  CsrMatrix V = graph_pattern(idx, n, kcols, column);
+  CsrMatrix V = graph_pattern(g, column);
+  Phase<Executor> phase(executor, "UMAP memberships", n);
   batched_for(
       executor, n, 8192,
       [&](std::size_t b, std::size_t e) {
@@ -605,7 +493,9 @@ CsrMatrix umap_graph(const int* idx, const double* dist, std::size_t n,
           }
         }
       },
-      [](std::size_t) {}, 64);
+      [&](std::size_t done) { phase.set(done); }, 64);
+  phase.finish("UMAP memberships: " + std::to_string(n) + " points, " + std::to_string(kcols) +
+               " neighbours each");
   sort_rows(V, true);
   const double mix = s.set_op_mix_ratio;
   return symmetrise(

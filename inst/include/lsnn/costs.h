@@ -27,9 +27,9 @@
 // O(nnz(P) + n d): the n x n matrices are never formed.
 //
 // Determinism: the tiles are scheduled in rounds (a round-robin tournament
-// of the row blocks, so the tiles of one round touch disjoint points) and the
-// block size depends on n only, so every sum is taken in the same order
-// whatever the number of threads.
+// of the row blocks, tile_schedule.h: the tiles of one round touch disjoint
+// points) and the block size depends on n only, so every sum is taken in
+// the same order whatever the number of threads.
 #ifndef LSNN_COSTS_H
 #define LSNN_COSTS_H
 
@@ -42,6 +42,8 @@
 
 #include "cost_kernels.h"
 #include "parallel.h"
+#include "sparse.h"
+#include "tile_schedule.h"
 
 namespace lsnn {
 
@@ -54,19 +56,10 @@ struct CostSettings {
   double eps = 0.0;
 };
 
-// Sparse symmetric P in CSR form (which is also its CSC form), as R's
-// dgCMatrix slots p, i and x.
-struct SparseView {
-  std::size_t n = 0;
-  const int* ptr = nullptr;
-  const int* col = nullptr;
-  const double* val = nullptr;
-};
-
 class CostEvaluator {
  public:
   CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
-                const SparseView& P, std::size_t d)
+                const SparseRows& P, std::size_t d)
       : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
     if (d_ == 0) throw std::invalid_argument("the embedding needs at least one dimension");
     stride_ = (n_ + 3) & ~static_cast<std::size_t>(3);
@@ -123,7 +116,6 @@ class CostEvaluator {
 
     const PairSums sums = {F_.data(), Z_.data(), C_.data()};
     const CostKernels& k = kernels_;
-    double pairs_since_poll = 0.0;
     for (const auto& round : rounds_) {
       executor.parallel_for(
           0, round.size(),
@@ -135,11 +127,7 @@ class CostEvaluator {
             }
           },
           1);
-      pairs_since_poll += static_cast<double>(round.size()) * block_ * block_;
-      if (pairs_since_poll > 6.0e7) {
-        pairs_since_poll = 0.0;
-        if (executor.interrupted()) throw interrupted_error();
-      }
+      checkpoint(executor);
     }
 
     const SparseSums ssums = {A_.data(), Cs_.data(), S_.data()};
@@ -217,46 +205,23 @@ class CostEvaluator {
     }
   }
 
-  // Blocks of `block_` points; round 0 holds the diagonal tiles, then the
-  // circle method pairs up the blocks so each round's tiles are disjoint.
+  // Blocks of `block_` points, paired in the rounds of tile_schedule.h.
   void make_schedule() {
     const std::size_t nb = (n_ + block_ - 1) / block_;
-    auto bounds = [&](std::size_t blk, std::size_t& r0, std::size_t& r1,
-                      std::size_t& c1) {
-      r0 = blk * block_;
-      r1 = std::min(n_, r0 + block_);
-      c1 = std::min(stride_, r0 + block_);
-    };
-    std::vector<Tile> diag;
-    for (std::size_t blk = 0; blk < nb; ++blk) {
-      std::size_t r0, r1, c1;
-      bounds(blk, r0, r1, c1);
-      diag.push_back({r0, r1, r0, c1, true});
-    }
-    if (!diag.empty()) rounds_.push_back(diag);
-    if (nb < 2) return;
-    const std::size_t m = nb + (nb % 2);  // a dummy block when nb is odd
-    for (std::size_t r = 0; r + 1 < m; ++r) {
+    for (const TileRound& pairs : round_robin_rounds(nb)) {
       std::vector<Tile> round;
-      auto add = [&](std::size_t x, std::size_t y) {
-        if (x >= nb || y >= nb) return;
-        if (x > y) std::swap(x, y);
-        std::size_t r0, r1, c1, s0, s1, e1;
-        bounds(x, r0, r1, c1);
-        bounds(y, s0, s1, e1);
-        round.push_back({r0, r1, s0, e1, false});
-      };
-      add(m - 1, r);
-      for (std::size_t q = 1; q < m / 2; ++q) {
-        add((r + q) % (m - 1), (r + m - 1 - q) % (m - 1));
+      for (const auto& pair : pairs) {
+        const std::size_t r0 = pair.first * block_, s0 = pair.second * block_;
+        round.push_back({r0, std::min(n_, r0 + block_), s0, std::min(stride_, s0 + block_),
+                         pair.first == pair.second});
       }
-      if (!round.empty()) rounds_.push_back(round);
+      rounds_.push_back(round);
     }
   }
 
   const CostKernels& kernels_;
   CostSettings settings_;
-  SparseView P_;
+  SparseRows P_;  // symmetric: its rows are its columns
   std::size_t n_, d_, stride_, block_;
   std::vector<double> Y_, F_, Z_, C_, A_, Cs_, S_;
   std::vector<int> ptr_, col_;

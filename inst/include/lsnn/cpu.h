@@ -9,8 +9,6 @@
 
 namespace lsnn {
 
-enum class SimdLevel { generic = 0, avx2 = 1 };
-
 inline bool cpu_has_avx2_fma() {
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -18,10 +16,6 @@ inline bool cpu_has_avx2_fma() {
 #else
   return false;
 #endif
-}
-
-inline const char* simd_level_name(SimdLevel level) {
-  return level == SimdLevel::avx2 ? "avx2+fma" : "generic";
 }
 
 }  // namespace lsnn

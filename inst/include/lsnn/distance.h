@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "sparse.h"
 
 namespace lsnn {
 
@@ -53,16 +54,6 @@ struct DenseColumnMajor {
   std::size_t d;
 };
 
-// A sparse matrix by rows (CSR): row i has entries row_ptr[i] .. row_ptr[i+1]-1
-// with 0-based columns col[] and values val[]; columns sorted within a row.
-struct SparseRows {
-  const int* row_ptr;
-  const int* col;
-  const double* val;
-  std::size_t n;
-  std::size_t d;
-};
-
 class RowData {
  public:
   RowData(const DenseColumnMajor& x, Metric metric, const DistanceKernels& kernels)
@@ -78,7 +69,7 @@ class RowData {
           "convert the data with as.matrix() for other metrics");
     }
     is_sparse_ = true;
-    const std::size_t nnz = n_ > 0 ? static_cast<std::size_t>(x.row_ptr[n_]) : 0;
+    const std::size_t nnz = n_ > 0 ? static_cast<std::size_t>(x.ptr[n_]) : 0;
     unit_ = storage_unit(x.val, nnz);
     if (unit_ != 1.0) {
       // the values are copied, scaled; the caller's stay as they are
@@ -147,7 +138,7 @@ class RowData {
   // Rows [begin, end) transformed to score space in single precision, row-
   // major into out ((end - begin) x d), with the float rows' squared norms
   // (as used in score = |a|^2 + |b|^2 - 2 a.b) into sqnorm. Sparse data is
-  // not materialised here: see sparse_dot_tile().
+  // not materialised here: see sparse_score_tile().
   void load_block(std::size_t begin, std::size_t end, float* out, float* sqnorm) const {
     for (std::size_t i = begin; i < end; ++i) {
       float* row = out + (i - begin) * d_;
@@ -180,19 +171,19 @@ class RowData {
                          std::size_t b1, double* scratch, float* out) const {
     const std::size_t m = b1 - b0;
     for (std::size_t a = a0; a < a1; ++a) {
-      for (int p = sparse_.row_ptr[a]; p < sparse_.row_ptr[a + 1]; ++p) {
+      for (int p = sparse_.ptr[a]; p < sparse_.ptr[a + 1]; ++p) {
         scratch[sparse_.col[p]] = sparse_.val[p] * row_factor(a);
       }
       const double na = score_sqnorm(a);
       for (std::size_t b = b0; b < b1; ++b) {
         double dot = 0.0;
-        for (int p = sparse_.row_ptr[b]; p < sparse_.row_ptr[b + 1]; ++p) {
+        for (int p = sparse_.ptr[b]; p < sparse_.ptr[b + 1]; ++p) {
           dot += scratch[sparse_.col[p]] * sparse_.val[p];
         }
         dot *= row_factor(b);
         out[(a - a0) * m + (b - b0)] = static_cast<float>(na + score_sqnorm(b) - 2.0 * dot);
       }
-      for (int p = sparse_.row_ptr[a]; p < sparse_.row_ptr[a + 1]; ++p) scratch[sparse_.col[p]] = 0.0;
+      for (int p = sparse_.ptr[a]; p < sparse_.ptr[a + 1]; ++p) scratch[sparse_.col[p]] = 0.0;
     }
   }
 
@@ -257,8 +248,8 @@ class RowData {
   }
 
   double sparse_dot(std::size_t i, std::size_t j) const {
-    int p = sparse_.row_ptr[i], pe = sparse_.row_ptr[i + 1];
-    int q = sparse_.row_ptr[j], qe = sparse_.row_ptr[j + 1];
+    int p = sparse_.ptr[i], pe = sparse_.ptr[i + 1];
+    int q = sparse_.ptr[j], qe = sparse_.ptr[j + 1];
     double s = 0.0;
     while (p < pe && q < qe) {
       if (sparse_.col[p] < sparse_.col[q]) {
@@ -273,8 +264,8 @@ class RowData {
   }
 
   double sparse_sqdist(std::size_t i, std::size_t j) const {
-    int p = sparse_.row_ptr[i], pe = sparse_.row_ptr[i + 1];
-    int q = sparse_.row_ptr[j], qe = sparse_.row_ptr[j + 1];
+    int p = sparse_.ptr[i], pe = sparse_.ptr[i + 1];
+    int q = sparse_.ptr[j], qe = sparse_.ptr[j + 1];
     double s = 0.0;
     while (p < pe || q < qe) {
       double t;
@@ -417,7 +408,7 @@ class RowData {
     std::vector<double> size(n_, 0.0);
     for (std::size_t i = 0; i < n_; ++i) {
       double s2 = 0.0;
-      for (int p = sparse_.row_ptr[i]; p < sparse_.row_ptr[i + 1]; ++p) s2 += sparse_.val[p] * sparse_.val[p];
+      for (int p = sparse_.ptr[i]; p < sparse_.ptr[i + 1]; ++p) s2 += sparse_.val[p] * sparse_.val[p];
       norm_[i] = std::sqrt(s2);
       size[i] = norm_[i];
     }

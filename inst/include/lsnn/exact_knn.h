@@ -4,8 +4,8 @@
 // one tile of single-precision scores (|a|^2 + |b|^2 - 2 a.b through a matrix
 // product, or L1 sums), which updates the candidate lists of the rows of I
 // and of J: each pair of rows is scored once. Tiles are scheduled in rounds
-// of a round-robin tournament, so the tiles of a round touch disjoint rows
-// and run in parallel without locks; Ctrl-C is polled between rounds.
+// of a round-robin tournament (tile_schedule.h), so the tiles of a round
+// touch disjoint rows and run in parallel without locks.
 //
 // Each row keeps `k - 1 + margin` candidates by float score. Their distances
 // are then recomputed in double from the data as given, and the row's result
@@ -33,7 +33,9 @@
 
 #include "distance.h"
 #include "graph.h"
+#include "neighbour_heaps.h"
 #include "parallel.h"
+#include "tile_schedule.h"
 
 namespace lsnn {
 
@@ -44,35 +46,6 @@ struct ExactKnnStats {
 };
 
 namespace detail {
-
-// Rounds of the circle-method round-robin over `n_blocks` blocks: every pair
-// I < J appears in exactly one round and no block twice in a round. The
-// diagonal tiles (I, I) form round 0.
-inline std::vector<std::vector<std::pair<std::size_t, std::size_t>>> tile_rounds(std::size_t n_blocks) {
-  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> rounds;
-  std::vector<std::pair<std::size_t, std::size_t>> diagonal;
-  for (std::size_t b = 0; b < n_blocks; ++b) diagonal.emplace_back(b, b);
-  rounds.push_back(diagonal);
-  if (n_blocks < 2) return rounds;
-  const std::size_t p = n_blocks + (n_blocks % 2);  // with a bye when odd
-  for (std::size_t r = 0; r + 1 < p; ++r) {
-    std::vector<std::pair<std::size_t, std::size_t>> round;
-    for (std::size_t t = 0; t < p / 2; ++t) {
-      std::size_t a, b;
-      if (t == 0) {
-        a = r;
-        b = p - 1;
-      } else {
-        a = (r + t) % (p - 1);
-        b = (r + p - 1 - t) % (p - 1);
-      }
-      if (a >= n_blocks || b >= n_blocks) continue;
-      round.emplace_back(std::min(a, b), std::max(a, b));
-    }
-    rounds.push_back(round);
-  }
-  return rounds;
-}
 
 // Large tiles run the matrix products closer to peak; smaller ones keep all
 // threads busy on small data (a round has n / (2 bs) tiles).
@@ -130,7 +103,7 @@ inline void score_tile(const RowData& data, std::size_t a0, std::size_t a1,
   kern.finish_sqdist_tile(na, ma, nb, mb, buf.score.data());
 }
 
-inline void update_from_tile(const RowData& data, NeighbourHeaps<float>& heaps,
+inline void update_from_tile(const RowData& data, NeighbourHeaps<>& heaps,
                              std::size_t a0, std::size_t a1, std::size_t b0,
                              std::size_t b1, TileBuffers& buf) {
   const std::size_t ma = a1 - a0, mb = b1 - b0;
@@ -146,7 +119,7 @@ inline void update_from_tile(const RowData& data, NeighbourHeaps<float>& heaps,
     for (std::size_t c = 0; c < count; ++c) {
       const std::size_t b = buf.pos[c];
       if (diagonal && a == b) continue;
-      heaps.push(a0 + a, s[b], static_cast<int>(b0 + b));
+      heaps.push_new(a0 + a, s[b], static_cast<int>(b0 + b));
     }
   }
   if (diagonal) return;
@@ -157,7 +130,7 @@ inline void update_from_tile(const RowData& data, NeighbourHeaps<float>& heaps,
     const std::size_t count = kern.positions_at_most(s, buf.threshold.data(), false, mb, buf.pos.data());
     for (std::size_t c = 0; c < count; ++c) {
       const std::size_t b = buf.pos[c];
-      if (heaps.push(b0 + b, s[b], static_cast<int>(a0 + a))) {
+      if (heaps.push_new(b0 + b, s[b], static_cast<int>(a0 + a))) {
         buf.threshold[b] = heaps.threshold(b0 + b);
       }
     }
@@ -235,24 +208,20 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
 
   const std::size_t margin = std::max<std::size_t>(8, others / 4);
   const std::size_t capacity = std::min(n - 1, others + margin);
-  NeighbourHeaps<float> heaps(n, capacity);
+  NeighbourHeaps<> heaps(n, capacity, data.kernels());
 
   const std::size_t bs = block_rows > 0 ? block_rows : detail::default_block_rows(data, executor.n_threads());
   const std::size_t n_blocks = (n + bs - 1) / bs;
-  const auto rounds = detail::tile_rounds(n_blocks);
+  const std::vector<TileRound> rounds = round_robin_rounds(n_blocks);
   std::size_t total_tiles = 0;
   for (const auto& r : rounds) total_tiles += r.size();
   st.block_rows = bs;
   st.tiles = total_tiles;
 
-  {
-    std::ostringstream msg;
-    msg << "exact kNN: " << n << " rows, " << data.d() << " columns, k = " << k << ", "
-        << total_tiles << " tiles of " << bs << " rows, " << data.kernels().name << " kernels";
-    executor.report(msg.str());
-  }
-
-  std::size_t done = 0, next_report = 1;
+  // One step per tile; the exact distances that follow take a fraction of
+  // the tiles' time.
+  Phase<Executor> phase(executor, "exact kNN", total_tiles);
+  std::size_t done = 0;
   for (const auto& round : rounds) {
     executor.parallel_for(0, round.size(), [&](std::size_t begin, std::size_t end) {
       detail::TileBuffers buf;
@@ -264,13 +233,7 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
       }
     });
     done += round.size();
-    if (executor.interrupted()) throw interrupted_error();
-    if (done * 10 >= next_report * total_tiles) {
-      next_report = done * 10 / total_tiles + 1;
-      std::ostringstream msg;
-      msg << "exact kNN: " << (done * 100 / total_tiles) << "% of tiles";
-      executor.report(msg.str());
-    }
+    phase.set(done);
   }
 
   // Exact distances for the candidates, the proof of exactness, and the
@@ -308,9 +271,10 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
   for (unsigned char e : refined) st.rows_refined += e;
   {
     std::ostringstream msg;
-    msg << "exact kNN: done (" << st.rows_refined
-        << " rows needed a second, wider pass)";
-    executor.report(msg.str());
+    msg << "exact kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
+        << total_tiles << " tiles of " << bs << " rows (" << data.kernels().name << " kernels); "
+        << st.rows_refined << " rows needed a second, wider pass";
+    phase.finish(msg.str());
   }
   return graph;
 }

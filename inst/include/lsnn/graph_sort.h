@@ -1,5 +1,4 @@
-// Reordering the neighbours within each row of a graph, and the shared view
-// of an input graph.
+// Reordering the neighbours within each row of a graph.
 //
 // Orders are stable: neighbours with equal sort values keep their order in
 // the input row (as R's order() does, in both directions).
@@ -11,19 +10,10 @@
 #include <numeric>
 #include <vector>
 
+#include "graph.h"
 #include "parallel.h"
 
 namespace lsnn {
-
-// A graph owned by the caller: column-major n x k idx and dist, indices
-// counted from `base` (1 when they come from R).
-struct GraphView {
-  const int* idx;
-  const double* dist;
-  std::size_t n;
-  std::size_t k;
-  int base;
-};
 
 // Writes the graph with each row reordered by `sort_values` (column-major
 // n x k; null means by distance) into out_idx / out_dist (n x k). With

@@ -1,27 +1,31 @@
 // Approximate k-nearest neighbours: a random-projection forest, then
-// nearest-neighbour descent.
+// nearest-neighbour descent. approx_knn() is a short driver over the steps
+// below (in detail::), each a function of its own:
 //
-// 1. Forest. `n_trees` random-projection trees (rp_forest.h) with leaves of
-//    at most `leaf_size` rows; every leaf is searched exhaustively as one
-//    matrix product of its gathered rows (the kernels of the exact search),
-//    and each row keeps its k - 1 best candidates in a bounded heap.
-// 2. Descent (Dong, Moses and Li, 2011). In each iteration, every row's
-//    neighbours and reverse neighbours are candidates for each other (the
-//    local join: the neighbour of a neighbour is likely a neighbour). Each
-//    list entry carries a flag, new until it has taken part in a join; up to
-//    `max_candidates` new and as many old candidates per row are sampled by
-//    random priority, and a join scores the new ones against all of them
-//    (one small matrix product), never two old ones. Two entries found in
-//    the same leaf of the same tree were compared there and are not paired
-//    again. The descent stops after `n_iters` iterations, when an iteration
-//    changes fewer than delta * n * (k - 1) list entries, or once the recall
-//    estimated on a fixed random sample of rows, whose true k-th neighbour
-//    distances are found by brute force at the start, reaches
-//    `target_recall`.
-// 3. Final pass. Each kept neighbour's distance is recomputed in double
-//    precision from the data as given (RowData::exact_score, as the exact
-//    search does), and each row is sorted by (distance, index) after the
-//    row itself.
+// 1. Forest initialisation (build_forest, search_leaves). `n_trees`
+//    random-projection trees (rp_forest.h) with leaves of at most
+//    `leaf_size` rows; every leaf is searched exhaustively as one matrix
+//    product of its gathered rows, and each row keeps its k - 1 best
+//    candidates in a bounded heap.
+// 2. Random fill (random_fill): rows left with short lists get random rows.
+// 3. Descent (descend; Dong, Moses and Li, 2011). In each iteration, every
+//    row's neighbours and reverse neighbours (reverse_lists) are candidates
+//    for each other (the local join: the neighbour of a neighbour is likely
+//    a neighbour). Each list entry carries a flag, new until it has taken
+//    part in a join; up to `max_candidates` new and as many old candidates
+//    per row are sampled by random priority (sample_candidates), and a join
+//    (local_join) scores the new ones against all of them (one small matrix
+//    product), never two old ones. Two entries found in the same leaf of the
+//    same tree were compared there and are not paired again. The updates a
+//    join finds are applied afterwards (apply_updates). The descent stops
+//    after `n_iters` iterations, when an iteration changes fewer than
+//    delta * n * (k - 1) list entries, or once the recall estimated on a
+//    fixed random sample of rows, whose true k-th neighbour distances are
+//    found by brute force at the start, reaches `target_recall`.
+// 4. Final pass (final_pass). Each kept neighbour's distance is recomputed
+//    in double precision from the data as given (RowData::exact_score, as
+//    the exact search does), and each row is sorted by (distance, index)
+//    after the row itself.
 //
 // Candidates are ranked on single-precision scores (RowData's score space);
 // only the reported distances are exact.
@@ -43,6 +47,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iomanip>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -53,6 +58,7 @@
 #include "distance.h"
 #include "exact_knn.h"
 #include "graph.h"
+#include "neighbour_heaps.h"
 #include "parallel.h"
 #include "principal.h"
 #include "random.h"
@@ -79,246 +85,6 @@ struct ApproxKnnStats {
   std::vector<std::size_t> updates;  // list changes: forest, then per iteration
   std::vector<double> recall;        // estimated recall: forest, then per iteration
   std::size_t rows_searched_exhaustively = 0;
-};
-
-// The k-th smallest of s[0, m) (1 <= k <= m, no NaN), by bisection on the
-// values' order-preserving integer keys: 32 vectorised counts, where a
-// selection algorithm mispredicts a branch on about every other element.
-inline float kth_smallest(const DistanceKernels& kern, const float* s, std::size_t m, std::size_t k) {
-  // Non-negative floats order as their bit patterns; negative ones are
-  // mapped below them, in reverse (the map is its own inverse).
-  auto key_of = [](float f) {
-    std::int32_t b;
-    std::memcpy(&b, &f, sizeof b);
-    return b >= 0 ? b : b ^ 0x7fffffff;
-  };
-  auto float_of = [&](std::int32_t key) {
-    const std::int32_t b = key >= 0 ? key : key ^ 0x7fffffff;
-    float f;
-    std::memcpy(&f, &b, sizeof f);
-    return f;
-  };
-  // The smallest key x with count(<= x) >= k, in [lo, hi].
-  std::int64_t lo = std::numeric_limits<std::int32_t>::min(), hi = key_of(std::numeric_limits<float>::infinity());
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    if (kern.count_at_most(s, float_of(static_cast<std::int32_t>(mid)), m) >= k) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return float_of(static_cast<std::int32_t>(lo));
-}
-
-// One list entry with its flag; `added` marks the entries of a merge.
-struct FlaggedEntry {
-  float value;
-  int index;
-  std::uint8_t flag;
-  std::uint8_t added;
-};
-
-// Bounded per-row max-heaps of (score, index) with a flag per entry, under
-// the (score, index) total order of graph.h. Callers keep the indices of a
-// row distinct (contains(), or push_new() for indices known to be absent).
-class FlaggedHeaps {
- public:
-  FlaggedHeaps(std::size_t n, std::size_t capacity, const DistanceKernels& kernels)
-      : cap_(capacity), value_(n * capacity), index_(n * capacity), flag_(n * capacity),
-        size_(n, 0), top_(n, std::numeric_limits<float>::infinity()), kernels_(&kernels) {}
-
-  std::size_t capacity() const { return cap_; }
-  std::size_t size(std::size_t row) const { return size_[row]; }
-  // The largest kept score, or +inf while the row has room.
-  // (Kept in an array of its own, which stays in cache, as the forest and
-  // the joins read it for rows in no particular order.)
-  float threshold(std::size_t row) const { return top_[row]; }
-  const float* values(std::size_t row) const { return &value_[row * cap_]; }
-  const int* indices(std::size_t row) const { return &index_[row * cap_]; }
-  int* mutable_indices(std::size_t row) { return &index_[row * cap_]; }
-  std::uint8_t* flags(std::size_t row) { return &flag_[row * cap_]; }
-
-  bool contains(std::size_t row, int index) const {
-    return kernels_->contains_index(indices(row), size_[row], index);
-  }
-
-  // Hints that the row's indices (and, with `all`, its scores and flags)
-  // are needed soon.
-  void prefetch(std::size_t row, bool all = false) const {
-#if defined(__GNUC__) || defined(__clang__)
-    const char* ix = reinterpret_cast<const char*>(&index_[row * cap_]);
-    for (std::size_t b = 0; b < cap_ * sizeof(int); b += 64) __builtin_prefetch(ix + b);
-    const char* v = reinterpret_cast<const char*>(&value_[row * cap_]);
-    if (!all) {
-      __builtin_prefetch(v);
-      return;
-    }
-    for (std::size_t b = 0; b < cap_ * sizeof(float); b += 64) __builtin_prefetch(v + b);
-    const char* f = reinterpret_cast<const char*>(&flag_[row * cap_]);
-    for (std::size_t b = 0; b < cap_; b += 64) __builtin_prefetch(f + b);
-#else
-    (void)row;
-    (void)all;
-#endif
-  }
-
-  // Inserts (value, index) when the row has room or it ranks before the
-  // largest entry, and the index is not listed yet.
-  bool push(std::size_t row, float value, int index, std::uint8_t flag) {
-    if (cap_ == 0) return false;
-    if (size_[row] == cap_ && !neighbour_before(value, index, value_[row * cap_], index_[row * cap_])) {
-      return false;
-    }
-    if (contains(row, index)) return false;
-    return push_new(row, value, index, flag);
-  }
-
-  // push() for an index known not to be listed.
-  bool push_new(std::size_t row, float value, int index, std::uint8_t flag) {
-    if (cap_ == 0) return false;
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    std::uint32_t& n = size_[row];
-    if (n == cap_ && !neighbour_before(value, index, v[0], ix[0])) return false;
-    std::size_t c;
-    if (n < cap_) {
-      c = n++;
-      while (c > 0) {
-        const std::size_t p = (c - 1) / 2;
-        if (!neighbour_before(v[p], ix[p], value, index)) break;
-        v[c] = v[p];
-        ix[c] = ix[p];
-        fl[c] = fl[p];
-        c = p;
-      }
-    } else {
-      c = sift_down(row, 0, value, index);
-    }
-    v[c] = value;
-    ix[c] = index;
-    fl[c] = flag;
-    update_top(row);
-    return true;
-  }
-
-  // Adds many entries to a row at once: `entries` (indices not listed in
-  // the row, distinct, each with `flag`) join the row's entries and the
-  // `capacity` first in the (score, index) order are kept, the heap rebuilt.
-  // Cheaper than one push per entry when there are many. Returns how many
-  // of `entries` were kept; `scratch` is the caller's.
-  std::size_t merge_new(std::size_t row, const std::pair<float, int>* entries, std::size_t count,
-                        std::uint8_t flag, std::vector<FlaggedEntry>& scratch,
-                        std::vector<float>& values) {
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    const std::size_t had = size_[row];
-    scratch.clear();
-    for (std::size_t c = 0; c < had; ++c) scratch.push_back({v[c], ix[c], fl[c], 0});
-    for (std::size_t c = 0; c < count; ++c) scratch.push_back({entries[c].first, entries[c].second, flag, 1});
-    if (scratch.size() > cap_) {
-      // The cap-th smallest score by bisection (see kth_smallest()); the
-      // entries below it are kept, and of those equal to it the ones with
-      // the smallest indices.
-      values.resize(scratch.size());
-      for (std::size_t c = 0; c < scratch.size(); ++c) values[c] = scratch[c].value;
-      const float cut = kth_smallest(*kernels_, values.data(), values.size(), cap_);
-      std::size_t below = 0;
-      for (std::size_t c = 0; c < scratch.size(); ++c) {
-        if (scratch[c].value < cut) std::swap(scratch[below++], scratch[c]);
-      }
-      std::size_t tied = below;
-      for (std::size_t c = below; c < scratch.size(); ++c) {
-        if (scratch[c].value == cut) std::swap(scratch[tied++], scratch[c]);
-      }
-      if (tied > cap_) {
-        std::sort(scratch.begin() + static_cast<std::ptrdiff_t>(below),
-                  scratch.begin() + static_cast<std::ptrdiff_t>(tied),
-                  [](const FlaggedEntry& a, const FlaggedEntry& b) { return a.index < b.index; });
-      }
-      scratch.resize(cap_);
-    }
-    std::size_t kept = 0;
-    for (std::size_t c = 0; c < scratch.size(); ++c) {
-      v[c] = scratch[c].value;
-      ix[c] = scratch[c].index;
-      fl[c] = scratch[c].flag;
-      kept += scratch[c].added;
-    }
-    size_[row] = static_cast<std::uint32_t>(scratch.size());
-    heapify(row);
-    update_top(row);
-    return kept;
-  }
-
-  // Fills an empty row with at most `capacity` distinct entries, all with
-  // the same flag (Floyd's heap construction).
-  void fill_new(std::size_t row, const std::pair<float, int>* entries, std::size_t count,
-                std::uint8_t flag) {
-    count = std::min(count, cap_);
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    for (std::size_t c = 0; c < count; ++c) {
-      v[c] = entries[c].first;
-      ix[c] = entries[c].second;
-      fl[c] = flag;
-    }
-    size_[row] = static_cast<std::uint32_t>(count);
-    heapify(row);
-    update_top(row);
-  }
-
- private:
-  void update_top(std::size_t row) {
-    top_[row] = size_[row] == cap_ ? value_[row * cap_] : std::numeric_limits<float>::infinity();
-  }
-
-  // Floyd's heap construction over the row's entries.
-  // Moves the entries below slot c up while they rank after (value, index)
-  // and returns the slot where that entry belongs (the caller writes it).
-  std::size_t sift_down(std::size_t row, std::size_t c, float value, int index) {
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    const std::size_t count = size_[row];
-    for (;;) {
-      std::size_t child = 2 * c + 1;
-      if (child >= count) break;
-      if (child + 1 < count && neighbour_before(v[child], ix[child], v[child + 1], ix[child + 1])) ++child;
-      if (!neighbour_before(value, index, v[child], ix[child])) break;
-      v[c] = v[child];
-      ix[c] = ix[child];
-      fl[c] = fl[child];
-      c = child;
-    }
-    return c;
-  }
-
-  void heapify(std::size_t row) {
-    float* v = &value_[row * cap_];
-    int* ix = &index_[row * cap_];
-    std::uint8_t* fl = &flag_[row * cap_];
-    for (std::size_t start = size_[row] / 2; start-- > 0;) {
-      const float value = v[start];
-      const int index = ix[start];
-      const std::uint8_t flag = fl[start];
-      const std::size_t c = sift_down(row, start, value, index);
-      v[c] = value;
-      ix[c] = index;
-      fl[c] = flag;
-    }
-  }
-
-  std::size_t cap_;
-  std::vector<float> value_;
-  std::vector<int> index_;
-  std::vector<std::uint8_t> flag_;
-  std::vector<std::uint32_t> size_;
-  std::vector<float> top_;  // the largest score of a full row, else +inf
-  const DistanceKernels* kernels_;
 };
 
 namespace detail {
@@ -419,7 +185,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
     std::vector<std::uint32_t> pos(block);
     for (std::size_t g = g0; g < g1; ++g) {
       const std::size_t s0 = g * group, s1 = std::min(size, s0 + group);
-      NeighbourHeaps<float> best(s1 - s0, others);
+      NeighbourHeaps<> best(s1 - s0, others, kern);
       for (std::size_t b0 = 0; b0 < n; b0 += block) {
         const std::size_t b1 = std::min(n, b0 + block), m = b1 - b0;
         tile.resize((s1 - s0) * m);
@@ -431,7 +197,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
           const std::size_t np = kern.positions_at_most(sc, &t, true, m, pos.data());
           for (std::size_t c = 0; c < np; ++c) {
             const std::size_t b = b0 + pos[c];
-            if (b != self) best.push(a, sc[pos[c]], static_cast<int>(b));
+            if (b != self) best.push_new(a, sc[pos[c]], static_cast<int>(b));
           }
         }
       }
@@ -444,7 +210,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
 // The fraction of the sample rows' list entries that score no worse than
 // the true (k-1)-th neighbour (a recall that does not depend on how ties
 // are broken).
-inline double estimate_recall(const FlaggedHeaps& heaps, const RecallSample& sample,
+inline double estimate_recall(const NeighbourHeaps<true>& heaps, const RecallSample& sample,
                               const std::vector<int>& inv) {
   if (sample.rows.empty() || heaps.capacity() == 0) return 1.0;
   std::size_t hits = 0;
@@ -459,63 +225,20 @@ inline double estimate_recall(const FlaggedHeaps& heaps, const RecallSample& sam
          (static_cast<double>(sample.rows.size()) * static_cast<double>(heaps.capacity()));
 }
 
-}  // namespace detail
 
-// The k nearest neighbours of every row, the row itself first, by a
-// random-projection forest and nearest-neighbour descent.
+// ---- The steps of the search, in the order approx_knn() runs them. ----
+
+// The forest: `n_trees` trees built in parallel. Many columns: the trees
+// split rows on their first principal coordinates (principal.h), a twelfth
+// of the memory traffic for 784 columns and, measured on Fashion-MNIST,
+// leaves as good.
 template <typename Executor>
-KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& params_in,
-                    Executor& executor, ApproxKnnStats* stats = nullptr) {
-  const std::size_t n = data.n();
-  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
-  ApproxKnnStats local;
-  ApproxKnnStats& st = stats ? *stats : local;
-  const ApproxKnnParams par = detail::resolve_approx_params(params_in, n, data.d(), k);
-  st.used = par;
-  const std::size_t others = k - 1;
-
-  // Few rows, or lists covering a large part of the data: the exact search
-  // costs about as much, and is exact.
-  if (others == 0 || n <= 2 * par.leaf_size || 4 * others >= n) {
-    st.exact = true;
-    ExactKnnStats es;
-    KnnGraph g = exact_knn(data, k, executor, &es);
-    st.rows_searched_exhaustively = es.rows_refined;
-    return g;
-  }
-
-  const std::size_t K = others;
+std::vector<RpTree> build_forest(const ScoreSpace& space, const ApproxKnnParams& par,
+                                 Executor& executor) {
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
-  const DistanceKernels& kern = data.kernels();
-  {
-    std::ostringstream msg;
-    msg << "approx kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
-        << par.n_trees << " trees (leaves of at most " << par.leaf_size << " rows), "
-        << par.max_candidates << " candidates, at most " << par.n_iters << " iterations, "
-        << kern.name << " kernels";
-    executor.report(msg.str());
-  }
-
-  const ScoreSpace space(data, executor);
-  if (executor.interrupted()) throw interrupted_error();
-
-  // The recall sample (sparse rows are scored pair by pair: a smaller one).
-  const bool use_sample = par.target_recall < 1.0;
-  const detail::RecallSample sample =
-      use_sample ? detail::recall_sample(space, data.sparse() ? 64 : 128, K, hash64(par.seed, 3), executor)
-                 : detail::RecallSample();
-  if (executor.interrupted()) throw interrupted_error();
-  executor.report("T sample done");
-  auto reached_target = [&](double recall) { return use_sample && recall >= par.target_recall; };
-
-  // 1. The forest: trees built in parallel, then the leaves of one tree at a
-  // time in parallel (a tree's leaves hold disjoint rows).
-  // Many columns: the trees split rows on their first 64 principal
-  // coordinates (principal.h), a twelfth of the memory traffic for 784
-  // columns and, measured on Fashion-MNIST, leaves as good.
-  const std::size_t tree_dims = data.d() > 128 ? 64 : 32;
+  const std::size_t tree_dims = space.d() > 128 ? 64 : 32;
   const PrincipalRows principal(space, tree_dims, hash64(par.seed, 5), executor);
-  if (executor.interrupted()) throw interrupted_error();
+  checkpoint(executor);
   std::vector<RpTree> trees(par.n_trees);
   batched_for(executor, par.n_trees, n_threads, [&](std::size_t t0, std::size_t t1) {
     for (std::size_t t = t0; t < t1; ++t) {
@@ -524,396 +247,460 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
                      : build_rp_tree(space, par.leaf_size, hash64(par.seed, 1, t));
     }
   });
+  return trees;
+}
 
-  executor.report("T trees built");
-  // New row numbers: the order of the first tree's leaves (perm[s] is the
-  // row numbered s, inv its inverse).
-  const std::vector<int> perm = trees[0].order;
-  std::vector<int> inv(n);
-  for (std::size_t s = 0; s < n; ++s) inv[static_cast<std::size_t>(perm[s])] = static_cast<int>(s);
-  FlaggedHeaps heaps(n, K, kern);
+// The flag of the entries found in a leaf of tree t: two entries of a row
+// with the same such flag shared the row's leaf, so they were compared there
+// already and the first local join can skip the pair. Flags 0 and 1 mean old
+// and new.
+inline std::uint8_t tree_flag(std::size_t t) { return static_cast<std::uint8_t>(t + 2 < 256 ? t + 2 : 1); }
 
-  std::size_t tree_updates = 0;
-  for (std::size_t t = 0; t < par.n_trees; ++t) {
-    const RpTree& tree = trees[t];
-    // Entries found in a leaf of tree t are flagged 2 + t: two entries of a
-    // row with the same such flag shared the row's leaf, so they were
-    // compared there already and the first local join can skip the pair.
-    const std::uint8_t tree_flag = static_cast<std::uint8_t>(t + 2 < 256 ? t + 2 : 1);
-    const std::size_t n_leaves = tree.n_leaves();
-    // Parts of at most 64 leaves, run in batches with an interrupt check
-    // between them (a whole tree of a large data set takes seconds).
-    const std::size_t n_parts = std::min(n_leaves, std::max(16 * n_threads, (n_leaves + 63) / 64));
-    std::vector<std::size_t> part_updates(n_parts, 0);
-    batched_for(executor, n_parts, 16 * n_threads, [&](std::size_t g0, std::size_t g1) {
-      detail::JoinWorkspace ws;
-      std::vector<std::uint32_t> seen(n, 0);  // seen[q] == stamp: q is listed
-      std::uint32_t stamp = 0;
-      std::vector<std::pair<float, int>> take;
-      std::vector<float> cut_scratch;
-      std::vector<FlaggedEntry> merge_scratch;
-      std::vector<float> merge_values;
-      for (std::size_t g = g0; g < g1; ++g) {
-        std::size_t count = 0;
-        for (std::size_t l = n_leaves * g / n_parts; l < n_leaves * (g + 1) / n_parts; ++l) {
-          const std::size_t b0 = tree.leaf_start[l], m = tree.leaf_start[l + 1] - b0;
-          const int* ids = &tree.order[b0];
-          ws.tile.resize(m * m);
-          ws.pos.resize(m);
-          ws.ids.resize(m);
-          for (std::size_t a = 0; a < m; ++a) ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
-          space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
-          // The lists are fetched a few rows ahead (fetched before the
-          // product, they would be evicted by it).
-          const std::size_t ahead = 4;
-          for (std::size_t a = 0; a < std::min(ahead, m); ++a) heaps.prefetch(static_cast<std::size_t>(ws.ids[a]), true);
-          for (std::size_t a = 0; a < m; ++a) {
-            if (a + ahead < m) heaps.prefetch(static_cast<std::size_t>(ws.ids[a + ahead]), true);
-            const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
-            const float* sc = &ws.tile[a * m];
-            float t_row = heaps.threshold(row);
-            if (heaps.size(row) == 0 && m - 1 > K) {
-              // An empty list (first tree): only the K best leaf-mates can
-              // enter, so the cut is the K-th smallest score, found on the
-              // scores alone (cheaper than ranking all the pairs).
-              cut_scratch.assign(sc, sc + m);
-              cut_scratch[a] = std::numeric_limits<float>::infinity();  // the row itself
-              t_row = kth_smallest(kern, cut_scratch.data(), m, K);
+// Forest initialisation, one tree: every leaf is scored as one matrix
+// product of its rows, and each row offers its best leaf-mates to its list
+// (rows under their new numbers, inv[original row]). Leaves hold disjoint
+// rows, so they run in parallel. Returns the number of list changes.
+template <typename Executor>
+std::size_t search_leaves(const ScoreSpace& space, const RpTree& tree, std::uint8_t flag,
+                          const std::vector<int>& inv, NeighbourHeaps<true>& heaps, Executor& executor) {
+  const std::size_t n = space.n(), K = heaps.capacity();
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  const DistanceKernels& kern = space.data().kernels();
+  const std::size_t n_leaves = tree.n_leaves();
+  // Parts of at most 64 leaves, run in batches with an interrupt check
+  // between them (a whole tree of a large data set takes seconds).
+  const std::size_t n_parts = std::min(n_leaves, std::max(16 * n_threads, (n_leaves + 63) / 64));
+  std::vector<std::size_t> part_updates(n_parts, 0);
+  batched_for(executor, n_parts, 16 * n_threads, [&](std::size_t g0, std::size_t g1) {
+    JoinWorkspace ws;
+    std::vector<std::uint32_t> seen(n, 0);  // seen[q] == stamp: q is listed
+    std::uint32_t stamp = 0;
+    std::vector<std::pair<float, int>> take;
+    std::vector<float> cut_scratch;
+    std::vector<HeapEntry> merge_scratch;
+    std::vector<float> merge_values;
+    for (std::size_t g = g0; g < g1; ++g) {
+      std::size_t count = 0;
+      for (std::size_t l = n_leaves * g / n_parts; l < n_leaves * (g + 1) / n_parts; ++l) {
+        const std::size_t b0 = tree.leaf_start[l], m = tree.leaf_start[l + 1] - b0;
+        const int* ids = &tree.order[b0];
+        ws.tile.resize(m * m);
+        ws.pos.resize(m);
+        ws.ids.resize(m);
+        for (std::size_t a = 0; a < m; ++a) ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
+        space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
+        // The lists are fetched a few rows ahead (fetched before the
+        // product, they would be evicted by it).
+        const std::size_t ahead = 4;
+        for (std::size_t a = 0; a < std::min(ahead, m); ++a) heaps.prefetch(static_cast<std::size_t>(ws.ids[a]), true);
+        for (std::size_t a = 0; a < m; ++a) {
+          if (a + ahead < m) heaps.prefetch(static_cast<std::size_t>(ws.ids[a + ahead]), true);
+          const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
+          const float* sc = &ws.tile[a * m];
+          float t_row = heaps.threshold(row);
+          if (heaps.size(row) == 0 && m - 1 > K) {
+            // An empty list (first tree): only the K best leaf-mates can
+            // enter, so the cut is the K-th smallest score, found on the
+            // scores alone (cheaper than ranking all the pairs).
+            cut_scratch.assign(sc, sc + m);
+            cut_scratch[a] = std::numeric_limits<float>::infinity();  // the row itself
+            t_row = kth_smallest(kern, cut_scratch.data(), m, K);
+          }
+          const std::size_t np = kern.positions_at_most(sc, &t_row, true, m, ws.pos.data());
+          // The leaf's rows that may enter, less those listed; at most K.
+          // Few of them (the usual case once the lists are good): each is
+          // looked up in the list; many: the list is marked first.
+          take.clear();
+          if (np <= 4) {
+            for (std::size_t c = 0; c < np; ++c) {
+              const std::size_t b = ws.pos[c];
+              if (b != a && !heaps.contains(row, ws.ids[b])) take.emplace_back(sc[b], ws.ids[b]);
             }
-            const std::size_t np = kern.positions_at_most(sc, &t_row, true, m, ws.pos.data());
-            // The leaf's rows that may enter, less those listed; at most K.
-            // Few of them (the usual case once the lists are good): each is
-            // looked up in the list; many: the list is marked first.
-            take.clear();
-            if (np <= 4) {
-              for (std::size_t c = 0; c < np; ++c) {
-                const std::size_t b = ws.pos[c];
-                if (b != a && !heaps.contains(row, ws.ids[b])) take.emplace_back(sc[b], ws.ids[b]);
-              }
-            } else {
-              ++stamp;
-              const int* listed = heaps.indices(row);
-              for (std::size_t c = 0; c < heaps.size(row); ++c) seen[static_cast<std::size_t>(listed[c])] = stamp;
-              for (std::size_t c = 0; c < np; ++c) {
-                const std::size_t b = ws.pos[c];
-                if (b != a && seen[static_cast<std::size_t>(ws.ids[b])] != stamp) take.emplace_back(sc[b], ws.ids[b]);
-              }
+          } else {
+            ++stamp;
+            const int* listed = heaps.indices(row);
+            for (std::size_t c = 0; c < heaps.size(row); ++c) seen[static_cast<std::size_t>(listed[c])] = stamp;
+            for (std::size_t c = 0; c < np; ++c) {
+              const std::size_t b = ws.pos[c];
+              if (b != a && seen[static_cast<std::size_t>(ws.ids[b])] != stamp) take.emplace_back(sc[b], ws.ids[b]);
             }
-            detail::keep_smallest(take, K);
-            if (heaps.size(row) == 0) {
-              heaps.fill_new(row, take.data(), take.size(), tree_flag);
-              count += take.size();
-            } else if (take.size() > 8) {
-              count += heaps.merge_new(row, take.data(), take.size(), tree_flag, merge_scratch, merge_values);
-            } else {
-              for (const auto& c : take) count += heaps.push_new(row, c.first, c.second, tree_flag);
-            }
+          }
+          keep_smallest(take, K);
+          if (heaps.size(row) == 0) {
+            heaps.fill_new(row, take.data(), take.size(), flag);
+            count += take.size();
+          } else if (take.size() > 8) {
+            count += heaps.merge_new(row, take.data(), take.size(), flag, merge_scratch, merge_values);
+          } else {
+            for (const auto& c : take) count += heaps.push_new(row, c.first, c.second, flag);
           }
         }
-        part_updates[g] = count;
       }
-    });
-    for (std::size_t c : part_updates) tree_updates += c;
-    if (executor.interrupted()) throw interrupted_error();
+      part_updates[g] = count;
+    }
+  });
+  std::size_t total = 0;
+  for (std::size_t c : part_updates) total += c;
+  return total;
+}
+
+// Random fill: rows the forest left with fewer than K entries (leaves
+// smaller than k) get random rows, so that the descent can reach beyond
+// their leaves. Returns the number of list changes.
+template <typename Executor>
+std::size_t random_fill(const ScoreSpace& space, const std::vector<int>& perm, std::uint64_t seed,
+                        NeighbourHeaps<true>& heaps, Executor& executor) {
+  const std::size_t n = space.n(), K = heaps.capacity();
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  const std::size_t n_parts = std::min(n, 4 * n_threads);
+  std::vector<std::size_t> part_updates(n_parts, 0);
+  executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
+    ScoreWorkspace ws;
+    std::vector<int> ids, slots;
+    std::vector<float> scores;
+    for (std::size_t g = g0; g < g1; ++g) {
+      for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
+        if (heaps.size(p) >= K) continue;
+        SplitMix64 rng(hash64(seed, 4, p));
+        const std::size_t want = 2 * (K - heaps.size(p));
+        ids.assign(1, perm[p]);
+        slots.assign(1, static_cast<int>(p));
+        for (std::size_t draw = 0; draw < want; ++draw) {
+          const std::size_t q = rng.below(n);
+          if (q == p) continue;
+          ids.push_back(perm[q]);
+          slots.push_back(static_cast<int>(q));
+        }
+        scores.resize(ids.size());
+        space.score_block(ids.data(), 1, ids.size(), ws, scores.data());
+        for (std::size_t c = 1; c < ids.size(); ++c) part_updates[g] += heaps.push(p, scores[c], slots[c], 1);
+      }
+    }
+  });
+  std::size_t total = 0;
+  for (std::size_t c : part_updates) total += c;
+  return total;
+}
+
+// Reverse lists: for every row p, the rows whose lists hold p (in
+// increasing order) and the flags of those entries, as CSR.
+struct ReverseLists {
+  std::vector<std::size_t> ptr;  // n + 1
+  std::vector<int> source;
+  std::vector<std::uint8_t> flag;
+};
+
+// A counting sort of all list entries by the row they list, each part of
+// the source rows counted and placed by its own task; a row's reverse
+// entries come in increasing source order for any number of parts.
+template <typename Executor>
+void reverse_lists(const NeighbourHeaps<true>& heaps, ReverseLists& rev, Executor& executor) {
+  const std::size_t n = heaps.n_rows();
+  const std::size_t parts = std::max<std::size_t>(1, executor.n_threads());
+  rev.ptr.resize(n + 1);
+  rev.source.resize(n * heaps.capacity());
+  rev.flag.resize(n * heaps.capacity());
+  std::vector<std::vector<std::size_t>> counts(parts);
+  executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
+    for (std::size_t t = t0; t < t1; ++t) {
+      std::vector<std::size_t>& c = counts[t];
+      c.assign(n, 0);
+      for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
+        const int* ix = heaps.indices(q);
+        for (std::size_t e = 0; e < heaps.size(q); ++e) ++c[static_cast<std::size_t>(ix[e])];
+      }
+    }
+  });
+  // counts[t][p] becomes where part t's entries for row p start.
+  std::size_t total = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    rev.ptr[p] = total;
+    for (std::size_t t = 0; t < parts; ++t) {
+      const std::size_t c = counts[t][p];
+      counts[t][p] = total;
+      total += c;
+    }
   }
-  executor.report("T leaves done");
-  trees.clear();
-  trees.shrink_to_fit();
-  // Rows the forest left with fewer than k - 1 entries (leaves smaller than
-  // k) get random rows, so that the descent can reach beyond their leaves.
-  {
-    const std::size_t n_parts = std::min(n, 4 * n_threads);
-    std::vector<std::size_t> part_updates(n_parts, 0);
-    executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
-      ScoreWorkspace ws;
-      std::vector<int> ids, slots;
-      std::vector<float> scores;
-      for (std::size_t g = g0; g < g1; ++g) {
-        for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
-          if (heaps.size(p) >= K) continue;
-          SplitMix64 rng(hash64(par.seed, 4, p));
-          const std::size_t want = 2 * (K - heaps.size(p));
-          ids.assign(1, perm[p]);
-          slots.assign(1, static_cast<int>(p));
-          for (std::size_t draw = 0; draw < want; ++draw) {
-            const std::size_t q = rng.below(n);
-            if (q == p) continue;
-            ids.push_back(perm[q]);
-            slots.push_back(static_cast<int>(q));
-          }
-          scores.resize(ids.size());
-          space.score_block(ids.data(), 1, ids.size(), ws, scores.data());
-          for (std::size_t c = 1; c < ids.size(); ++c) part_updates[g] += heaps.push(p, scores[c], slots[c], 1);
+  rev.ptr[n] = total;
+  executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
+    for (std::size_t t = t0; t < t1; ++t) {
+      std::vector<std::size_t>& next = counts[t];
+      for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
+        const int* ix = heaps.indices(q);
+        const std::uint8_t* fl = heaps.flags(q);
+        for (std::size_t e = 0; e < heaps.size(q); ++e) {
+          const std::size_t at = next[static_cast<std::size_t>(ix[e])]++;
+          rev.source[at] = static_cast<int>(q);
+          rev.flag[at] = fl[e];
         }
       }
-    });
-    for (std::size_t c : part_updates) tree_updates += c;
-  }
-  st.updates.push_back(tree_updates);
-  double recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
-  st.recall.push_back(recall);
-  {
-    std::ostringstream msg;
-    msg << "approx kNN: " << par.n_trees << " trees searched";
-    if (use_sample) msg << ", estimated recall " << recall;
-    executor.report(msg.str());
-  }
+    }
+  });
+}
 
-  // 2. The descent, in a scope of its own: its buffers (and the copy of the
-  // rows) are freed before the final pass allocates the graph. Dense rows
-  // are copied in the order of their new numbers first: a row's candidates
-  // mostly have numbers near its own, so the joins then read rows that are
-  // close together in memory.
-  {
-    const bool renumbered_rows = space.dense();
-    std::unique_ptr<const ScoreSpace> renumbered;
-    if (renumbered_rows) renumbered.reset(new ScoreSpace(space, perm, executor));
-    const ScoreSpace& join_space = renumbered_rows ? *renumbered : space;
-    const std::size_t c_max = par.max_candidates;
-    std::vector<int> new_cand(n * c_max), old_cand(n * c_max);
-    std::vector<std::uint32_t> new_count(n), old_count(n);
-    std::vector<std::uint8_t> new_flag(n * c_max);
-    std::vector<std::size_t> rev_ptr(n + 1);
-    std::vector<int> rev_src(n * K);
-    std::vector<std::uint8_t> rev_flag(n * K);
-    const std::size_t chunk = 64;                // rows per join task
-    const std::size_t batch = 64 * chunk;        // rows per batch of joins
-    std::vector<std::vector<detail::ListUpdate>> chunk_updates(batch / chunk);
-    const double stop_below = par.delta * static_cast<double>(n) * static_cast<double>(K);
-    const std::size_t n_parts = std::min(n, 16 * n_threads);
+// The candidates of one iteration: for row p, new_count[p] new ones (with
+// their flags) and old_count[p] old ones, each in a slot of `c_max`.
+struct Candidates {
+  explicit Candidates(std::size_t n, std::size_t c_max_)
+      : c_max(c_max_), new_ids(n * c_max_), old_ids(n * c_max_), new_flag(n * c_max_),
+        new_count(n), old_count(n) {}
+  std::size_t c_max;
+  std::vector<int> new_ids, old_ids;
+  std::vector<std::uint8_t> new_flag;
+  std::vector<std::uint32_t> new_count, old_count;
+  const int* fresh(std::size_t p) const { return &new_ids[p * c_max]; }
+  const int* stale(std::size_t p) const { return &old_ids[p * c_max]; }
+  const std::uint8_t* fresh_flags(std::size_t p) const { return &new_flag[p * c_max]; }
+};
 
-    for (std::size_t iter = 0; iter < par.n_iters && !reached_target(recall); ++iter) {
-      // Reverse lists: a counting sort of all entries by the row they list,
-      // each part of the source rows counted and placed by its own task; a
-      // row's reverse entries come in increasing source order for any number
-      // of parts.
-      {
-        const std::size_t parts = n_threads;
-        std::vector<std::vector<std::size_t>> counts(parts);
-        executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
-          for (std::size_t t = t0; t < t1; ++t) {
-            std::vector<std::size_t>& c = counts[t];
-            c.assign(n, 0);
-            for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
-              const int* ix = heaps.indices(q);
-              for (std::size_t e = 0; e < heaps.size(q); ++e) ++c[static_cast<std::size_t>(ix[e])];
-            }
-          }
-        });
-        // counts[t][p] becomes where part t's entries for row p start.
-        std::size_t total = 0;
-        for (std::size_t p = 0; p < n; ++p) {
-          rev_ptr[p] = total;
-          for (std::size_t t = 0; t < parts; ++t) {
-            const std::size_t c = counts[t][p];
-            counts[t][p] = total;
-            total += c;
+// Candidate sampling: up to c_max new and c_max old candidates per row,
+// forward and reverse entries merged, chosen by a random priority drawn
+// from (seed, iteration, row, candidate); the new forward entries sampled
+// are flagged old in the lists.
+template <typename Executor>
+void sample_candidates(NeighbourHeaps<true>& heaps, const ReverseLists& rev, std::uint64_t seed,
+                       std::size_t iter, Candidates& cand, Executor& executor) {
+  const std::size_t n = heaps.n_rows(), c_max = cand.c_max;
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  const std::size_t n_parts = std::min(n, 16 * n_threads);
+  executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
+    struct Entry {
+      std::uint64_t key;  // priority
+      int q;
+      int slot;  // forward slot, or -1
+      std::uint8_t flag;
+    };
+    std::vector<Entry> all, fresh, stale;
+    // Rows met while gathering row p's entries: seen[q] == p + 1, at
+    // position where[q].
+    std::vector<std::uint32_t> seen(n, 0), where(n);
+    auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
+    for (std::size_t g = g0; g < g1; ++g) {
+      for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
+        const std::uint32_t stamp = static_cast<std::uint32_t>(p + 1);
+        all.clear();
+        const int* ix = heaps.indices(p);
+        std::uint8_t* fl = heaps.flags(p);
+        for (std::size_t s = 0; s < heaps.size(p); ++s) {
+          const std::size_t q = static_cast<std::size_t>(ix[s]);
+          seen[q] = stamp;
+          where[q] = static_cast<std::uint32_t>(all.size());
+          all.push_back({0, ix[s], static_cast<int>(s), fl[s]});
+        }
+        // A reverse entry of a listed row merges with it: new if either
+        // is, with the forward entry's flag first.
+        for (std::size_t r = rev.ptr[p]; r < rev.ptr[p + 1]; ++r) {
+          const std::size_t q = static_cast<std::size_t>(rev.source[r]);
+          if (seen[q] == stamp) {
+            Entry& e = all[where[q]];
+            if (e.flag == 0) e.flag = rev.flag[r];
+          } else {
+            seen[q] = stamp;
+            where[q] = static_cast<std::uint32_t>(all.size());
+            all.push_back({0, rev.source[r], -1, rev.flag[r]});
           }
         }
-        rev_ptr[n] = total;
-        executor.parallel_for(0, parts, [&](std::size_t t0, std::size_t t1) {
-          for (std::size_t t = t0; t < t1; ++t) {
-            std::vector<std::size_t>& next = counts[t];
-            for (std::size_t q = n * t / parts; q < n * (t + 1) / parts; ++q) {
-              const int* ix = heaps.indices(q);
-              const std::uint8_t* fl = heaps.flags(q);
-              for (std::size_t e = 0; e < heaps.size(q); ++e) {
-                const std::size_t at = next[static_cast<std::size_t>(ix[e])]++;
-                rev_src[at] = static_cast<int>(q);
-                rev_flag[at] = fl[e];
-              }
-            }
-          }
-        });
+        fresh.clear();
+        stale.clear();
+        for (Entry& x : all) {
+          x.key = hash64(seed, 2 + iter, p, static_cast<std::uint64_t>(x.q));
+          (x.flag != 0 ? fresh : stale).push_back(x);
+        }
+        if (fresh.size() > c_max) {
+          std::nth_element(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(c_max), fresh.end(), by_key);
+          fresh.resize(c_max);
+        }
+        if (stale.size() > c_max) {
+          std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(c_max), stale.end(), by_key);
+          stale.resize(c_max);
+        }
+        cand.new_count[p] = static_cast<std::uint32_t>(fresh.size());
+        cand.old_count[p] = static_cast<std::uint32_t>(stale.size());
+        for (std::size_t c = 0; c < fresh.size(); ++c) {
+          cand.new_ids[p * c_max + c] = fresh[c].q;
+          cand.new_flag[p * c_max + c] = fresh[c].flag;
+          if (fresh[c].slot >= 0) fl[fresh[c].slot] = 0;
+        }
+        for (std::size_t c = 0; c < stale.size(); ++c) cand.old_ids[p * c_max + c] = stale[c].q;
       }
+    }
+  });
+}
 
-      // Candidates: up to c_max new and c_max old per row, forward and reverse
-      // entries merged, by random priority; the new forward entries sampled
-      // are flagged old.
-      executor.parallel_for(0, n_parts, [&](std::size_t g0, std::size_t g1) {
-        struct Entry {
-          std::uint64_t key;  // priority
-          int q;
-          int slot;  // forward slot, or -1
-          std::uint8_t flag;
-        };
-        std::vector<Entry> all, fresh, stale;
-        // Rows met while gathering row p's entries: seen[q] == p + 1, at
-        // position where[q].
-        std::vector<std::uint32_t> seen(n, 0), where(n);
-        auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
-        for (std::size_t g = g0; g < g1; ++g) {
-          for (std::size_t p = n * g / n_parts; p < n * (g + 1) / n_parts; ++p) {
-            const std::uint32_t stamp = static_cast<std::uint32_t>(p + 1);
-            all.clear();
-            const int* ix = heaps.indices(p);
-            std::uint8_t* fl = heaps.flags(p);
-            for (std::size_t s = 0; s < heaps.size(p); ++s) {
-              const std::size_t q = static_cast<std::size_t>(ix[s]);
-              seen[q] = stamp;
-              where[q] = static_cast<std::uint32_t>(all.size());
-              all.push_back({0, ix[s], static_cast<int>(s), fl[s]});
-            }
-            // A reverse entry of a listed row merges with it: new if either
-            // is, with the forward entry's flag first.
-            for (std::size_t r = rev_ptr[p]; r < rev_ptr[p + 1]; ++r) {
-              const std::size_t q = static_cast<std::size_t>(rev_src[r]);
-              if (seen[q] == stamp) {
-                Entry& e = all[where[q]];
-                if (e.flag == 0) e.flag = rev_flag[r];
-              } else {
-                seen[q] = stamp;
-                where[q] = static_cast<std::uint32_t>(all.size());
-                all.push_back({0, rev_src[r], -1, rev_flag[r]});
-              }
-            }
-            fresh.clear();
-            stale.clear();
-            for (Entry& x : all) {
-              x.key = hash64(par.seed, 2 + iter, p, static_cast<std::uint64_t>(x.q));
-              (x.flag != 0 ? fresh : stale).push_back(x);
-            }
-            if (fresh.size() > c_max) {
-              std::nth_element(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(c_max), fresh.end(), by_key);
-              fresh.resize(c_max);
-            }
-            if (stale.size() > c_max) {
-              std::nth_element(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(c_max), stale.end(), by_key);
-              stale.resize(c_max);
-            }
-            new_count[p] = static_cast<std::uint32_t>(fresh.size());
-            old_count[p] = static_cast<std::uint32_t>(stale.size());
-            for (std::size_t c = 0; c < fresh.size(); ++c) {
-              new_cand[p * c_max + c] = fresh[c].q;
-              new_flag[p * c_max + c] = fresh[c].flag;
-              if (fresh[c].slot >= 0) fl[fresh[c].slot] = 0;
-            }
-            for (std::size_t c = 0; c < stale.size(); ++c) old_cand[p * c_max + c] = stale[c].q;
+// Hints that the lists of row p's candidates are needed soon.
+inline void prefetch_join(const Candidates& cand, const NeighbourHeaps<true>& heaps, std::size_t p) {
+  for (std::size_t c = 0; c < cand.new_count[p]; ++c) heaps.prefetch(static_cast<std::size_t>(cand.fresh(p)[c]));
+  for (std::size_t c = 0; c < cand.old_count[p]; ++c) heaps.prefetch(static_cast<std::size_t>(cand.stale(p)[c]));
+}
+
+// The local join of row p: its new candidates are scored against all its
+// candidates (one small matrix product) and every pair that would enter a
+// list becomes an update in `out`; two old candidates are never paired.
+// `original` maps list numbers to the rows of `space` (null: the same).
+inline void local_join(std::size_t p, const Candidates& cand, const NeighbourHeaps<true>& heaps,
+                       const ScoreSpace& space, const int* original, JoinWorkspace& ws,
+                       std::vector<ListUpdate>& out) {
+  const DistanceKernels& kern = space.data().kernels();
+  const std::size_t a = cand.new_count[p], b = cand.old_count[p];
+  if (a == 0) return;
+  const std::size_t m = a + b;
+  ws.ids.resize(m);
+  ws.orig.resize(m);
+  ws.thr.resize(m);
+  ws.pos.resize(m);
+  ws.tile.resize(a * m);
+  std::copy(cand.fresh(p), cand.fresh(p) + a, ws.ids.begin());
+  std::copy(cand.stale(p), cand.stale(p) + b, ws.ids.begin() + static_cast<std::ptrdiff_t>(a));
+  for (std::size_t j = 0; j < m; ++j) {
+    const std::size_t q = static_cast<std::size_t>(ws.ids[j]);
+    ws.thr[j] = heaps.threshold(q);
+    ws.orig[j] = original != nullptr ? original[q] : static_cast<int>(q);
+  }
+  // The new candidates against all: the pairs (i, j), i < j.
+  space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
+  const std::uint8_t* flag = cand.fresh_flags(p);
+  for (std::size_t i = 0; i < a; ++i) {
+    const std::size_t j0 = i + 1;
+    if (j0 >= m) continue;
+    const float* sc = &ws.tile[i * m];
+    const int u = ws.ids[i];
+    const std::uint8_t tree_u = flag[i];
+    // Both from the row's leaf in one tree: compared there.
+    auto compared = [&](std::size_t j) { return tree_u >= 2 && j < a && flag[j] == tree_u; };
+    // u takes v ...
+    std::size_t np = kern.positions_at_most(sc + j0, &ws.thr[i], true, m - j0, ws.pos.data());
+    for (std::size_t c = 0; c < np; ++c) {
+      const std::size_t j = j0 + ws.pos[c];
+      const int v = ws.ids[j];
+      if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(u), v)) {
+        out.push_back({u, v, sc[j]});
+      }
+    }
+    // ... and v takes u.
+    np = kern.positions_at_most(sc + j0, &ws.thr[j0], false, m - j0, ws.pos.data());
+    for (std::size_t c = 0; c < np; ++c) {
+      const std::size_t j = j0 + ws.pos[c];
+      const int v = ws.ids[j];
+      if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(v), u)) {
+        out.push_back({v, u, sc[j]});
+      }
+    }
+  }
+}
+
+// Applying updates: each part owns a range of target rows and reads every
+// chunk's updates in order, so each row sees its updates in a fixed order
+// whatever the number of threads. Returns the number of list changes.
+template <typename Executor>
+std::size_t apply_updates(const std::vector<std::vector<ListUpdate>>& updates, std::size_t n_chunks,
+                          NeighbourHeaps<true>& heaps, Executor& executor) {
+  const std::size_t n = heaps.n_rows();
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  std::vector<std::size_t> part_updates(n_threads, 0);
+  executor.parallel_for(0, n_threads, [&](std::size_t t0, std::size_t t1) {
+    for (std::size_t t = t0; t < t1; ++t) {
+      const int lo = static_cast<int>(n * t / n_threads);
+      const int hi = static_cast<int>(n * (t + 1) / n_threads);
+      std::size_t count = 0;
+      for (std::size_t ch = 0; ch < n_chunks; ++ch) {
+        for (const ListUpdate& u : updates[ch]) {
+          if (u.target >= lo && u.target < hi) {
+            count += heaps.push(static_cast<std::size_t>(u.target), u.score, u.source, 1);
+          }
+        }
+      }
+      part_updates[t] = count;
+    }
+  });
+  std::size_t total = 0;
+  for (std::size_t c : part_updates) total += c;
+  return total;
+}
+
+// The descent (Dong, Moses and Li, 2011) from the forest's lists, until
+// `n_iters` iterations, too few changes or the target recall. Its buffers
+// (and the renumbered copy of the rows) live only here, so they are freed
+// before the final pass allocates the graph. Dense rows are copied in the
+// order of their new numbers first: a row's candidates mostly have numbers
+// near its own, so the joins then read rows that are close in memory.
+// Progress: `phase` counts n steps per iteration.
+template <typename Executor>
+double descend(const ScoreSpace& space, const std::vector<int>& perm, const std::vector<int>& inv,
+               const ApproxKnnParams& par, const RecallSample& sample, double recall,
+               NeighbourHeaps<true>& heaps, ApproxKnnStats& st, Phase<Executor>& phase,
+               Executor& executor) {
+  const std::size_t n = space.n(), K = heaps.capacity();
+  const bool use_sample = par.target_recall < 1.0;
+  const bool renumbered_rows = space.dense();
+  std::unique_ptr<const ScoreSpace> renumbered;
+  if (renumbered_rows) renumbered.reset(new ScoreSpace(space, perm, executor));
+  const ScoreSpace& join_space = renumbered_rows ? *renumbered : space;
+  const int* original = renumbered_rows ? nullptr : perm.data();
+  ReverseLists rev;
+  Candidates cand(n, par.max_candidates);
+  const std::size_t chunk = 64;          // rows per join task
+  const std::size_t batch = 64 * chunk;  // rows per batch of joins
+  std::vector<std::vector<ListUpdate>> chunk_updates(batch / chunk);
+  const double stop_below = par.delta * static_cast<double>(n) * static_cast<double>(K);
+
+  for (std::size_t iter = 0; iter < par.n_iters && !(use_sample && recall >= par.target_recall); ++iter) {
+    reverse_lists(heaps, rev, executor);
+    sample_candidates(heaps, rev, par.seed, iter, cand, executor);
+    phase.set(iter * n);
+    // Local joins, in batches of rows; a batch's updates are applied before
+    // the next batch reads the thresholds.
+    std::size_t iter_updates = 0;
+    for (std::size_t start = 0; start < n; start += batch) {
+      const std::size_t stop = std::min(n, start + batch);
+      const std::size_t n_chunks = (stop - start + chunk - 1) / chunk;
+      executor.parallel_for(0, n_chunks, [&](std::size_t c0, std::size_t c1) {
+        JoinWorkspace ws;
+        for (std::size_t ch = c0; ch < c1; ++ch) {
+          std::vector<ListUpdate>& out = chunk_updates[ch];
+          out.clear();
+          const std::size_t p0 = start + ch * chunk, p1 = std::min(stop, p0 + chunk);
+          for (std::size_t p = p0; p < p1; ++p) {
+            if (p + 1 < p1) prefetch_join(cand, heaps, p + 1);  // warm the caches for the next join
+            local_join(p, cand, heaps, join_space, original, ws, out);
           }
         }
       });
-      if (executor.interrupted()) throw interrupted_error();
-
-      executor.report("T candidates done");
-      // Local joins, in batches of rows; a batch's updates are applied before
-      // the next batch reads the thresholds.
-      std::size_t iter_updates = 0;
-      for (std::size_t start = 0; start < n; start += batch) {
-        const std::size_t stop = std::min(n, start + batch);
-        const std::size_t n_chunks = (stop - start + chunk - 1) / chunk;
-        executor.parallel_for(0, n_chunks, [&](std::size_t c0, std::size_t c1) {
-          detail::JoinWorkspace ws;
-          for (std::size_t ch = c0; ch < c1; ++ch) {
-            std::vector<detail::ListUpdate>& out = chunk_updates[ch];
-            out.clear();
-            const std::size_t p0 = start + ch * chunk, p1 = std::min(stop, p0 + chunk);
-            for (std::size_t p = p0; p < p1; ++p) {
-              if (p + 1 < p1) {
-                // Warm the caches for the next join.
-                const std::size_t pn = p + 1;
-                for (std::size_t c = 0; c < new_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(new_cand[pn * c_max + c]));
-                for (std::size_t c = 0; c < old_count[pn]; ++c) heaps.prefetch(static_cast<std::size_t>(old_cand[pn * c_max + c]));
-              }
-              const std::size_t a = new_count[p], b = old_count[p];
-              if (a == 0) continue;
-              const std::size_t m = a + b;
-              ws.ids.resize(m);
-              ws.orig.resize(m);
-              ws.thr.resize(m);
-              ws.pos.resize(m);
-              ws.tile.resize(a * m);
-              std::copy(&new_cand[p * c_max], &new_cand[p * c_max] + a, ws.ids.begin());
-              std::copy(&old_cand[p * c_max], &old_cand[p * c_max] + b, ws.ids.begin() + static_cast<std::ptrdiff_t>(a));
-              for (std::size_t j = 0; j < m; ++j) {
-                const std::size_t q = static_cast<std::size_t>(ws.ids[j]);
-                ws.thr[j] = heaps.threshold(q);
-                ws.orig[j] = renumbered_rows ? static_cast<int>(q) : perm[q];
-              }
-              // The new candidates against all: the pairs (i, j), i < j.
-              join_space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
-              const std::uint8_t* flag = &new_flag[p * c_max];
-              for (std::size_t i = 0; i < a; ++i) {
-                const std::size_t j0 = i + 1;
-                if (j0 >= m) continue;
-                const float* sc = &ws.tile[i * m];
-                const int u = ws.ids[i];
-                const std::uint8_t tree_u = flag[i];
-                // Both from the row's leaf in one tree: compared there.
-                auto compared = [&](std::size_t j) { return tree_u >= 2 && j < a && flag[j] == tree_u; };
-                // u takes v ...
-                std::size_t np = kern.positions_at_most(sc + j0, &ws.thr[i], true, m - j0, ws.pos.data());
-                for (std::size_t c = 0; c < np; ++c) {
-                  const std::size_t j = j0 + ws.pos[c];
-                  const int v = ws.ids[j];
-                  if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(u), v)) {
-                    out.push_back({u, v, sc[j]});
-                  }
-                }
-                // ... and v takes u.
-                np = kern.positions_at_most(sc + j0, &ws.thr[j0], false, m - j0, ws.pos.data());
-                for (std::size_t c = 0; c < np; ++c) {
-                  const std::size_t j = j0 + ws.pos[c];
-                  const int v = ws.ids[j];
-                  if (v != u && !compared(j) && !heaps.contains(static_cast<std::size_t>(v), u)) {
-                    out.push_back({v, u, sc[j]});
-                  }
-                }
-              }
-            }
-          }
-        });
-        // Apply: each part owns a range of target rows and reads every chunk's
-        // updates in order, so each row sees its updates in a fixed order.
-        std::vector<std::size_t> part_updates(n_threads, 0);
-        executor.parallel_for(0, n_threads, [&](std::size_t t0, std::size_t t1) {
-          for (std::size_t t = t0; t < t1; ++t) {
-            const int lo = static_cast<int>(n * t / n_threads);
-            const int hi = static_cast<int>(n * (t + 1) / n_threads);
-            std::size_t count = 0;
-            for (std::size_t ch = 0; ch < n_chunks; ++ch) {
-              for (const detail::ListUpdate& u : chunk_updates[ch]) {
-                if (u.target >= lo && u.target < hi) {
-                  count += heaps.push(static_cast<std::size_t>(u.target), u.score, u.source, 1);
-                }
-              }
-            }
-            part_updates[t] = count;
-          }
-        });
-        for (std::size_t c : part_updates) iter_updates += c;
-        if (executor.interrupted()) throw interrupted_error();
-      }
-      st.updates.push_back(iter_updates);
-      st.iterations = iter + 1;
-      recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
-      st.recall.push_back(recall);
-      {
-        std::ostringstream msg;
-        msg << "approx kNN: iteration " << (iter + 1) << " of at most " << par.n_iters << ", "
-            << iter_updates << " list updates";
-        if (use_sample) msg << ", estimated recall " << recall;
-        executor.report(msg.str());
-      }
-      if (static_cast<double>(iter_updates) < stop_below) break;
+      iter_updates += apply_updates(chunk_updates, n_chunks, heaps, executor);
+      phase.set(iter * n + stop);
     }
+    st.updates.push_back(iter_updates);
+    st.iterations = iter + 1;
+    recall = use_sample ? estimate_recall(heaps, sample, inv) : 0.0;
+    st.recall.push_back(recall);
+    if (static_cast<double>(iter_updates) < stop_below) break;
   }
+  return recall;
+}
 
-  // 3. Exact distances, sorted, self first. Rows go in the order of their
-  // new numbers (neighbouring rows share neighbours, whose data stays in
-  // cache), into the lists' own index arrays and a buffer of distances; then
-  // into the graph by blocks of consecutive rows, so that R's column-major
-  // layout is written a cache line at a time.
+// The final pass: exact distances, sorted, self first. Rows go in the order
+// of their new numbers (neighbouring rows share neighbours, whose data stays
+// in cache), into the lists' own index arrays and a buffer of distances;
+// then into the graph by blocks of consecutive rows, so that R's
+// column-major layout is written a cache line at a time. Rows with fewer
+// than k - 1 entries, or whose float scores mean nothing, are searched
+// exhaustively; returns how many were.
+// Progress: `phase` counts one step per row.
+template <typename Executor>
+std::size_t final_pass(const RowData& data, const std::vector<int>& perm, const std::vector<int>& inv,
+                       NeighbourHeaps<true>& heaps, KnnGraph& graph, Phase<Executor>& phase,
+                       Executor& executor) {
+  const std::size_t n = data.n(), K = heaps.capacity(), others = K;
   std::vector<double> sorted_dist(n * K);
   std::vector<unsigned char> exhaustive(n, 0);
   batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
     std::vector<std::pair<double, int>> cand;
-    detail::TileBuffers buf;
+    TileBuffers buf;
     for (std::size_t t = begin; t < end; ++t) {
       const std::size_t i = static_cast<std::size_t>(perm[t]);
       const std::size_t size = heaps.size(t);
       if (size < others || data.needs_exact_search(i)) {
         exhaustive[t] = 1;
-        detail::refine_row(data, i, others, std::numeric_limits<double>::infinity(), buf, cand);
+        refine_row(data, i, others, std::numeric_limits<double>::infinity(), buf, cand);
       } else {
         cand.resize(size);
         const int* ix = heaps.indices(t);
@@ -932,9 +719,8 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
         sorted_dist[t * K + c] = data.distance_from_exact_score(cand[c].first);
       }
     }
-  });
-  executor.report("T final distances done");
-  KnnGraph graph(n, k);
+  }, [&](std::size_t done) { phase.set(done); });
+  graph = KnnGraph(n, K + 1);
   const std::size_t block = 64;
   executor.parallel_for(0, (n + block - 1) / block, [&](std::size_t b0, std::size_t b1) {
     for (std::size_t b = b0; b < b1; ++b) {
@@ -952,9 +738,95 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
       }
     }
   });
-  st.rows_searched_exhaustively = 0;
-  for (unsigned char e : exhaustive) st.rows_searched_exhaustively += e;
-  executor.report("approx kNN: done");
+  std::size_t count = 0;
+  for (unsigned char e : exhaustive) count += e;
+  return count;
+}
+
+}  // namespace detail
+
+// The k nearest neighbours of every row, the row itself first, by a
+// random-projection forest and nearest-neighbour descent.
+template <typename Executor>
+KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& params_in,
+                    Executor& executor, ApproxKnnStats* stats = nullptr) {
+  const std::size_t n = data.n();
+  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
+  ApproxKnnStats local;
+  ApproxKnnStats& st = stats ? *stats : local;
+  const ApproxKnnParams par = detail::resolve_approx_params(params_in, n, data.d(), k);
+  st.used = par;
+  const std::size_t K = k - 1;
+
+  // Few rows, or lists covering a large part of the data: the exact search
+  // costs about as much, and is exact.
+  if (K == 0 || n <= 2 * par.leaf_size || 4 * K >= n) {
+    st.exact = true;
+    ExactKnnStats es;
+    KnnGraph g = exact_knn(data, k, executor, &es);
+    st.rows_searched_exhaustively = es.rows_refined;
+    return g;
+  }
+  // 1. The forest, after the rows in score space and the recall sample
+  // (sparse rows are scored pair by pair: a smaller one); one step for
+  // those, then one per tree built and one per tree searched.
+  Phase<Executor> forest_phase(executor, "approx kNN: forest", 2 * par.n_trees + 1);
+  const ScoreSpace space(data, executor);
+  checkpoint(executor);
+  const bool use_sample = par.target_recall < 1.0;
+  const detail::RecallSample sample =
+      use_sample ? detail::recall_sample(space, data.sparse() ? 64 : 128, K, hash64(par.seed, 3), executor)
+                 : detail::RecallSample();
+  forest_phase.set(1);
+  std::vector<RpTree> trees = detail::build_forest(space, par, executor);
+  forest_phase.set(1 + par.n_trees);
+  // The lists are kept under new row numbers, the order of the first tree's
+  // leaves (perm[s] is the row numbered s, inv its inverse).
+  const std::vector<int> perm = trees[0].order;
+  std::vector<int> inv(n);
+  for (std::size_t s = 0; s < n; ++s) inv[static_cast<std::size_t>(perm[s])] = static_cast<int>(s);
+  NeighbourHeaps<true> heaps(n, K, data.kernels());
+  std::size_t forest_updates = 0;
+  for (std::size_t t = 0; t < par.n_trees; ++t) {
+    forest_updates += detail::search_leaves(space, trees[t], detail::tree_flag(t), inv, heaps, executor);
+    forest_phase.set(2 + par.n_trees + t);
+  }
+  trees.clear();
+  trees.shrink_to_fit();
+  forest_updates += detail::random_fill(space, perm, par.seed, heaps, executor);
+  st.updates.push_back(forest_updates);
+  double recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
+  st.recall.push_back(recall);
+  {
+    std::ostringstream msg;
+    msg << std::setprecision(3) << "approx kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
+        << par.n_trees << " trees (leaves of at most " << par.leaf_size << " rows, "
+        << data.kernels().name << " kernels)";
+    if (use_sample) msg << ", estimated recall " << recall;
+    forest_phase.finish(msg.str());
+  }
+
+  // 2. The descent.
+  {
+    Phase<Executor> phase(executor, "approx kNN: descent", par.n_iters * n);
+    recall = detail::descend(space, perm, inv, par, sample, recall, heaps, st, phase, executor);
+    std::ostringstream msg;
+    msg << std::setprecision(3) << "approx kNN: descent, " << st.iterations << " of at most " << par.n_iters
+        << " iterations (" << par.max_candidates << " candidates)";
+    if (use_sample) msg << ", estimated recall " << recall;
+    phase.finish(msg.str());
+  }
+
+  // 3. Exact distances.
+  KnnGraph graph;
+  {
+    Phase<Executor> phase(executor, "approx kNN: exact distances", n);
+    st.rows_searched_exhaustively = detail::final_pass(data, perm, inv, heaps, graph, phase, executor);
+    std::ostringstream msg;
+    msg << "approx kNN: exact distances, " << st.rows_searched_exhaustively
+        << " rows searched exhaustively";
+    phase.finish(msg.str());
+  }
   return graph;
 }
 

@@ -22,7 +22,7 @@
 #ifndef LSNN_OPTIMIZER_H
 #define LSNN_OPTIMIZER_H
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -78,16 +78,19 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
   if (!all_finite(Y, nd)) throw std::invalid_argument("the initial coordinates are not all finite");
   std::vector<double> grad(nd, 0.0), update(nd, 0.0), gains(nd, 1.0);
   OptimizerResult res;
-  auto last_poll = std::chrono::steady_clock::now();
+  Phase<Executor> phase(executor, "optimization", static_cast<std::size_t>(std::max(s.max_iter, 0)));
   double prev_cost = NAN;
   int prev_cost_iter = -1;
 
   auto record = [&](int iter, double cost) {
     res.cost_iter.push_back(iter);
     res.cost.push_back(cost);
-    char buf[96];
-    std::snprintf(buf, sizeof(buf), "iteration %d: cost %.6g", iter, cost);
-    executor.report(buf);
+  };
+  auto finish = [&]() {
+    char buf[128];
+    std::snprintf(buf, sizeof(buf), "optimization: %d iterations%s, cost %.6g", res.iterations,
+                  res.converged ? " (converged)" : "", res.cost.back());
+    phase.finish(buf);
   };
 
   for (int iter = 1; iter <= s.max_iter; ++iter) {
@@ -105,6 +108,7 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
           std::fabs(prev_cost - cost) <= s.tol * std::fabs(cost)) {
         res.converged = true;
         res.iterations = done;
+        finish();
         return res;
       }
       prev_cost = cost;
@@ -134,11 +138,7 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
       for (std::size_t i = 0; i < n; ++i) Y[c * n + i] -= mean;
     }
     res.iterations = iter;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_poll > std::chrono::milliseconds(50)) {
-      last_poll = now;
-      if (executor.interrupted()) throw interrupted_error();
-    }
+    phase.set(static_cast<std::size_t>(iter));
   }
   // the cost of the final coordinates
   if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
@@ -146,6 +146,7 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
     if (std::isnan(cost)) throw_diverged(res.iterations);
     record(res.iterations, cost);
   }
+  finish();
   return res;
 }
 
