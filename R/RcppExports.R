@@ -37,12 +37,12 @@
     .Call(`_lsnn_check_nnd_steps`, x, k, n_trees, leaf_size, max_candidates, simd)
 }
 
-.cost_gradient <- function(Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd) {
-    .Call(`_lsnn_cost_gradient_cpp`, Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd)
+.cost_gradient <- function(Y, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, n_threads, simd) {
+    .Call(`_lsnn_cost_gradient_cpp`, Y, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, n_threads, simd)
 }
 
-.embed_optimize <- function(Y0, ptr, col, val, method, gamma, alpha, a, b, eps, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd) {
-    .Call(`_lsnn_embed_optimize`, Y0, ptr, col, val, method, gamma, alpha, a, b, eps, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd)
+.embed_optimize <- function(Y0, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd) {
+    .Call(`_lsnn_embed_optimize`, Y0, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd)
 }
 
 .cost_kernels_name <- function(simd) {
@@ -83,5 +83,9 @@
 
 .graph_problem <- function(idx, dist, self_first) {
     .Call(`_lsnn_graph_problem`, idx, dist, self_first)
+}
+
+.quality_measures <- function(x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd) {
+    .Call(`_lsnn_quality_measures`, x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd)
 }
 

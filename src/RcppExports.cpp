@@ -161,8 +161,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cost_gradient_cpp
-Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, std::string gradient, Rcpp::NumericVector grid, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP gradientSEXP, SEXP gridSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -176,15 +176,17 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type a(aSEXP);
     Rcpp::traits::input_parameter< double >::type b(bSEXP);
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type gradient(gradientSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type grid(gridSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, ptr, col, val, method, gamma, alpha, a, b, eps, n_threads, simd));
+    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, n_threads, simd));
     return rcpp_result_gen;
 END_RCPP
 }
 // embed_optimize
-Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, int max_iter, double eta, double momentum, double final_momentum, int mom_switch_iter, double exaggeration, int stop_lying_iter, double min_gain, double tol, int epoch, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_embed_optimize(SEXP Y0SEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP etaSEXP, SEXP momentumSEXP, SEXP final_momentumSEXP, SEXP mom_switch_iterSEXP, SEXP exaggerationSEXP, SEXP stop_lying_iterSEXP, SEXP min_gainSEXP, SEXP tolSEXP, SEXP epochSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, std::string gradient, Rcpp::NumericVector grid, int max_iter, double eta, double momentum, double final_momentum, int mom_switch_iter, double exaggeration, int stop_lying_iter, double min_gain, double tol, int epoch, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_embed_optimize(SEXP Y0SEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP gradientSEXP, SEXP gridSEXP, SEXP max_iterSEXP, SEXP etaSEXP, SEXP momentumSEXP, SEXP final_momentumSEXP, SEXP mom_switch_iterSEXP, SEXP exaggerationSEXP, SEXP stop_lying_iterSEXP, SEXP min_gainSEXP, SEXP tolSEXP, SEXP epochSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -198,6 +200,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type a(aSEXP);
     Rcpp::traits::input_parameter< double >::type b(bSEXP);
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type gradient(gradientSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type grid(gridSEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type eta(etaSEXP);
     Rcpp::traits::input_parameter< double >::type momentum(momentumSEXP);
@@ -211,7 +215,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(embed_optimize(Y0, ptr, col, val, method, gamma, alpha, a, b, eps, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd));
+    rcpp_result_gen = Rcpp::wrap(embed_optimize(Y0, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -365,6 +369,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// quality_measures
+Rcpp::List quality_measures(Rcpp::List x_data, Rcpp::NumericMatrix y, std::string metric, Rcpp::LogicalVector what, int k, SEXP nn, Rcpp::IntegerVector rows, double n_triplets, double n_pairs, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_quality_measures(SEXP x_dataSEXP, SEXP ySEXP, SEXP metricSEXP, SEXP whatSEXP, SEXP kSEXP, SEXP nnSEXP, SEXP rowsSEXP, SEXP n_tripletsSEXP, SEXP n_pairsSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type x_data(x_dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type y(ySEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< Rcpp::LogicalVector >::type what(whatSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type nn(nnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< double >::type n_triplets(n_tripletsSEXP);
+    Rcpp::traits::input_parameter< double >::type n_pairs(n_pairsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(quality_measures(x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 7},
@@ -376,8 +403,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
     {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
     {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
-    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 12},
-    {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 23},
+    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 14},
+    {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 25},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
@@ -388,6 +415,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},
     {"_lsnn_neighbor_overlap_cpp", (DL_FUNC) &_lsnn_neighbor_overlap_cpp, 4},
     {"_lsnn_graph_problem", (DL_FUNC) &_lsnn_graph_problem, 3},
+    {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
     {NULL, NULL, 0}
 };
 

@@ -14,8 +14,21 @@
 namespace {
 
 lsnn::CostSettings cost_settings(const std::string& method, double gamma, double alpha,
-                                 double a, double b, double eps) {
+                                 double a, double b, double eps, const std::string& gradient,
+                                 const Rcpp::NumericVector& grid) {
   lsnn::CostSettings s;
+  if (gradient == "exact") {
+    s.gradient = lsnn::GradientKind::exact;
+  } else if (gradient == "approx") {
+    s.gradient = lsnn::GradientKind::approx;
+  } else {
+    Rcpp::stop("unknown gradient '%s'", gradient);
+  }
+  if (grid.size() == 3) {
+    s.grid.nodes = static_cast<int>(grid[0]);
+    s.grid.box_width = grid[1];
+    s.grid.min_boxes = static_cast<int>(grid[2]);
+  }
   if (method == "tsne") {
     s.method = lsnn::CostMethod::tsne;
   } else if (method == "largevis") {
@@ -47,14 +60,15 @@ lsnn::SparseRows sparse_view(std::size_t n, const Rcpp::IntegerVector& ptr,
 Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr,
                              Rcpp::IntegerVector col, Rcpp::NumericVector val,
                              std::string method, double gamma, double alpha, double a,
-                             double b, double eps, int n_threads, std::string simd) {
+                             double b, double eps, std::string gradient,
+                             Rcpp::NumericVector grid, int n_threads, std::string simd) {
   const std::size_t n = Y.nrow(), d = Y.ncol();
   lsnn_r::RExecutor ex(n_threads, false);
   Rcpp::NumericMatrix grad(n, d);
   Rcpp::NumericVector pcost(n);
   return lsnn_r::run_core([&]() {
     lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd),
-                           cost_settings(method, gamma, alpha, a, b, eps),
+                           cost_settings(method, gamma, alpha, a, b, eps, gradient, grid),
                            sparse_view(n, ptr, col, val), d);
     const double cost = ev.evaluate(Y.begin(), 1.0, true, grad.begin(), pcost.begin(), ex);
     if (std::isnan(cost) || !lsnn::all_finite(grad.begin(), n * d)) {
@@ -72,7 +86,8 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr,
 Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr,
                           Rcpp::IntegerVector col, Rcpp::NumericVector val,
                           std::string method, double gamma, double alpha, double a,
-                          double b, double eps, int max_iter, double eta, double momentum,
+                          double b, double eps, std::string gradient,
+                          Rcpp::NumericVector grid, int max_iter, double eta, double momentum,
                           double final_momentum, int mom_switch_iter, double exaggeration,
                           int stop_lying_iter, double min_gain, double tol, int epoch,
                           int n_threads, bool verbose, std::string simd) {
@@ -92,7 +107,7 @@ Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr,
   s.epoch = epoch;
   return lsnn_r::run_core([&]() {
     lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd),
-                           cost_settings(method, gamma, alpha, a, b, eps),
+                           cost_settings(method, gamma, alpha, a, b, eps, gradient, grid),
                            sparse_view(n, ptr, col, val), d);
     const lsnn::OptimizerResult res = lsnn::optimize_embedding(ev, Y.begin(), s, ex);
     Rcpp::NumericVector cost(res.cost.begin(), res.cost.end());

@@ -115,6 +115,13 @@ class RExecutor {
     message(summary);
   }
 
+  // A line within the phase; cli redraws the bar below it.
+  void phase_note(const std::string& line) {
+    if (!verbose_) return;
+    Rcpp::Function message("message");
+    message(line);
+  }
+
  private:
   template <typename Body>
   struct BodyWorker : public RcppParallel::Worker {

@@ -156,6 +156,9 @@ test_that("cost_gradient rejects bad input", {
 })
 
 test_that("the cost kernels follow the lsnn.simd option", {
+  # (the option may be set for the whole run, as tools/sanitize.sh does)
+  old <- options(lsnn.simd = NULL)
+  on.exit(options(old))
   expect_identical(lsnn:::.cost_kernels_name("generic"), "generic")
   expect_identical(lsnn:::.cost_kernels_name("auto"), simd_kernels())
 })

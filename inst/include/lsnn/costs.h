@@ -26,6 +26,10 @@
 // terms that do are summed over the stored entries of P. Memory is
 // O(nnz(P) + n d): the n x n matrices are never formed.
 //
+// With GradientKind::approx (t-SNE in 1 or 2 dimensions) the all-pairs part
+// is instead summed in O(n) by the grid interpolation of fft_repulsion.h;
+// the sparse part and the combination below are the same.
+//
 // Determinism: the tiles are scheduled in rounds (a round-robin tournament
 // of the row blocks, tile_schedule.h: the tiles of one round touch disjoint
 // points) and the block size depends on n only, so every sum is taken in
@@ -41,14 +45,23 @@
 #include <vector>
 
 #include "cost_kernels.h"
+#include "fft_repulsion.h"
 #include "parallel.h"
 #include "sparse.h"
 #include "tile_schedule.h"
 
 namespace lsnn {
 
+// How the all-pairs part is summed: exactly over all pairs, or (1- and
+// 2-dimensional embeddings) by the O(n) grid approximations of
+// fft_repulsion.h; other dimensions always take the exact sum.
+enum class GradientKind { exact = 0, approx = 1 };
+
 struct CostSettings {
   CostMethod method = CostMethod::tsne;
+  GradientKind gradient = GradientKind::exact;
+  // the approximation's grid (t-SNE's defaults: see fft_repulsion.h)
+  GridSettings grid = TsneGrid().grid;
   double gamma = 1.0;
   double alpha = 1.0;
   double a = 1.0;
@@ -77,10 +90,16 @@ class CostEvaluator {
     S_.assign(n_, 0.0);
     pad_affinities();
     make_schedule();
+    tsne_rep_ = TsneRepulsion(settings_.grid);
   }
 
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
+  // Whether evaluate() takes the approximate path.
+  bool approximate() const {
+    return settings_.gradient == GradientKind::approx && d_ <= 2 &&
+           approx_supported(settings_.method);
+  }
 
   // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always
   // written; the cost is returned (and `pcost`, length n, filled when not
@@ -114,20 +133,11 @@ class CostEvaluator {
     prob.val = val_.data();
     prob.p_scale = p_scale;
 
-    const PairSums sums = {F_.data(), Z_.data(), C_.data()};
     const CostKernels& k = kernels_;
-    for (const auto& round : rounds_) {
-      executor.parallel_for(
-          0, round.size(),
-          [&](std::size_t b, std::size_t e) {
-            for (std::size_t t = b; t < e; ++t) {
-              const Tile& tile = round[t];
-              k.pair_tile(prob, tile.i0, tile.i1, tile.j0, tile.j1, tile.diagonal,
-                          want_cost, sums);
-            }
-          },
-          1);
-      checkpoint(executor);
+    if (approximate()) {
+      approximate_pairs(executor);
+    } else {
+      exact_pairs(prob, want_cost, executor);
     }
 
     const SparseSums ssums = {A_.data(), Cs_.data(), S_.data()};
@@ -171,6 +181,32 @@ class CostEvaluator {
   }
 
  private:
+  template <typename Executor>
+  void exact_pairs(const PairProblem& prob, bool want_cost, Executor& executor) {
+    const PairSums sums = {F_.data(), Z_.data(), C_.data()};
+    const CostKernels& k = kernels_;
+    for (const auto& round : rounds_) {
+      executor.parallel_for(
+          0, round.size(),
+          [&](std::size_t b, std::size_t e) {
+            for (std::size_t t = b; t < e; ++t) {
+              const Tile& tile = round[t];
+              k.pair_tile(prob, tile.i0, tile.i1, tile.j0, tile.j1, tile.diagonal,
+                          want_cost, sums);
+            }
+          },
+          1);
+      checkpoint(executor);
+    }
+  }
+
+  template <typename Executor>
+  void approximate_pairs(Executor& executor) {
+    // t-SNE: F and Z (Z_[0] holds the total; the cost needs nothing else)
+    Z_[0] = tsne_rep_.evaluate(Y_.data(), n_, d_, stride_, F_.data(), executor);
+    checkpoint(executor);
+  }
+
   struct Tile {
     std::size_t i0, i1, j0, j1;
     bool diagonal;
@@ -227,6 +263,7 @@ class CostEvaluator {
   std::vector<int> ptr_, col_;
   std::vector<double> val_;
   std::vector<std::vector<Tile>> rounds_;
+  TsneRepulsion tsne_rep_;
 };
 
 }  // namespace lsnn

@@ -23,6 +23,7 @@
 #define LSNN_OPTIMIZER_H
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -82,9 +83,15 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
   double prev_cost = NAN;
   int prev_cost_iter = -1;
 
+  const auto start = std::chrono::steady_clock::now();
   auto record = [&](int iter, double cost) {
     res.cost_iter.push_back(iter);
     res.cost.push_back(cost);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "iteration %d: cost %.6g (%.1f s)", iter, cost, secs);
+    phase.note(buf);
   };
   auto finish = [&]() {
     char buf[128];

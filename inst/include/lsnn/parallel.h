@@ -12,11 +12,13 @@
 //   void begin_phase(const char* name, std::size_t total);
 //   bool progress(std::size_t done);
 //   void end_phase(const std::string& summary);
+//   void phase_note(const std::string& line);
 //       Progress of the work, on the calling (main) thread only, between
 //       parallel batches: a phase starts with its total number of steps,
 //       progress() says how many are done (or `progress_unchanged`) and
 //       returns true when the user asked to stop (Ctrl-C in R); the phase
-//       ends with a one-line summary (empty when it was cut short). The
+//       ends with a one-line summary (empty when it was cut short);
+//       phase_note() adds a line on the way (an epoch's cost). The
 //       executor decides what to show and how often to look for an
 //       interrupt; the core only calls checkpoint() (directly, through a
 //       Phase or through batched_for()) between batches.
@@ -71,6 +73,7 @@ class Phase {
   }
 
   void set(std::size_t done) { checkpoint(executor_, done); }
+  void note(const std::string& line) { executor_.phase_note(line); }
   void finish(const std::string& summary) {
     open_ = false;
     executor_.end_phase(summary);

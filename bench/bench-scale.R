@@ -1,0 +1,195 @@
+# Neighbour embeddings at scale (issue 12): lsnn's approximate t-SNE gradient
+# against Rtsne on all 70,000 Fashion-MNIST images; per-iteration time
+# against its floor; the UMAP family against uwot on the LSNN-15 graph; 1e5
+# and 1e6 generated rows; 15-NN preservation for every run; the 5,000-row
+# accuracy check of the approximate gradient.
+#
+#   Rscript bench/bench-scale.R [parts]      (from the package root)
+#
+# parts: any of accuracy, tsne, umap, million (default: all). Environment:
+#   LSNN_BENCH_THREADS   threads (2)
+#   LSNN_BENCH_UMAP_N    rows for the UMAP-family comparison (70000; lsnn's
+#                        UMAP, t-UMAP and LargeVis gradients are exact, O(n^2)
+#                        per iteration: 70,000 rows take about an hour each)
+#   LSNN_BENCH_BIG_N     rows of the generated data (1e5,1e6)
+#   LSNN_BENCH_BIG_ITER  t-SNE iterations on the generated data (1000)
+# Results go to bench/results/scale-*.rds and are printed.
+suppressMessages(library(lsnn))
+source(file.path("bench", "common.R"))
+
+args <- commandArgs(trailingOnly = TRUE)
+parts <- if (length(args) == 0) c("accuracy", "tsne", "umap", "million") else args
+threads <- as.integer(Sys.getenv("LSNN_BENCH_THREADS", "2"))
+out <- list()
+
+# Share of each point's 15 nearest input neighbours among its 15 nearest in
+# the embedding (both exact, the point itself excluded).
+# (At 1e6 rows both graphs come from the approximate search.)
+preservation <- function(X, Y, k = 15, input_graph = NULL, kind = "exact") {
+  gx <- if (is.null(input_graph)) {
+    extended_knn(X, n_neighbors = k, n_extra = 0, nn_kind = kind, n_threads = threads)
+  } else {
+    input_graph
+  }
+  gy <- extended_knn(Y, n_neighbors = k, n_extra = 0, nn_kind = kind, n_threads = threads)
+  drop_self <- function(g) list(idx = g$idx[, -1, drop = FALSE])
+  neighbor_overlap(drop_self(gx), drop_self(gy), k = k)
+}
+
+# The exact cost of a layout under lsnn's affinities (all pairs, once).
+exact_cost <- function(Y, P, method, ...) {
+  cost_gradient(Y, P, method, n_threads = threads, gradient = "exact", ...)$cost
+}
+
+# ---- 5,000 rows: approximate against exact gradient ----
+if ("accuracy" %in% parts) {
+  set.seed(1)
+  X <- fashion_data()[seq_len(5000), ] / 255
+  X50 <- stats::prcomp(X, rank. = 50)$x
+  P <- perplexity_affinities(X50, perplexity = 30, n_threads = threads)
+  rel <- function(Y, grid = NULL) {
+    old <- options(lsnn.grid = grid)
+    on.exit(options(old))
+    e <- cost_gradient(Y, P, "tsne", gradient = "exact", n_threads = threads)
+    a <- cost_gradient(Y, P, "tsne", gradient = "approx", n_threads = threads)
+    c(gradient = sqrt(sum((a$gradient - e$gradient)^2) / sum(e$gradient^2)),
+      cost = abs(a$cost / e$cost - 1))
+  }
+  set.seed(2)
+  runs <- list()
+  for (g in list(NULL, c(5, 1, 20), c(7, 0.5, 20))) {
+    old <- options(lsnn.grid = g)
+    set.seed(3)
+    ra <- neighbor_embedding(X50, "tsne", perplexity = 30, max_iter = 1000, tol = 0,
+                             gradient = "approx", n_threads = threads, ret_extra = TRUE)
+    options(old)
+    runs[[paste(c("grid", if (is.null(g)) "default" else g), collapse = "-")]] <- ra
+  }
+  set.seed(3)
+  re <- neighbor_embedding(X50, "tsne", perplexity = 30, max_iter = 1000, tol = 0,
+                           gradient = "exact", n_threads = threads, ret_extra = TRUE)
+  Yr <- matrix(stats::rnorm(2 * 5000, sd = 10), 5000)
+  acc <- rbind(
+    random_default = rel(Yr), random_fine = rel(Yr, c(7, 0.5, 20)),
+    converged_default = rel(re$embedding), converged_fine = rel(re$embedding, c(7, 0.5, 20)))
+  final <- c(exact = exact_cost(re$embedding, P, "tsne"),
+             vapply(runs, function(r) exact_cost(r$embedding, P, "tsne"), 0))
+  times <- c(exact = re$time[["optimize"]], vapply(runs, function(r) r$time[["optimize"]], 0))
+  cat("\n== 5,000 rows (50 PCs), perplexity 30: approximate vs exact t-SNE gradient\n")
+  print(signif(acc, 3))
+  cat("final exact KL after 1,000 iterations (same start) and optimisation time (s):\n")
+  print(rbind(kl = signif(final, 5), rel_to_exact = signif(final / final[["exact"]] - 1, 3),
+              seconds = signif(times, 3)))
+  out$accuracy <- list(gradient = acc, final = final, times = times)
+}
+
+# ---- t-SNE of 70,000 images: lsnn against Rtsne ----
+if ("tsne" %in% parts) {
+  ensure_packages("Rtsne")
+  X <- fashion_data() / 255
+  n <- nrow(X)
+  t_lsnn <- elapsed(res <- neighbor_embedding(X, "tsne", perplexity = 30, max_iter = 1000,
+                                              tol = 0, n_threads = threads, ret_extra = TRUE,
+                                              verbose = TRUE))
+  set.seed(1)
+  t_rtsne <- elapsed(rt <- Rtsne::Rtsne(X, perplexity = 30, max_iter = 1000, theta = 0.5,
+                                        num_threads = 2, check_duplicates = FALSE))
+  P <- res$P
+  kl <- c(lsnn = exact_cost(res$embedding, P, "tsne"), Rtsne = exact_cost(rt$Y, P, "tsne"))
+  # the floor of one iteration: one pass over P (a sparse product) and the
+  # FFTs of the final layout's grid (6 two-dimensional transforms of the
+  # padded node grid, 3 nodes per unit box; R's own FFT as the yardstick)
+  Y <- res$embedding
+  t_p <- elapsed(for (r in 1:20) P %*% Y) / 20
+  L <- 2 * 3 * ceiling(apply(Y, 2, function(v) diff(range(v))))
+  G <- matrix(stats::rnorm(prod(L)), L[1], L[2])
+  t_fft <- elapsed(for (r in 1:5) stats::fft(G)) / 5 * 6 / 2
+  per_iter <- res$time[["optimize"]] / res$iterations
+  pres <- c(lsnn = preservation(X, res$embedding), Rtsne = preservation(X, rt$Y))
+  cat("\n== t-SNE, 70,000 Fashion-MNIST images, perplexity 30, 1,000 iterations\n")
+  cat(sprintf("lsnn %.1f s (affinities %.1f, init %.1f, optimise %.1f), Rtsne %.1f s: %.1fx\n",
+              t_lsnn, res$time[["affinities"]], res$time[["init"]], res$time[["optimize"]],
+              t_rtsne, t_rtsne / t_lsnn))
+  cat(sprintf("final exact KL: lsnn %.4f, Rtsne %.4f\n", kl[["lsnn"]], kl[["Rtsne"]]))
+  cat(sprintf(paste("per iteration %.1f ms; floor %.1f ms (P once %.1f + FFTs %.1f",
+                    "on a %d x %d grid): %.1fx\n"),
+              1000 * per_iter, 1000 * (t_p + t_fft), 1000 * t_p, 1000 * t_fft, L[1], L[2],
+              per_iter / (t_p + t_fft)))
+  cat(sprintf("15-NN preservation: lsnn %.3f, Rtsne %.3f\n", pres[["lsnn"]], pres[["Rtsne"]]))
+  out$tsne <- list(time = c(lsnn = t_lsnn, Rtsne = t_rtsne), kl = kl, per_iter = per_iter,
+                   floor = c(P = t_p, fft = t_fft), preservation = pres, lsnn_time = res$time)
+}
+
+# ---- UMAP, t-UMAP, LargeVis against uwot on the same graph ----
+if ("umap" %in% parts) {
+  ensure_packages("uwot")
+  n_umap <- as.integer(Sys.getenv("LSNN_BENCH_UMAP_N", "70000"))
+  X <- fashion_data()[seq_len(n_umap), ] / 255
+  g <- locally_scaled_knn(X, n_neighbors = 15, n_threads = threads)
+  ab <- umap_ab(1, 0.1)
+  rows <- list()
+  for (m in c("umap", "tumap", "largevis")) {
+    if (m == "largevis") {
+      gk <- extended_knn(X, n_neighbors = 90, n_extra = 0, n_threads = threads)
+      t_l <- elapsed(res <- neighbor_embedding(method = m, nn_method = gk, perplexity = 30,
+                                               max_iter = 500, n_threads = threads,
+                                               ret_extra = TRUE))
+      t_u <- elapsed(yu <- uwot::lvish(NULL, nn_method = gk, perplexity = 30, n_epochs = 500,
+                                       n_threads = 2, n_sgd_threads = 2))
+      P <- res$P
+      cost <- c(lsnn = exact_cost(res$embedding, P, m, gamma = res$gamma),
+                uwot = exact_cost(yu, P, m, gamma = res$gamma))
+    } else {
+      t_l <- elapsed(res <- neighbor_embedding(method = m, nn_method = g, max_iter = 500,
+                                               n_threads = threads, ret_extra = TRUE))
+      fn <- if (m == "umap") uwot::umap else uwot::tumap
+      t_u <- elapsed(yu <- fn(NULL, nn_method = g, n_epochs = 500, n_threads = 2,
+                              n_sgd_threads = 2))
+      P <- res$P
+      cost <- c(lsnn = exact_cost(res$embedding, P, m, a = res$a, b = res$b),
+                uwot = exact_cost(yu, P, m, a = res$a, b = res$b))
+    }
+    pres <- c(lsnn = preservation(X, res$embedding), uwot = preservation(X, yu))
+    rows[[m]] <- c(lsnn_s = t_l, uwot_s = t_u, lsnn_cost = cost[["lsnn"]],
+                   uwot_cost = cost[["uwot"]], lsnn_15nn = pres[["lsnn"]],
+                   uwot_15nn = pres[["uwot"]])
+  }
+  tab <- do.call(rbind, rows)
+  cat(sprintf("\n== UMAP family, %d Fashion-MNIST images, 500 iterations / epochs\n", n_umap))
+  print(signif(tab, 4))
+  out$umap <- tab
+}
+
+# ---- generated data: 1e5 and 1e6 rows, 50 columns, clustered ----
+if ("million" %in% parts) {
+  sizes <- as.numeric(strsplit(Sys.getenv("LSNN_BENCH_BIG_N", "1e5,1e6"), ",")[[1]])
+  iters <- as.integer(Sys.getenv("LSNN_BENCH_BIG_ITER", "1000"))
+  rows <- list()
+  for (nb in sizes) {
+    setup <- sprintf(paste(
+      "suppressMessages(library(lsnn)); set.seed(1); n <- %d",
+      "centres <- matrix(rnorm(20 * 50, sd = 5), 20)",
+      "X <- centres[sample.int(20, n, TRUE), ] + matrix(rnorm(n * 50), n)", sep = "; "), nb)
+    code <- sprintf(paste(
+      "t <- system.time(Y <- neighbor_embedding(X, 'tsne', max_iter = %d, tol = 0,",
+      "n_threads = %d, ret_extra = TRUE))[['elapsed']]",
+      "saveRDS(list(Y = Y$embedding, t = t, per_iter = Y$time[['optimize']] / Y$iterations),",
+      "'%s')"), iters, threads, file.path(results_dir(), sprintf("scale-tsne-%d.rds", nb)))
+    mem <- peak_memory_mb(setup, code)
+    r <- readRDS(file.path(results_dir(), sprintf("scale-tsne-%d.rds", nb)))
+    # input neighbours by lsnn's approximate search at this size
+    eval(parse(text = setup))
+    gx <- extended_knn(X, n_neighbors = 15, n_extra = 0, n_threads = threads,
+                       nn_kind = if (nb > 2e5) "approx" else "exact")
+    rows[[format(nb, scientific = FALSE)]] <- c(
+      seconds = r$t, ms_per_iter = 1000 * r$per_iter, peak_mb = mem[["added"]],
+      nn15 = preservation(NULL, r$Y, input_graph = gx,
+                          kind = if (nb > 2e5) "approx" else "exact"))
+  }
+  tab <- do.call(rbind, rows)
+  cat("\n== t-SNE on generated data (50 columns, 20 clusters)\n")
+  print(signif(tab, 4))
+  out$million <- tab
+}
+
+saveRDS(out, file.path(results_dir(), "scale.rds"))

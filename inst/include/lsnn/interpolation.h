@@ -1,0 +1,474 @@
+// Kernel sums over all points by interpolation on a regular grid and FFT
+// convolution (Linderman et al. 2019, "Fast interpolation-based t-SNE"),
+// for 1- and 2-dimensional point sets:
+//
+//   phi_o(i) = sum_j K_o(y_i - y_j) q_o(j)      (j = i included)
+//
+// for a few translation-invariant kernels K (even or odd, such as
+// (y_i - y_j) w_ij^2) and charge vectors q.
+//
+// The bounding box of the points is cut into equal boxes; each box holds p
+// Lagrange interpolation nodes per dimension, at the midpoints of p equal
+// sub-intervals, so the nodes of all boxes form one equispaced grid and no
+// node is shared by two boxes. A point's charge is spread to the p^d nodes
+// of its own box with the Lagrange weights of its position; the node-to-
+// node kernel sums are a discrete convolution, done by FFT on a zero-padded
+// grid (Eigen's FFT module, kissfft backend); the potentials are
+// interpolated back to the points with the same weights. The work is
+// O(n p^d) plus the FFTs of O(M log M) for M grid nodes; the error is that
+// of degree p - 1 interpolation of K over one box (the node spacing h / p
+// against the kernel's length scale).
+//
+// Determinism: the points are sorted by box (a stable counting sort), every
+// node is written by the one task that owns its row of boxes, in the sorted
+// order, and every FFT line is transformed on its own; nothing depends on
+// the number of threads or on how a range is split.
+#ifndef LSNN_INTERPOLATION_H
+#define LSNN_INTERPOLATION_H
+
+#include <unsupported/Eigen/FFT>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace lsnn {
+
+// How fine the grid is: p nodes per box and dimension, boxes at most
+// `box_width` wide (in the units of the coordinates), at least `min_boxes`
+// per dimension.
+struct GridSettings {
+  int nodes = 3;
+  double box_width = 1.0;
+  int min_boxes = 1;
+};
+
+// The smallest multiple of 4 that is at least m and has no prime factor
+// above 5 (kissfft is fastest on those; the real transform wants 4 | L).
+inline std::size_t fft_size(std::size_t m) {
+  std::size_t L = std::max<std::size_t>(4, (m + 3) & ~static_cast<std::size_t>(3));
+  for (;; L += 4) {
+    std::size_t r = L;
+    for (std::size_t f : {2, 3, 5}) {
+      while (r % f == 0) r /= f;
+    }
+    if (r == 1) return L;
+  }
+}
+
+class InterpolationGrid {
+ public:
+  typedef std::complex<double> cplx;
+
+  // Lays the boxes over the points Y (coordinate c of point i at
+  // Y[c * stride + i], d = 1 or 2) and sorts the points by box.
+  template <typename Executor>
+  void layout(const double* Y, std::size_t n, std::size_t d, std::size_t stride,
+              const GridSettings& gs, Executor& executor) {
+    if (d < 1 || d > 2) throw std::invalid_argument("grid interpolation needs 1 or 2 dimensions");
+    if (gs.nodes < 1 || !(gs.box_width > 0.0)) {
+      throw std::invalid_argument("grid interpolation needs nodes >= 1 and box_width > 0");
+    }
+    n_ = n;
+    d_ = d;
+    stride_ = stride;
+    Y_ = Y;
+    p_ = static_cast<std::size_t>(gs.nodes);
+    for (std::size_t c = 0; c < 2; ++c) {
+      nb_[c] = 1;
+      lo_[c] = 0.0;
+      h_[c] = 1.0;
+    }
+    for (std::size_t c = 0; c < d; ++c) {
+      const double* y = Y + c * stride;
+      double lo = y[0], hi = y[0];
+      for (std::size_t i = 1; i < n; ++i) {
+        lo = std::min(lo, y[i]);
+        hi = std::max(hi, y[i]);
+      }
+      if (!std::isfinite(lo) || !std::isfinite(hi)) {
+        throw std::runtime_error("the coordinates are not finite");
+      }
+      const double range = hi - lo;
+      // Boxes exactly box_width wide while there are at least min_boxes of
+      // them (the kernel's spectrum then changes only when the grid grows),
+      // else min_boxes boxes over the range; a little room on both sides so
+      // that no point sits on the outer edge.
+      const double pad = 1e-9 * std::max(range, std::max(std::fabs(lo), std::fabs(hi))) +
+                         std::numeric_limits<double>::min();
+      const double boxes = std::ceil((range + 2.0 * pad) / gs.box_width);
+      // at most 6,000 nodes per dimension (the padded grid then holds up to
+      // 144 million values): a wider layout has diverged
+      if (!(boxes * gs.nodes <= 6000.0)) {
+        throw std::length_error(
+            "the layout is too wide for the interpolation grid (over 6,000 nodes per "
+            "dimension); the optimisation has probably diverged (try a smaller step size)");
+      }
+      const std::size_t minb = static_cast<std::size_t>(std::max(gs.min_boxes, 1));
+      if (boxes >= static_cast<double>(minb)) {
+        nb_[c] = static_cast<std::size_t>(boxes);
+        h_[c] = gs.box_width;
+      } else {
+        nb_[c] = minb;
+        h_[c] = (range + 2.0 * pad) / static_cast<double>(minb);
+      }
+      lo_[c] = 0.5 * (lo + hi) - 0.5 * h_[c] * static_cast<double>(nb_[c]);
+    }
+    for (std::size_t c = 0; c < 2; ++c) {
+      M_[c] = c < d ? nb_[c] * p_ : 1;
+      L_[c] = c < d ? fft_size(2 * M_[c]) : 1;
+    }
+    H0_ = L_[0] / 2 + 1;
+
+    // Lagrange denominators for the nodes t_k = (k + 1/2) / p in [0, 1)
+    t_.resize(p_);
+    denom_.resize(p_);
+    for (std::size_t k = 0; k < p_; ++k) t_[k] = (static_cast<double>(k) + 0.5) / p_;
+    for (std::size_t k = 0; k < p_; ++k) {
+      double den = 1.0;
+      for (std::size_t m = 0; m < p_; ++m) {
+        if (m != k) den *= t_[k] - t_[m];
+      }
+      denom_[k] = 1.0 / den;
+    }
+
+    // box of every point, then a stable counting sort by box
+    box_.resize(n);
+    executor.parallel_for(
+        0, n,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) box_[i] = box_of(i);
+        },
+        4096);
+    const std::size_t nboxes = nb_[0] * nb_[1];
+    start_.assign(nboxes + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) ++start_[box_[i] + 1];
+    for (std::size_t b = 0; b < nboxes; ++b) start_[b + 1] += start_[b];
+    order_.resize(n);
+    fill_.assign(start_.begin(), start_.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) order_[fill_[box_[i]]++] = i;
+  }
+
+  std::size_t nodes_total() const { return M_[0] * M_[1]; }
+  std::size_t fft_total() const { return L_[0] * L_[1]; }
+  double node_spacing(std::size_t c) const { return h_[c] / p_; }
+
+  // Spreads m charge vectors onto the grid and takes their spectra:
+  // charge(o, i) is the charge of point i in set o.
+  template <typename Executor, typename Charge>
+  void spread(std::size_t m, Charge&& charge, Executor& executor) {
+    const std::size_t nodes = nodes_total();
+    grid_.assign(m * nodes, 0.0);
+    const std::size_t pp = p_, pd = d_ == 2 ? p_ * p_ : p_;
+    // one task per row of boxes: the rows' nodes are disjoint
+    executor.parallel_for(
+        0, nb_[1],
+        [&](std::size_t r0, std::size_t r1) {
+          std::vector<double> wx(pp), wy(pp), w(pd), q(m);
+          for (std::size_t by = r0; by < r1; ++by) {
+            for (std::size_t bx = 0; bx < nb_[0]; ++bx) {
+              const std::size_t box = by * nb_[0] + bx;
+              for (std::size_t s = start_[box]; s < start_[box + 1]; ++s) {
+                const std::size_t i = order_[s];
+                weights(i, wx.data(), wy.data(), w.data());
+                for (std::size_t o = 0; o < m; ++o) q[o] = charge(o, i);
+                for (std::size_t ky = 0; ky < (d_ == 2 ? pp : 1); ++ky) {
+                  const std::size_t row = (by * pp + ky) * M_[0] + bx * pp;
+                  for (std::size_t kx = 0; kx < pp; ++kx) {
+                    const double wk = w[ky * pp + kx];
+                    for (std::size_t o = 0; o < m; ++o) {
+                      grid_[o * nodes + row + kx] += wk * q[o];
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        1);
+    spectra_.resize(m * spectrum_size());
+    forward(grid_.data(), m, nodes, M_[1], M_[0], spectra_.data(), executor);
+  }
+
+  // The spectrum of kernel K(dx, dy) (dy = 0 in 1-D) on the padded grid,
+  // stored as kernel number `slot`.
+  // A slot must always hold the same kernel: its spectrum is kept while the
+  // grid keeps its size and spacing.
+  template <typename Executor, typename Kernel>
+  void kernel(std::size_t slot, Kernel&& K, Executor& executor) {
+    const std::size_t L0 = L_[0], L1 = L_[1];
+    const double s0 = node_spacing(0), s1 = d_ == 2 ? node_spacing(1) : 0.0;
+    const KernelKey key = {M_[0], M_[1], L0, L1, s0, s1};
+    if (keys_.size() <= slot) keys_.resize(slot + 1);
+    if (keys_[slot] == key && kernels_.size() >= (slot + 1) * spectrum_size()) return;
+    keys_[slot] = key;
+    kg_.assign(L0 * L1, 0.0);
+    double* kg = kg_.data();
+    auto offset = [](std::size_t k, std::size_t M, std::size_t L, double s, bool& live) {
+      // grid offsets -(M-1) .. M-1 wrap around the padded length
+      live = true;
+      if (k < M) return static_cast<double>(k) * s;
+      if (k > L - M) return -static_cast<double>(L - k) * s;
+      live = false;
+      return 0.0;
+    };
+    executor.parallel_for(
+        0, L1,
+        [&](std::size_t r0, std::size_t r1) {
+          for (std::size_t ky = r0; ky < r1; ++ky) {
+            bool live_y = true;
+            const double dy = d_ == 2 ? offset(ky, M_[1], L1, s1, live_y) : 0.0;
+            if (!live_y) continue;
+            for (std::size_t kx = 0; kx < L0; ++kx) {
+              bool live_x;
+              const double dx = offset(kx, M_[0], L0, s0, live_x);
+              if (live_x) kg[ky * L0 + kx] = K(dx, dy);
+            }
+          }
+        },
+        16);
+    if (kernels_.size() < (slot + 1) * spectrum_size()) {
+      kernels_.resize((slot + 1) * spectrum_size());
+    }
+    forward(kg, 1, 0, L1, L0, kernels_.data() + slot * spectrum_size(), executor);
+  }
+
+  // Potentials at the points: for each output o, kernel kslot[o] convolved
+  // with charge set cslot[o]; out[o * n + i].
+  template <typename Executor>
+  void potentials(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
+                  double* out, Executor& executor) {
+    const std::size_t nout = kslot.size(), nodes = nodes_total();
+    pot_.resize(nout * nodes);
+    inverse(kslot, cslot, pot_.data(), executor);
+    const std::size_t pp = p_, pd = d_ == 2 ? p_ * p_ : p_;
+    executor.parallel_for(
+        0, n_,
+        [&](std::size_t b, std::size_t e) {
+          std::vector<double> wx(pp), wy(pp), w(pd);
+          for (std::size_t i = b; i < e; ++i) {
+            weights(i, wx.data(), wy.data(), w.data());
+            const std::size_t box = box_[i];
+            const std::size_t bx = box % nb_[0], by = box / nb_[0];
+            for (std::size_t o = 0; o < nout; ++o) {
+              const double* g = pot_.data() + o * nodes;
+              double acc = 0.0;
+              for (std::size_t ky = 0; ky < (d_ == 2 ? pp : 1); ++ky) {
+                const std::size_t row = (by * pp + ky) * M_[0] + bx * pp;
+                for (std::size_t kx = 0; kx < pp; ++kx) acc += w[ky * pp + kx] * g[row + kx];
+              }
+              out[o * n_ + i] = acc;
+            }
+          }
+        },
+        1024);
+  }
+
+  // sum_nodes G_c (K * G_c) for kernel kslot and charge set cslot, which
+  // is the interpolated sum_ij K(y_i - y_j) q_i q_j, from the spectra alone
+  // (Parseval; the half spectrum's inner columns stand for two).
+  double energy(std::size_t kslot, std::size_t cslot) const {
+    const std::size_t S = spectrum_size(), H0 = H0_, L0 = L_[0];
+    const cplx* kh = kernels_.data() + kslot * S;
+    const cplx* ch = spectra_.data() + cslot * S;
+    double total = 0.0;
+    for (std::size_t r = 0; r < L_[1]; ++r) {
+      double row = 0.0;
+      for (std::size_t c = 0; c < H0; ++c) {
+        const std::size_t t = r * H0 + c;
+        const double mult = (c == 0 || 2 * c == L0) ? 1.0 : 2.0;
+        row += mult * (kh[t] * std::norm(ch[t])).real();
+      }
+      total += row;
+    }
+    return total / static_cast<double>(L0 * L_[1]);
+  }
+
+  // Points sorted by box, and the boxes' ranges in that order (for near-
+  // field corrections).
+  const std::vector<std::size_t>& order() const { return order_; }
+  const std::vector<std::size_t>& box_start() const { return start_; }
+  std::size_t boxes(std::size_t c) const { return nb_[c]; }
+  double box_width(std::size_t c) const { return h_[c]; }
+  std::size_t box_of_point(std::size_t i) const { return box_[i]; }
+
+ private:
+  std::size_t spectrum_size() const { return H0_ * L_[1]; }
+
+  std::size_t box_of(std::size_t i) const {
+    std::size_t b[2] = {0, 0};
+    for (std::size_t c = 0; c < d_; ++c) {
+      const double u = (Y_[c * stride_ + i] - lo_[c]) / h_[c];
+      std::size_t k = u > 0.0 ? static_cast<std::size_t>(u) : 0;
+      b[c] = std::min(k, nb_[c] - 1);
+    }
+    return b[1] * nb_[0] + b[0];
+  }
+
+  // Lagrange weights of point i in its box: wx (and wy), and their products
+  // w[ky * p + kx].
+  void weights(std::size_t i, double* wx, double* wy, double* w) const {
+    const std::size_t box = box_[i];
+    const std::size_t bx = box % nb_[0], by = box / nb_[0];
+    lagrange((Y_[i] - lo_[0]) / h_[0] - static_cast<double>(bx), wx);
+    if (d_ == 2) {
+      lagrange((Y_[stride_ + i] - lo_[1]) / h_[1] - static_cast<double>(by), wy);
+      for (std::size_t ky = 0; ky < p_; ++ky) {
+        for (std::size_t kx = 0; kx < p_; ++kx) w[ky * p_ + kx] = wy[ky] * wx[kx];
+      }
+    } else {
+      for (std::size_t kx = 0; kx < p_; ++kx) w[kx] = wx[kx];
+    }
+  }
+
+  void lagrange(double t, double* l) const {
+    for (std::size_t k = 0; k < p_; ++k) {
+      double num = 1.0;
+      for (std::size_t m = 0; m < p_; ++m) {
+        if (m != k) num *= t - t_[m];
+      }
+      l[k] = num * denom_[k];
+    }
+  }
+
+  // Real 2-D transforms of `count` L0 x L1 grids; grid o's first `rows`
+  // rows (of `width` values each, the rest zero) start at src + o * sstride,
+  // its half spectrum (H0 x L1) goes to dst + o * spectrum_size(): x by real
+  // FFT, then y. All grids share each pass, so a pass is one parallel loop.
+  template <typename Executor>
+  void forward(const double* src, std::size_t count, std::size_t sstride, std::size_t rows,
+               std::size_t width, cplx* dst, Executor& executor) {
+    const std::size_t L0 = L_[0], L1 = L_[1], H0 = H0_, S = spectrum_size();
+    executor.parallel_for(
+        0, count * rows,
+        [&](std::size_t t0, std::size_t t1) {
+          Eigen::FFT<double> fft;
+          fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);
+          std::vector<double> line(L0, 0.0);
+          for (std::size_t t = t0; t < t1; ++t) {
+            const std::size_t o = t / rows, r = t % rows;
+            const double* row = src + o * sstride + r * width;
+            std::copy(row, row + width, line.begin());
+            std::fill(line.begin() + width, line.end(), 0.0);
+            fft.fwd(dst + o * S + r * H0, line.data(), static_cast<Eigen::Index>(L0));
+          }
+        },
+        8);
+    if (L1 == 1) return;
+    // rows >= `rows` are zero: the column pass pads them itself
+    const std::size_t nblocks = (H0 + kColumnBlock - 1) / kColumnBlock;
+    executor.parallel_for(
+        0, count * nblocks,
+        [&](std::size_t t0, std::size_t t1) {
+          Eigen::FFT<double> fft;
+          std::vector<cplx> a(kColumnBlock * L1), b(L1);
+          // columns in blocks, so that the gather reads whole cache lines
+          for (std::size_t t = t0; t < t1; ++t) {
+            cplx* spec = dst + (t / nblocks) * S;
+            const std::size_t cb = (t % nblocks) * kColumnBlock;
+            const std::size_t w = std::min(kColumnBlock, H0 - cb);
+            for (std::size_t r = 0; r < rows; ++r) {
+              for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = spec[r * H0 + cb + k];
+            }
+            for (std::size_t k = 0; k < w; ++k) {
+              std::fill(a.begin() + k * L1 + rows, a.begin() + (k + 1) * L1, cplx(0.0, 0.0));
+              fft.fwd(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
+              std::copy(b.begin(), b.end(), a.begin() + k * L1);
+            }
+            for (std::size_t r = 0; r < L1; ++r) {
+              for (std::size_t k = 0; k < w; ++k) spec[r * H0 + cb + k] = a[k * L1 + r];
+            }
+          }
+        },
+        1);
+  }
+
+  // For each output o, the inverse transform (scaled) of kernel kslot[o]'s
+  // spectrum times charge set cslot[o]'s, the product formed on the fly;
+  // the first M0 x M1 values go to out + o * nodes_total().
+  template <typename Executor>
+  void inverse(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
+               double* out, Executor& executor) {
+    const std::size_t L0 = L_[0], L1 = L_[1], H0 = H0_, M0 = M_[0], M1 = M_[1];
+    const std::size_t S = spectrum_size(), nout = kslot.size(), nodes = nodes_total();
+    prod_.resize(nout * S);
+    cplx* prod = prod_.data();
+    if (L1 > 1) {
+      const std::size_t nblocks = (H0 + kColumnBlock - 1) / kColumnBlock;
+      executor.parallel_for(
+          0, nout * nblocks,
+          [&](std::size_t t0, std::size_t t1) {
+            Eigen::FFT<double> fft;
+            std::vector<cplx> a(kColumnBlock * L1), b(L1);
+            for (std::size_t t = t0; t < t1; ++t) {
+              const std::size_t o = t / nblocks, cb = (t % nblocks) * kColumnBlock;
+              const std::size_t w = std::min(kColumnBlock, H0 - cb);
+              const cplx* kh = kernels_.data() + kslot[o] * S;
+              const cplx* ch = spectra_.data() + cslot[o] * S;
+              for (std::size_t r = 0; r < L1; ++r) {
+                for (std::size_t k = 0; k < w; ++k) {
+                  const std::size_t e = r * H0 + cb + k;
+                  a[k * L1 + r] = kh[e] * ch[e];
+                }
+              }
+              for (std::size_t k = 0; k < w; ++k) {
+                fft.inv(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
+                std::copy(b.begin(), b.end(), a.begin() + k * L1);
+              }
+              // only the first M1 rows are kept
+              cplx* dst = prod + o * S;
+              for (std::size_t r = 0; r < M1; ++r) {
+                for (std::size_t k = 0; k < w; ++k) dst[r * H0 + cb + k] = a[k * L1 + r];
+              }
+            }
+          },
+          1);
+    } else {
+      for (std::size_t o = 0; o < nout; ++o) {
+        const cplx* kh = kernels_.data() + kslot[o] * S;
+        const cplx* ch = spectra_.data() + cslot[o] * S;
+        for (std::size_t e = 0; e < S; ++e) prod[o * S + e] = kh[e] * ch[e];
+      }
+    }
+    executor.parallel_for(
+        0, nout * M1,
+        [&](std::size_t t0, std::size_t t1) {
+          Eigen::FFT<double> fft;
+          fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);
+          std::vector<double> line(L0);
+          for (std::size_t t = t0; t < t1; ++t) {
+            const std::size_t o = t / M1, r = t % M1;
+            fft.inv(line.data(), prod + o * S + r * H0, static_cast<Eigen::Index>(L0));
+            std::copy(line.begin(), line.begin() + M0, out + o * nodes + r * M0);
+          }
+        },
+        8);
+  }
+
+  struct KernelKey {
+    std::size_t M0 = 0, M1 = 0, L0 = 0, L1 = 0;
+    double s0 = 0.0, s1 = 0.0;
+    bool operator==(const KernelKey& o) const {
+      return M0 == o.M0 && M1 == o.M1 && L0 == o.L0 && L1 == o.L1 && s0 == o.s0 && s1 == o.s1;
+    }
+  };
+
+  static constexpr std::size_t kColumnBlock = 8;
+  std::vector<KernelKey> keys_;
+  std::size_t n_ = 0, d_ = 1, stride_ = 0, p_ = 3;
+  const double* Y_ = nullptr;
+  std::size_t nb_[2] = {1, 1}, M_[2] = {1, 1}, L_[2] = {4, 1}, H0_ = 3;
+  double lo_[2] = {0.0, 0.0}, h_[2] = {1.0, 1.0};
+  std::vector<double> t_, denom_;
+  std::vector<std::size_t> box_, start_, fill_, order_;
+  std::vector<double> grid_, pot_, kg_;
+  std::vector<cplx> spectra_, kernels_, prod_;
+};
+
+}  // namespace lsnn
+
+#endif  // LSNN_INTERPOLATION_H
