@@ -8,7 +8,7 @@
 #' The costs, with \eqn{d_{ij}}{d_ij} the output distance and sums over
 #' ordered pairs \eqn{i \ne j}{i != j}:
 #'
-#' * `"tsne"`: \eqn{KL(P || Q)}, \eqn{q_{ij} = w_{ij} / Z}{q_ij = w_ij / Z},
+#' * `"tsne"`: \eqn{\mathrm{KL}(P \Vert Q)}{KL(P || Q)}, \eqn{q_{ij} = w_{ij} / Z}{q_ij = w_ij / Z},
 #'   \eqn{w = 1 / (1 + d^2)}, \eqn{Z = \sum w}{Z = sum(w)}; gradient
 #'   \eqn{4 \sum_j (p_{ij} - w_{ij} / Z) w_{ij} (y_i - y_j)}{4 sum_j (p_ij - w_ij / Z)
 #'   w_ij (y_i - y_j)} (the
