@@ -3,10 +3,10 @@
 # the division by sigma_i before sigma_j, R's stable order() for every sort),
 # written independently, without any of the package's code.
 
-ref_knn <- function(X, k, metric = "euclidean") {
+# All pairwise distances, n x n, for the metrics lsnn supports.
+ref_dist <- function(X, metric = "euclidean") {
   X <- as.matrix(X)
-  n <- nrow(X)
-  D <- switch(metric,
+  switch(metric,
     euclidean = as.matrix(dist(X)),
     manhattan = as.matrix(dist(X, "manhattan")),
     cosine = {
@@ -20,6 +20,11 @@ ref_knn <- function(X, k, metric = "euclidean") {
     },
     correlation = 1 - cor(t(X))
   )
+}
+
+ref_knn <- function(X, k, metric = "euclidean") {
+  n <- nrow(X)
+  D <- ref_dist(X, metric)
   idx <- matrix(0L, n, k)
   dd <- matrix(0, n, k)
   for (i in seq_len(n)) {

@@ -1,21 +1,7 @@
 # The quality measures against plain-R brute force over full distance
 # matrices: ranks by (distance, row number), every triplet and pair.
 
-bf_dist <- function(X, metric = "euclidean") {
-  X <- as.matrix(X)
-  switch(metric,
-    euclidean = as.matrix(dist(X)),
-    manhattan = as.matrix(dist(X, "manhattan")),
-    cosine = {
-      nrm <- sqrt(rowSums(X^2))
-      S <- tcrossprod(X) / outer(nrm, nrm)
-      S[nrm == 0, ] <- 0
-      S[, nrm == 0] <- 0
-      D <- 1 - S
-      D[nrm == 0, nrm == 0] <- 0
-      D
-    })
-}
+bf_dist <- ref_dist  # helper-reference.R
 
 # R[i, j]: rank of j among the points other than i (1 = nearest), 0 for j = i.
 bf_ranks <- function(D) {
