@@ -43,9 +43,15 @@ log="$build_dir/lsnn-setup.log"
   { cat "$log"; echo "lsnn setup: R CMD build failed" >&2; exit 1; }
 R CMD INSTALL --no-test-load "$build_dir"/lsnn_*.tar.gz >>"$log" 2>&1 ||
   { cat "$log"; echo "lsnn setup: R CMD INSTALL failed" >&2; exit 1; }
+# The installed vignettes are part of what this script promises (and what
+# .ci/run proves): fail when they are missing.
+vignettes=$(Rscript -e 'cat(vignette(package = "lsnn")$results[, "Item"], sep = ", ")')
+if [ -z "$vignettes" ]; then
+  cat "$log"; echo "lsnn setup: lsnn was installed without its vignettes" >&2; exit 1
+fi
 rm -rf "$build_dir"
-echo "lsnn setup: installed lsnn $(Rscript -e 'cat(format(packageVersion("lsnn")))') with vignettes:" \
-  "$(Rscript -e 'cat(vignette(package = "lsnn")$results[, "Item"], sep = ", ")')"
+echo "lsnn setup: installed lsnn $(Rscript -e 'cat(format(packageVersion("lsnn")))')" \
+  "with vignettes: $vignettes"
 
 case "$what" in
   demo) Rscript tools/demo.R ;;
