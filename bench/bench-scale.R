@@ -13,7 +13,7 @@
 #                        per iteration: 70,000 rows take about an hour each)
 #   LSNN_BENCH_BIG_N     rows of the generated data (1e5,1e6)
 #   LSNN_BENCH_BIG_ITER  t-SNE iterations on the generated data (1000)
-# Results go to bench/results/scale-*.rds and are printed.
+# Results go to bench/results/scale-<part>.rds and are printed.
 suppressMessages(library(lsnn))
 source(file.path("bench", "common.R"))
 
@@ -23,17 +23,15 @@ threads <- as.integer(Sys.getenv("LSNN_BENCH_THREADS", "2"))
 out <- list()
 
 # Share of each point's 15 nearest input neighbours among its 15 nearest in
-# the embedding (both exact, the point itself excluded).
-# (At 1e6 rows both graphs come from the approximate search.)
-preservation <- function(X, Y, k = 15, input_graph = NULL, kind = "exact") {
-  gx <- if (is.null(input_graph)) {
-    extended_knn(X, n_neighbors = k, n_extra = 0, nn_kind = kind, n_threads = threads)
-  } else {
-    input_graph
-  }
-  gy <- extended_knn(Y, n_neighbors = k, n_extra = 0, nn_kind = kind, n_threads = threads)
-  drop_self <- function(g) list(idx = g$idx[, -1, drop = FALSE])
-  neighbor_overlap(drop_self(gx), drop_self(gy), k = k)
+# the embedding (lsnn::neighbor_preservation, the point itself excluded).
+# The input graph gx (exact up to 2e5 rows, lsnn's approximate search
+# above) is computed once per data set and shared by every run on it.
+input_knn <- function(X, k = 15) {
+  extended_knn(X, n_neighbors = k, n_extra = 0, n_threads = threads,
+               nn_kind = if (nrow(X) > 2e5) "approx" else "exact")
+}
+preservation <- function(gx, Y, k = 15) {
+  neighbor_preservation(gx, Y, k = k, n_threads = threads)
 }
 
 # The exact cost of a layout under lsnn's affinities (all pairs, once).
@@ -105,7 +103,8 @@ if ("tsne" %in% parts) {
   G <- matrix(stats::rnorm(prod(L)), L[1], L[2])
   t_fft <- elapsed(for (r in 1:5) stats::fft(G)) / 5 * 6 / 2
   per_iter <- res$time[["optimize"]] / res$iterations
-  pres <- c(lsnn = preservation(X, res$embedding), Rtsne = preservation(X, rt$Y))
+  gx <- input_knn(X)
+  pres <- c(lsnn = preservation(gx, res$embedding), Rtsne = preservation(gx, rt$Y))
   cat("\n== t-SNE, 70,000 Fashion-MNIST images, perplexity 30, 1,000 iterations\n")
   cat(sprintf("lsnn %.1f s (affinities %.1f, init %.1f, optimise %.1f), Rtsne %.1f s: %.1fx\n",
               t_lsnn, res$time[["affinities"]], res$time[["init"]], res$time[["optimize"]],
@@ -126,11 +125,14 @@ if ("umap" %in% parts) {
   n_umap <- as.integer(Sys.getenv("LSNN_BENCH_UMAP_N", "70000"))
   X <- fashion_data()[seq_len(n_umap), ] / 255
   g <- locally_scaled_knn(X, n_neighbors = 15, n_threads = threads)
-  ab <- umap_ab(1, 0.1)
+  # LargeVis's perplexity-30 affinities (both programs) from 90 exact
+  # neighbours; their first 15 are the input neighbours of the preservation
+  gk <- extended_knn(X, n_neighbors = 90, n_extra = 0, n_threads = threads,
+                     nn_kind = "exact")
+  gx <- list(idx = gk$idx[, 1:16], dist = gk$dist[, 1:16])
   rows <- list()
   for (m in c("umap", "tumap", "largevis")) {
     if (m == "largevis") {
-      gk <- extended_knn(X, n_neighbors = 90, n_extra = 0, n_threads = threads)
       t_l <- elapsed(res <- neighbor_embedding(method = m, nn_method = gk, perplexity = 30,
                                                max_iter = 500, n_threads = threads,
                                                ret_extra = TRUE))
@@ -149,7 +151,7 @@ if ("umap" %in% parts) {
       cost <- c(lsnn = exact_cost(res$embedding, P, m, a = res$a, b = res$b),
                 uwot = exact_cost(yu, P, m, a = res$a, b = res$b))
     }
-    pres <- c(lsnn = preservation(X, res$embedding), uwot = preservation(X, yu))
+    pres <- c(lsnn = preservation(gx, res$embedding), uwot = preservation(gx, yu))
     rows[[m]] <- c(lsnn_s = t_l, uwot_s = t_u, lsnn_cost = cost[["lsnn"]],
                    uwot_cost = cost[["uwot"]], lsnn_15nn = pres[["lsnn"]],
                    uwot_15nn = pres[["uwot"]])
@@ -179,12 +181,10 @@ if ("million" %in% parts) {
     r <- readRDS(file.path(results_dir(), sprintf("scale-tsne-%d.rds", nb)))
     # input neighbours by lsnn's approximate search at this size
     eval(parse(text = setup))
-    gx <- extended_knn(X, n_neighbors = 15, n_extra = 0, n_threads = threads,
-                       nn_kind = if (nb > 2e5) "approx" else "exact")
+    gx <- input_knn(X)
     rows[[format(nb, scientific = FALSE)]] <- c(
       seconds = r$t, ms_per_iter = 1000 * r$per_iter, peak_mb = mem[["added"]],
-      nn15 = preservation(NULL, r$Y, input_graph = gx,
-                          kind = if (nb > 2e5) "approx" else "exact"))
+      nn15 = preservation(gx, r$Y))
   }
   tab <- do.call(rbind, rows)
   cat("\n== t-SNE on generated data (50 columns, 20 clusters)\n")
@@ -192,4 +192,7 @@ if ("million" %in% parts) {
   out$million <- tab
 }
 
-saveRDS(out, file.path(results_dir(), "scale.rds"))
+# one file per part, so that parts run separately keep each other's results
+for (part in names(out)) {
+  saveRDS(out[[part]], file.path(results_dir(), sprintf("scale-%s.rds", part)))
+}

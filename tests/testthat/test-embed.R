@@ -150,3 +150,28 @@ test_that("attaching lsnn reports no masking of stats::embed", {
   expect_true(any(grepl("attached", out)))
   expect_false(any(grepl("masked", out)), label = paste(out, collapse = "\n"))
 })
+
+test_that("UMAP and t-UMAP default to the measured step size and descend their cost", {
+  set.seed(33)
+  fc <- far_clusters(n_per = 40, dim = 5, sep = 10)
+  g <- exact_graph(fc$X, 15)
+  for (m in c("umap", "tumap")) {
+    set.seed(9)
+    r <- neighbor_embedding(method = m, nn_method = g, max_iter = 300, tol = 0,
+                            ret_extra = TRUE)
+    expect_identical(r$eta, 0.03)
+    # the exact cost of the final layout: the reported one, far below the start's
+    final <- cost_gradient(r$embedding, r$P, m, a = r$a, b = r$b, eps = r$eps)$cost
+    expect_equal(unname(r$cost[length(r$cost)]), final, tolerance = 1e-10)
+    expect_lt(final, 0.5 * r$cost[[1]])
+    # a step size ten times smaller ends higher after as many iterations
+    set.seed(9)
+    s <- neighbor_embedding(method = m, nn_method = g, max_iter = 300, tol = 0, eta = 0.003,
+                            ret_extra = TRUE)
+    expect_lt(final, unname(s$cost[length(s$cost)]))
+    # the same layout on two threads
+    set.seed(9)
+    Y2 <- neighbor_embedding(method = m, nn_method = g, max_iter = 300, tol = 0, n_threads = 2)
+    expect_identical(unname(r$embedding), unname(Y2))
+  }
+})
