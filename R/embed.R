@@ -258,7 +258,7 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
 # The gradient actually used: "auto" is exact up to ne_exact_max_n() points.
 ne_gradient_kind <- function(gradient, method, n, n_components) {
   if (gradient != "auto") return(gradient)
-  if (n_components <= 2 && method == "tsne" && n > ne_exact_max_n(method)) "approx" else "exact"
+  if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
 }
 
 # The approximation's grid, c(nodes, box width, minimum boxes), from the
