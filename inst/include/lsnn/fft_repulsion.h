@@ -58,15 +58,18 @@ inline bool approx_supported(CostMethod) { return true; }
 //   ms); 7 nodes 6-unit 4.8e-6 (133 ms). The far pairs are then at least 2
 //   boxes apart, where the kernel varies on the scale of the distance: the
 //   error depends on the nodes much more than on the box width, and wide
-//   boxes keep the FFTs small. Default: 5 nodes, boxes at most 4 wide, 2
-//   boxes deep; KL within 2e-7.
+//   boxes keep the FFTs small. Default: 5 nodes, boxes at most 4 wide
+//   (wider only past 6,000 nodes per dimension), 2 boxes deep; KL within
+//   2e-7.
 //   LargeVis, UMAP, t-UMAP (uwot layouts 20-35 units wide; exact 15, 89, 14
 //   ms): 3 nodes, near field 1 box deep, 2.6-3.3e-3 (12, 25, 10 ms); 4
-//   nodes 4-5e-4; 2 boxes deep 5-7e-4 (17, 43, 15 ms). Their kernels are
+//   nodes 4-5e-4 (LargeVis's default); 2 boxes deep 5-7e-4 (17, 43, 15 ms). Their kernels are
 //   power laws beyond the core: the boxes' width only follows the points
 //   (at least (n / 4)^(1/d) boxes per dimension).
-//   LargeVis with exp weights: a Gaussian-like kernel of width 1, boxes at
-//   most 1 wide.
+//   LargeVis with exp weights: a Gaussian-like kernel of width 1 (not
+//   scale-free). On 300 points (sd 1 and 10, 1-D and 2-D): 3 nodes in
+//   1-unit boxes, 1 deep, up to 1.9e-2; 5 nodes, boxes at most 1.5 wide, 2
+//   deep, at most 2.6e-5, for the same time.
 inline GridSettings default_grid(CostMethod m) {
   GridSettings g;
   g.near_field = true;
@@ -76,12 +79,19 @@ inline GridSettings default_grid(CostMethod m) {
     g.nodes = 5;
     g.box_width = 4.0;
     g.near_boxes = 2;
-    g.widen = false;
+    g.widen = true;
   } else {
-    g.nodes = 3;
+    // LargeVis's Cauchy kernel (gamma = 1, small P) was 1.7e-2 off with 3
+    // nodes on 300 points 60 units wide (boxes 7.5 wide), 4e-4 with 4
+    g.nodes = m == CostMethod::largevis ? 4 : 3;
     g.near_boxes = 1;
-    g.widen = m != CostMethod::largevis_exp;
-    g.box_width = m == CostMethod::largevis_exp ? 1.0 : HUGE_VAL;
+    g.widen = true;
+    g.box_width = HUGE_VAL;
+    if (m == CostMethod::largevis_exp) {
+      g.nodes = 5;
+      g.box_width = 1.5;
+      g.near_boxes = 2;
+    }
   }
   return g;
 }
