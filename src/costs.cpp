@@ -24,10 +24,15 @@ lsnn::CostSettings cost_settings(const std::string& method, double gamma, double
   } else {
     Rcpp::stop("unknown gradient '%s'", gradient);
   }
-  if (grid.size() == 3) {
+  if (grid.size() >= 3) {
+    // c(nodes, box width, min boxes[, near field, points per box, near boxes])
+    s.grid_set = true;
     s.grid.nodes = static_cast<int>(grid[0]);
     s.grid.box_width = grid[1];
     s.grid.min_boxes = static_cast<int>(grid[2]);
+    s.grid.near_field = grid.size() >= 4 ? grid[3] != 0.0 : false;
+    s.grid.points_per_box = grid.size() >= 5 ? grid[4] : 0.0;
+    s.grid.near_boxes = grid.size() >= 6 ? static_cast<int>(grid[5]) : 1;
   }
   if (method == "tsne") {
     s.method = lsnn::CostMethod::tsne;

@@ -60,8 +60,10 @@ enum class GradientKind { exact = 0, approx = 1 };
 struct CostSettings {
   CostMethod method = CostMethod::tsne;
   GradientKind gradient = GradientKind::exact;
-  // the approximation's grid (t-SNE's defaults: see fft_repulsion.h)
-  GridSettings grid = TsneGrid().grid;
+  // the approximation's grid: each method's default (fft_repulsion.h)
+  // unless grid_set
+  bool grid_set = false;
+  GridSettings grid;
   double gamma = 1.0;
   double alpha = 1.0;
   double a = 1.0;
@@ -90,7 +92,20 @@ class CostEvaluator {
     S_.assign(n_, 0.0);
     pad_affinities();
     make_schedule();
-    tsne_rep_ = TsneRepulsion(settings_.grid);
+    RadialKernel kern;
+    kern.method = settings_.method;
+    kern.gamma = settings_.gamma;
+    kern.alpha = settings_.alpha;
+    kern.a = settings_.a;
+    kern.b = settings_.b;
+    kern.eps = settings_.eps;
+    GridSettings gs = default_grid(settings_.method);
+    if (settings_.grid_set) {
+      const bool widen = gs.widen;
+      gs = settings_.grid;
+      gs.widen = widen;
+    }
+    rep_ = GridRepulsion(kern, gs);
   }
 
   std::size_t n() const { return n_; }
@@ -135,7 +150,7 @@ class CostEvaluator {
 
     const CostKernels& k = kernels_;
     if (approximate()) {
-      approximate_pairs(executor);
+      approximate_pairs(want_cost, executor);
     } else {
       exact_pairs(prob, want_cost, executor);
     }
@@ -201,9 +216,12 @@ class CostEvaluator {
   }
 
   template <typename Executor>
-  void approximate_pairs(Executor& executor) {
-    // t-SNE: F and Z (Z_[0] holds the total; the cost needs nothing else)
-    Z_[0] = tsne_rep_.evaluate(Y_.data(), n_, d_, stride_, F_.data(), executor);
+  void approximate_pairs(bool want_cost, Executor& executor) {
+    // t-SNE: F and Z (its cost needs nothing else); others: F and, for the
+    // cost, C
+    const bool tsne = settings_.method == CostMethod::tsne;
+    rep_.evaluate(Y_.data(), n_, d_, stride_, F_.data(), tsne || want_cost,
+                  tsne ? Z_.data() : C_.data(), executor);
     checkpoint(executor);
   }
 
@@ -263,7 +281,7 @@ class CostEvaluator {
   std::vector<int> ptr_, col_;
   std::vector<double> val_;
   std::vector<std::vector<Tile>> rounds_;
-  TsneRepulsion tsne_rep_;
+  GridRepulsion rep_;
 };
 
 }  // namespace lsnn

@@ -45,6 +45,19 @@ struct GridSettings {
   int nodes = 3;
   double box_width = 1.0;
   int min_boxes = 1;
+  // Near field: the grid sums only the pairs of points whose boxes are not
+  // neighbours (the node-to-node sums between neighbouring boxes are taken
+  // off the potentials), the caller sums the neighbouring pairs itself.
+  bool near_field = false;
+  // The near field's reach: the boxes at most near_boxes away (in both
+  // coordinates) are neighbours.
+  int near_boxes = 1;
+  // With a near field: at least (n / points_per_box)^(1/d) boxes per
+  // dimension (0: no such bound), so that the direct sums stay short.
+  double points_per_box = 0.0;
+  // Widen the boxes when the layout would need over 6,000 nodes per
+  // dimension (scale-free kernels) instead of failing.
+  bool widen = false;
 };
 
 // The smallest multiple of 4 that is at least m and has no prime factor
@@ -76,6 +89,8 @@ class InterpolationGrid {
     n_ = n;
     d_ = d;
     stride_ = stride;
+    near_ = gs.near_field;
+    R_ = static_cast<std::size_t>(std::max(gs.near_boxes, 1));
     Y_ = Y;
     p_ = static_cast<std::size_t>(gs.nodes);
     for (std::size_t c = 0; c < 2; ++c) {
@@ -100,15 +115,27 @@ class InterpolationGrid {
       // that no point sits on the outer edge.
       const double pad = 1e-9 * std::max(range, std::max(std::fabs(lo), std::fabs(hi))) +
                          std::numeric_limits<double>::min();
-      const double boxes = std::ceil((range + 2.0 * pad) / gs.box_width);
-      // at most 6,000 nodes per dimension (the padded grid then holds up to
-      // 144 million values): a wider layout has diverged
-      if (!(boxes * gs.nodes <= 6000.0)) {
-        throw std::length_error(
-            "the layout is too wide for the interpolation grid (over 6,000 nodes per "
-            "dimension); the optimisation has probably diverged (try a smaller step size)");
+      double boxes = std::ceil((range + 2.0 * pad) / gs.box_width);
+      double minbd = std::max(gs.min_boxes, 1);
+      if (gs.near_field && gs.points_per_box > 0.0) {
+        const double per_dim = d == 2 ? std::sqrt(n / gs.points_per_box) : n / gs.points_per_box;
+        minbd = std::max(minbd, std::floor(per_dim));
       }
-      const std::size_t minb = static_cast<std::size_t>(std::max(gs.min_boxes, 1));
+      // at most 6,000 nodes per dimension (the padded grid then holds up to
+      // 144 million values): a wider layout has diverged, or (widen) the
+      // boxes grow
+      const double max_boxes = std::floor(6000.0 / gs.nodes);
+      minbd = std::min(minbd, max_boxes);
+      if (!(boxes <= max_boxes)) {
+        if (!gs.widen || !std::isfinite(range)) {
+          throw std::length_error(
+              "the layout is too wide for the interpolation grid (over 6,000 nodes per "
+              "dimension); the optimisation has probably diverged (try a smaller step size)");
+        }
+        boxes = 0.0;  // min boxes over the range below
+        minbd = max_boxes;
+      }
+      const std::size_t minb = static_cast<std::size_t>(minbd);
       if (boxes >= static_cast<double>(minb)) {
         nb_[c] = static_cast<std::size_t>(boxes);
         h_[c] = gs.box_width;
@@ -216,6 +243,12 @@ class InterpolationGrid {
       live = false;
       return 0.0;
     };
+    // With a near field, node offsets of at most R p nodes in every
+    // dimension join only neighbouring boxes, whose sums are taken off
+    // again: those values are zero (the kernel may be singular at 0).
+    const std::size_t p = p_, rp = R_ * p_;
+    const bool near = near_;
+    auto inner = [rp](std::size_t k, std::size_t L) { return k <= rp || k >= L - rp; };
     executor.parallel_for(
         0, L1,
         [&](std::size_t r0, std::size_t r1) {
@@ -223,14 +256,33 @@ class InterpolationGrid {
             bool live_y = true;
             const double dy = d_ == 2 ? offset(ky, M_[1], L1, s1, live_y) : 0.0;
             if (!live_y) continue;
+            const bool inner_y = d_ == 1 || inner(ky, L1);
             for (std::size_t kx = 0; kx < L0; ++kx) {
               bool live_x;
               const double dx = offset(kx, M_[0], L0, s0, live_x);
-              if (live_x) kg[ky * L0 + kx] = K(dx, dy);
+              if (!live_x || (near && inner_y && inner(kx, L0))) continue;
+              kg[ky * L0 + kx] = K(dx, dy);
             }
           }
         },
         16);
+    if (near) {
+      // the node-to-node kernel between neighbouring boxes, read off the
+      // grid above, offsets up to off = (R + 1) p - 1 nodes:
+      // t[(oy + off) * (2 off + 1) + ox + off] = K(-ox, -oy) (reversed:
+      // remove_near() then runs forwards over the sources)
+      const std::size_t off = (R_ + 1) * p - 1, w = 2 * off + 1, h = d_ == 2 ? w : 1;
+      if (near_tables_.size() <= slot) near_tables_.resize(slot + 1);
+      std::vector<double>& t = near_tables_[slot];
+      t.assign(w * h, 0.0);
+      for (std::size_t a = 0; a < h; ++a) {
+        const std::size_t ky = d_ == 2 ? (L1 + off - a) % L1 : 0;
+        for (std::size_t b = 0; b < w; ++b) {
+          const std::size_t kx = (L0 + off - b) % L0;
+          t[a * w + b] = kg[ky * L0 + kx];
+        }
+      }
+    }
     if (kernels_.size() < (slot + 1) * spectrum_size()) {
       kernels_.resize((slot + 1) * spectrum_size());
     }
@@ -245,6 +297,7 @@ class InterpolationGrid {
     const std::size_t nout = kslot.size(), nodes = nodes_total();
     pot_.resize(nout * nodes);
     inverse(kslot, cslot, pot_.data(), executor);
+    if (near_) remove_near(kslot, cslot, executor);
     const std::size_t pp = p_, pd = d_ == 2 ? p_ * p_ : p_;
     executor.parallel_for(
         0, n_,
@@ -288,11 +341,18 @@ class InterpolationGrid {
     return total / static_cast<double>(L0 * L_[1]);
   }
 
+  // The centre of the grid (coordinate c): charges measured from it keep
+  // y_i sum_j K q_j - sum_j K y_j q_j free of cancellation far from 0.
+  double center(std::size_t c) const {
+    return lo_[c] + 0.5 * h_[c] * static_cast<double>(nb_[c]);
+  }
+
   // Points sorted by box, and the boxes' ranges in that order (for near-
   // field corrections).
   const std::vector<std::size_t>& order() const { return order_; }
   const std::vector<std::size_t>& box_start() const { return start_; }
   std::size_t boxes(std::size_t c) const { return nb_[c]; }
+  std::size_t near_boxes() const { return R_; }
   double box_width(std::size_t c) const { return h_[c]; }
   std::size_t box_of_point(std::size_t i) const { return box_[i]; }
 
@@ -333,6 +393,59 @@ class InterpolationGrid {
       }
       l[k] = num * denom_[k];
     }
+  }
+
+  // Takes off every node's potential the part that comes from the nodes of
+  // its own and the neighbouring boxes (near field), with the same kernel
+  // values as the convolution. One task per row of boxes; fixed order.
+  template <typename Executor>
+  void remove_near(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
+                   Executor& executor) {
+    const std::size_t nout = kslot.size(), nodes = nodes_total(), p = p_, R = R_;
+    const std::size_t off = (R + 1) * p - 1, w = 2 * off + 1, rp = R * p, M0 = M_[0];
+    const std::size_t nb0 = nb_[0], nb1 = nb_[1];
+    const bool two = d_ == 2;
+    executor.parallel_for(
+        0, nb1,
+        [&](std::size_t r0, std::size_t r1) {
+          for (std::size_t by = r0; by < r1; ++by) {
+            const std::size_t y0 = by > R ? by - R : 0, y1 = std::min(nb1, by + R + 1);
+            for (std::size_t bx = 0; bx < nb0; ++bx) {
+              const std::size_t x0 = bx > R ? bx - R : 0, x1 = std::min(nb0, bx + R + 1);
+              // node rows and columns of the neighbourhood
+              const std::size_t cx0 = x0 * p, cx1 = x1 * p;
+              const std::size_t cy0 = two ? y0 * p : 0, cy1 = two ? y1 * p : 1;
+              for (std::size_t ky = 0; ky < (two ? p : 1); ++ky) {
+                const std::size_t ay = two ? by * p + ky : 0;
+                for (std::size_t kx = 0; kx < p; ++kx) {
+                  const std::size_t ax = bx * p + kx;
+                  // the table is zero within rp nodes in both coordinates
+                  const std::size_t zx0 = std::max(cx0, ax > rp ? ax - rp : 0);
+                  const std::size_t zx1 = std::min(cx1, ax + rp + 1);
+                  for (std::size_t o = 0; o < nout; ++o) {
+                    const double* t = near_tables_[kslot[o]].data();
+                    const double* g = grid_.data() + cslot[o] * nodes;
+                    double acc = 0.0;
+                    for (std::size_t cy = cy0; cy < cy1; ++cy) {
+                      // tb + cx (unsigned, wrapping) is the table index of source cx
+                      const std::size_t tb = (two ? (cy + off - ay) * w : 0) + off - ax;
+                      const double* grow = g + cy * M0;
+                      const bool zrow = !two || (cy + rp >= ay && cy <= ay + rp);
+                      if (zrow) {
+                        for (std::size_t cx = cx0; cx < zx0; ++cx) acc += t[tb + cx] * grow[cx];
+                        for (std::size_t cx = zx1; cx < cx1; ++cx) acc += t[tb + cx] * grow[cx];
+                      } else {
+                        for (std::size_t cx = cx0; cx < cx1; ++cx) acc += t[tb + cx] * grow[cx];
+                      }
+                    }
+                    pot_[o * nodes + ay * M0 + ax] -= acc;
+                  }
+                }
+              }
+            }
+          }
+        },
+        1);
   }
 
   // Real 2-D transforms of `count` L0 x L1 grids; grid o's first `rows`
@@ -459,6 +572,9 @@ class InterpolationGrid {
 
   static constexpr std::size_t kColumnBlock = 8;
   std::vector<KernelKey> keys_;
+  bool near_ = false;
+  std::size_t R_ = 1;
+  std::vector<std::vector<double>> near_tables_;
   std::size_t n_ = 0, d_ = 1, stride_ = 0, p_ = 3;
   const double* Y_ = nullptr;
   std::size_t nb_[2] = {1, 1}, M_[2] = {1, 1}, L_[2] = {4, 1}, H0_ = 3;
