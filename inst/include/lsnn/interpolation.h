@@ -456,48 +456,42 @@ class InterpolationGrid {
   void forward(const double* src, std::size_t count, std::size_t sstride, std::size_t rows,
                std::size_t width, cplx* dst, Executor& executor) {
     const std::size_t L0 = L_[0], L1 = L_[1], H0 = H0_, S = spectrum_size();
-    executor.parallel_for(
-        0, count * rows,
-        [&](std::size_t t0, std::size_t t1) {
-          Eigen::FFT<double> fft;
-          fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);
-          std::vector<double> line(L0, 0.0);
-          for (std::size_t t = t0; t < t1; ++t) {
-            const std::size_t o = t / rows, r = t % rows;
-            const double* row = src + o * sstride + r * width;
-            std::copy(row, row + width, line.begin());
-            std::fill(line.begin() + width, line.end(), 0.0);
-            fft.fwd(dst + o * S + r * H0, line.data(), static_cast<Eigen::Index>(L0));
-          }
-        },
-        8);
+    in_slabs(count * rows, executor, [&](FftWorker& wk, std::size_t t0, std::size_t t1) {
+      std::vector<double>& line = wk.line;
+      line.resize(L0);
+      for (std::size_t t = t0; t < t1; ++t) {
+        const std::size_t o = t / rows, r = t % rows;
+        const double* row = src + o * sstride + r * width;
+        std::copy(row, row + width, line.begin());
+        std::fill(line.begin() + width, line.end(), 0.0);
+        wk.fft.fwd(dst + o * S + r * H0, line.data(), static_cast<Eigen::Index>(L0));
+      }
+    });
     if (L1 == 1) return;
     // rows >= `rows` are zero: the column pass pads them itself
     const std::size_t nblocks = (H0 + kColumnBlock - 1) / kColumnBlock;
-    executor.parallel_for(
-        0, count * nblocks,
-        [&](std::size_t t0, std::size_t t1) {
-          Eigen::FFT<double> fft;
-          std::vector<cplx> a(kColumnBlock * L1), b(L1);
-          // columns in blocks, so that the gather reads whole cache lines
-          for (std::size_t t = t0; t < t1; ++t) {
-            cplx* spec = dst + (t / nblocks) * S;
-            const std::size_t cb = (t % nblocks) * kColumnBlock;
-            const std::size_t w = std::min(kColumnBlock, H0 - cb);
-            for (std::size_t r = 0; r < rows; ++r) {
-              for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = spec[r * H0 + cb + k];
-            }
-            for (std::size_t k = 0; k < w; ++k) {
-              std::fill(a.begin() + k * L1 + rows, a.begin() + (k + 1) * L1, cplx(0.0, 0.0));
-              fft.fwd(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
-              std::copy(b.begin(), b.end(), a.begin() + k * L1);
-            }
-            for (std::size_t r = 0; r < L1; ++r) {
-              for (std::size_t k = 0; k < w; ++k) spec[r * H0 + cb + k] = a[k * L1 + r];
-            }
-          }
-        },
-        1);
+    in_slabs(count * nblocks, executor, [&](FftWorker& wk, std::size_t t0, std::size_t t1) {
+      std::vector<cplx>&a = wk.a, &b = wk.b;
+      a.resize(kColumnBlock * L1);
+      b.resize(L1);
+      // columns in blocks, so that the gather reads whole cache lines
+      for (std::size_t t = t0; t < t1; ++t) {
+        cplx* spec = dst + (t / nblocks) * S;
+        const std::size_t cb = (t % nblocks) * kColumnBlock;
+        const std::size_t w = std::min(kColumnBlock, H0 - cb);
+        for (std::size_t r = 0; r < rows; ++r) {
+          for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = spec[r * H0 + cb + k];
+        }
+        for (std::size_t k = 0; k < w; ++k) {
+          std::fill(a.begin() + k * L1 + rows, a.begin() + (k + 1) * L1, cplx(0.0, 0.0));
+          wk.fft.fwd(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
+          std::copy(b.begin(), b.end(), a.begin() + k * L1);
+        }
+        for (std::size_t r = 0; r < L1; ++r) {
+          for (std::size_t k = 0; k < w; ++k) spec[r * H0 + cb + k] = a[k * L1 + r];
+        }
+      }
+    });
   }
 
   // For each output o, the inverse transform (scaled) of kernel kslot[o]'s
@@ -512,11 +506,10 @@ class InterpolationGrid {
     cplx* prod = prod_.data();
     if (L1 > 1) {
       const std::size_t nblocks = (H0 + kColumnBlock - 1) / kColumnBlock;
-      executor.parallel_for(
-          0, nout * nblocks,
-          [&](std::size_t t0, std::size_t t1) {
-            Eigen::FFT<double> fft;
-            std::vector<cplx> a(kColumnBlock * L1), b(L1);
+      in_slabs(nout * nblocks, executor, [&](FftWorker& wk, std::size_t t0, std::size_t t1) {
+            std::vector<cplx>&a = wk.a, &b = wk.b;
+            a.resize(kColumnBlock * L1);
+            b.resize(L1);
             for (std::size_t t = t0; t < t1; ++t) {
               const std::size_t o = t / nblocks, cb = (t % nblocks) * kColumnBlock;
               const std::size_t w = std::min(kColumnBlock, H0 - cb);
@@ -529,7 +522,7 @@ class InterpolationGrid {
                 }
               }
               for (std::size_t k = 0; k < w; ++k) {
-                fft.inv(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
+                wk.fft.inv(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
                 std::copy(b.begin(), b.end(), a.begin() + k * L1);
               }
               // only the first M1 rows are kept
@@ -538,8 +531,7 @@ class InterpolationGrid {
                 for (std::size_t k = 0; k < w; ++k) dst[r * H0 + cb + k] = a[k * L1 + r];
               }
             }
-          },
-          1);
+          });
     } else {
       for (std::size_t o = 0; o < nout; ++o) {
         const cplx* kh = kernels_.data() + kslot[o] * S;
@@ -547,19 +539,15 @@ class InterpolationGrid {
         for (std::size_t e = 0; e < S; ++e) prod[o * S + e] = kh[e] * ch[e];
       }
     }
-    executor.parallel_for(
-        0, nout * M1,
-        [&](std::size_t t0, std::size_t t1) {
-          Eigen::FFT<double> fft;
-          fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);
-          std::vector<double> line(L0);
-          for (std::size_t t = t0; t < t1; ++t) {
-            const std::size_t o = t / M1, r = t % M1;
-            fft.inv(line.data(), prod + o * S + r * H0, static_cast<Eigen::Index>(L0));
-            std::copy(line.begin(), line.begin() + M0, out + o * nodes + r * M0);
-          }
-        },
-        8);
+    in_slabs(nout * M1, executor, [&](FftWorker& wk, std::size_t t0, std::size_t t1) {
+      std::vector<double>& line = wk.line;
+      line.resize(L0);
+      for (std::size_t t = t0; t < t1; ++t) {
+        const std::size_t o = t / M1, r = t % M1;
+        wk.fft.inv(line.data(), prod + o * S + r * H0, static_cast<Eigen::Index>(L0));
+        std::copy(line.begin(), line.begin() + M0, out + o * nodes + r * M0);
+      }
+    });
   }
 
   struct KernelKey {
@@ -570,7 +558,38 @@ class InterpolationGrid {
     }
   };
 
+  // kissfft builds its plan (factors and twiddles) on an FFT object's first
+  // transform of each length. Built afresh in every parallel chunk, the plans
+  // cost more than the transforms themselves (70,000 points, a 1,056-wide
+  // grid: most of a t-SNE evaluation went to twiddles and allocation). So a
+  // pass is cut into at most kSlabs slabs, each with a long-lived FFT object
+  // and scratch; every line's transform is the same whichever thread runs it.
+  struct FftWorker {
+    Eigen::FFT<double> fft;
+    std::vector<double> line;
+    std::vector<cplx> a, b;
+    FftWorker() { fft.SetFlag(Eigen::FFT<double>::HalfSpectrum); }
+  };
+
+  // body(worker, t0, t1) over [0, count), in slabs run in parallel.
+  template <typename Executor, typename Body>
+  void in_slabs(std::size_t count, Executor& executor, Body&& body) {
+    if (count == 0) return;
+    const std::size_t slabs = std::min(count, kSlabs);
+    while (workers_.size() < slabs) workers_.emplace_back();
+    executor.parallel_for(
+        0, slabs,
+        [&](std::size_t s0, std::size_t s1) {
+          for (std::size_t s = s0; s < s1; ++s) {
+            body(workers_[s], count * s / slabs, count * (s + 1) / slabs);
+          }
+        },
+        1);
+  }
+
   static constexpr std::size_t kColumnBlock = 8;
+  static constexpr std::size_t kSlabs = 16;
+  std::vector<FftWorker> workers_;
   std::vector<KernelKey> keys_;
   bool near_ = false;
   std::size_t R_ = 1;
