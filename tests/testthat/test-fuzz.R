@@ -203,7 +203,7 @@ test_that("neighbour searches answer every kind of data with an error or a valid
 test_that("affinities and embeddings answer every kind of data with an error or a valid result", {
   data <- bad_data()
   problems <- c(
-    fuzz_argument("perplexity_affinities", list(perplexity = 5), "x", data),
+    fuzz_argument("perplexity_affinities", list(perplexity = 5), "X", data),
     fuzz_argument("neighbor_embedding", list(method = "tsne", perplexity = 5, max_iter = 20,
                                    n_threads = 2), "X", data),
     fuzz_argument("neighbor_embedding", list(method = "umap", n_neighbors = 5, max_iter = 20), "X", data)
@@ -255,10 +255,10 @@ test_that("numeric and logical parameters out of range give an error or a valid 
   problems <- c(problems, fuzz_argument("locally_scaled_knn", ls_args, "ret_knn", bad_flags,
                                         n = n_base))
   for (arg in c("perplexity", "n_threads")) {
-    problems <- c(problems, fuzz_argument("perplexity_affinities", list(x = X, perplexity = 5),
+    problems <- c(problems, fuzz_argument("perplexity_affinities", list(X = X, perplexity = 5),
                                           arg, bad_numbers))
   }
-  problems <- c(problems, fuzz_argument("perplexity_affinities", list(x = X, perplexity = 5),
+  problems <- c(problems, fuzz_argument("perplexity_affinities", list(X = X, perplexity = 5),
                                         "ret_extra", bad_flags))
   for (arg in c("spread", "min_dist")) {
     problems <- c(problems, fuzz_argument("umap_ab", list(), arg, c(bad_numbers, list(
@@ -349,13 +349,13 @@ test_that("functions taking graphs answer malformed graphs with an error or a va
   g <- extended_knn(X0, 10, 10, nn_kind = "exact")
   graphs <- bad_graphs(g)
   problems <- c(
-    fuzz_argument("umap_affinities", list(), "graph", graphs),
-    fuzz_argument("perplexity_affinities", list(perplexity = 3), "x", graphs),
+    fuzz_argument("umap_affinities", list(), "nn_method", graphs),
+    fuzz_argument("perplexity_affinities", list(perplexity = 3), "nn_method", graphs),
     fuzz_argument("enn_to_lsnn", list(n_neighbors = 5, n_extra = 15), "enn", graphs),
     fuzz_argument("sort_knn_graph", list(), "knn_graph", graphs),
     fuzz_argument("truncate_graph", list(k = 5), "graph", graphs),
     fuzz_argument("neighbor_overlap", list(g2 = g), "g1", graphs),
-    fuzz_argument("neighbor_embedding", list(method = "umap", max_iter = 20), "X", graphs)
+    fuzz_argument("neighbor_embedding", list(method = "umap", max_iter = 20), "nn_method", graphs)
   )
   for (nm in names(graphs)) {
     h <- graphs[[nm]]
@@ -371,7 +371,7 @@ test_that("functions taking graphs answer malformed graphs with an error or a va
                                           list(idx = g$idx, dist = g$dist), arg, bad_numbers))
   }
   for (arg in c("local_connectivity", "bandwidth", "set_op_mix_ratio", "n_threads")) {
-    problems <- c(problems, fuzz_argument("umap_affinities", list(graph = g), arg, bad_numbers))
+    problems <- c(problems, fuzz_argument("umap_affinities", list(nn_method = g), arg, bad_numbers))
   }
   problems <- c(problems,
     fuzz_argument("truncate_graph", list(graph = g), "k", bad_numbers, n = n_base),
