@@ -44,8 +44,11 @@ log="$build_dir/lsnn-setup.log"
 R CMD INSTALL --no-test-load "$build_dir"/lsnn_*.tar.gz >>"$log" 2>&1 ||
   { cat "$log"; echo "lsnn setup: R CMD INSTALL failed" >&2; exit 1; }
 rm -rf "$build_dir"
+vignettes=$(Rscript -e 'cat(vignette(package = "lsnn")$results[, "Item"], sep = ", ")')
 echo "lsnn setup: installed lsnn $(Rscript -e 'cat(format(packageVersion("lsnn")))') with vignettes:" \
-  "$(Rscript -e 'cat(vignette(package = "lsnn")$results[, "Item"], sep = ", ")')"
+  "$vignettes"
+# (so that .ci/run fails when the vignettes are not installed)
+[ -n "$vignettes" ] || { echo "lsnn setup: no vignettes installed" >&2; exit 1; }
 
 case "$what" in
   demo) Rscript tools/demo.R ;;
