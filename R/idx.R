@@ -84,6 +84,7 @@ idx_read_elements <- function(con, type, total, path) {
     got <- got + length(x)
     if (length(x) < want) break
   }
+  if (length(parts) == 0L) return(vector(type$what, 0L))
   if (length(parts) == 1L) parts[[1]] else unlist(parts)
 }
 

@@ -46,6 +46,8 @@ internal_patterns <- c(
 # The messages of a run that are R's own, labelled.
 internal_messages <- function(r, label) {
   msgs <- c(if (!is.null(r$error)) conditionMessage(r$error), r$warnings)
+  # lsnn's own messages start with the argument's name (and may quote R's)
+  msgs <- msgs[!grepl("^'[A-Za-z_.$]+'", msgs)]
   bad <- msgs[vapply(msgs, function(m) any(vapply(internal_patterns, grepl, logical(1), m)),
                      logical(1))]
   if (length(bad)) paste0(label, ": R's own message: ", unique(bad)) else character()
