@@ -32,6 +32,22 @@ check_whole <- function(x, name, min = -Inf, max = big_int, clamp = FALSE) {
   as.integer(x)
 }
 
+# A number of samples: a whole number of at least 1, possibly beyond the
+# integer range; returned as a double.
+check_sample_size <- function(x, name, max = Inf) {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x != round(x) || x < 1) {
+    stop_arg("'", name, "' must be a whole number of at least 1",
+             if (is.numeric(x) && length(x) == 1 && is.finite(x)) {
+               paste0(" (it is ", show_value(x), ")")
+             })
+  }
+  if (x > max) {
+    stop_arg("'", name, "' must be at most ", format(max, scientific = FALSE), " (it is ",
+             show_value(x), ")")
+  }
+  as.numeric(x)
+}
+
 # A single finite number in a range; `above`/`below` make a bound strict.
 check_number <- function(x, name, min = -Inf, max = Inf, above = FALSE, below = FALSE) {
   if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x)) {

@@ -236,9 +236,10 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   # umap, tumap: 0.03 measured best of 0.003-1 at 2,000-3,000 points (see Details)
   if (is.null(eta)) eta <- switch(method, tsne = n / 12, largevis = n / 20, 0.03)
   if (is.null(exaggeration)) exaggeration <- switch(method, tsne = 12, largevis = 4, 1)
+  # (checked before the default of stop_lying_iter reads it)
+  exaggeration <- check_number(exaggeration, "exaggeration", min = 0, above = TRUE)
   if (is.null(stop_lying_iter)) stop_lying_iter <- if (exaggeration != 1) 250L else 0L
   eta <- check_number(eta, "eta", min = 0, above = TRUE)
-  exaggeration <- check_number(exaggeration, "exaggeration", min = 0, above = TRUE)
   stop_lying_iter <- check_whole(stop_lying_iter, "stop_lying_iter", min = 0)
   if (exaggeration != 1 && max_iter > 0 && max_iter < stop_lying_iter) {
     warning("'max_iter' (", max_iter, ") is below 'stop_lying_iter' (", stop_lying_iter,

@@ -53,20 +53,49 @@ read_idx <- function(path, n = NULL, flatten = TRUE) {
   if (!is.null(n)) {
     n <- check_whole(n, "n", min = 0)
     if (n > dims[1]) {
-      stop(sprintf("'n' (%d) is more than the %d items in '%s'", n, dims[1],
-                   path), call. = FALSE)
+      stop_arg(sprintf("'n' (%d) is more than the %d items in '%s'", n, dims[1], path))
     }
     dims[1] <- n
   }
   total <- prod(as.numeric(dims))
-  type <- hdr$type
-  x <- readBin(con, what = type$what, n = total, size = type$size,
-               signed = type$signed, endian = "big")
+  if (length(dims) > 1 && (flatten || length(dims) == 2) && prod(as.numeric(dims[-1])) > big_int) {
+    idx_stop(path, sprintf("has items of %.0f values, more than a matrix has columns (2^31 - 1)",
+                           prod(as.numeric(dims[-1]))))
+  }
+  x <- idx_read_elements(con, hdr$type, total, path)
   if (length(x) < total) {
-    stop(sprintf("'%s' is truncated: %.0f of %.0f elements present", path,
-                 length(x), total), call. = FALSE)
+    idx_stop(path, sprintf("is truncated: %.0f of %.0f elements present", length(x), total))
   }
   idx_shape(x, dims, flatten)
+}
+
+# Up to `total` elements of the file, read in chunks, so that a header that
+# promises more than the file holds costs no more memory than the file; a
+# damaged gzip stream is an error naming the file.
+idx_read_elements <- function(con, type, total, path) {
+  chunk <- 2^24
+  parts <- list()
+  got <- 0
+  while (got < total) {
+    want <- min(chunk, total - got)
+    x <- idx_read_bin(con, path, what = type$what, n = want, size = type$size,
+                      signed = type$signed, endian = "big")
+    parts[[length(parts) + 1L]] <- x
+    got <- got + length(x)
+    if (length(x) < want) break
+  }
+  if (length(parts) == 0L) return(vector(type$what, 0L))
+  if (length(parts) == 1L) parts[[1]] else unlist(parts)
+}
+
+# readBin() with its warnings and errors (a damaged gzip stream) turned into
+# one error that names the file.
+idx_read_bin <- function(con, path, ...) {
+  x <- tryCatch(readBin(con, ...), warning = identity, error = identity)
+  if (inherits(x, "condition")) {
+    idx_stop(path, sprintf("could not be read (%s): a damaged file?", conditionMessage(x)))
+  }
+  x
 }
 
 #' Fashion-MNIST images and labels
@@ -130,8 +159,8 @@ fashion_mnist <- function(path = NULL, n = NULL) {
   } else {
     n <- check_whole(n, "n", min = 1)
     if (n > n_train + n_test) {
-      stop(sprintf("'n' (%d) is more than the %d images of Fashion-MNIST", n,
-                   n_train + n_test), call. = FALSE)
+      stop_arg(sprintf("'n' (%d) is more than the %d images of Fashion-MNIST", n,
+                       n_train + n_test))
     }
   }
   part <- function(images, labels, m) {
@@ -229,25 +258,29 @@ idx_open <- function(path) {
   con <- gzfile(path, "rb")
   ok <- FALSE
   on.exit(if (!ok) close(con))
-  magic <- readBin(con, "raw", n = 4L)
+  magic <- idx_read_bin(con, path, "raw", n = 4L)
   if (length(magic) < 4L || magic[1] != as.raw(0) || magic[2] != as.raw(0) ||
       is.null(idx_types[[as.character(magic[3])]]) || magic[4] == as.raw(0)) {
-    stop(sprintf("'%s' is not an IDX file (bad magic number %s)", path,
-                 paste(as.character(magic), collapse = " ")), call. = FALSE)
+    idx_stop(path, sprintf("is not an IDX file (bad magic number %s)",
+                           paste(as.character(magic), collapse = " ")))
   }
   ndim <- as.integer(magic[4])
-  dims <- readBin(con, "integer", n = ndim, size = 4L, endian = "big")
+  dims <- idx_read_bin(con, path, "integer", n = ndim, size = 4L, endian = "big")
   if (length(dims) < ndim) {
-    stop(sprintf("'%s' is truncated: its header is incomplete", path),
-         call. = FALSE)
+    idx_stop(path, "is truncated: its header is incomplete")
   }
   if (any(dims < 0L)) {
-    stop(sprintf("'%s' has a negative dimension size", path), call. = FALSE)
+    idx_stop(path, "has a negative dimension size")
   }
   attr(con, "idx_header") <- list(type = idx_types[[as.character(magic[3])]],
                                   dims = dims)
   ok <- TRUE
   con
+}
+
+# An error about the file's content, naming the argument and the file.
+idx_stop <- function(path, what) {
+  stop_arg("'path' ('", path, "') ", what)
 }
 
 idx_header <- function(path) {

@@ -101,7 +101,8 @@
 #'   place of an exact search.
 #' @param metric Distance in `X`: `"euclidean"`, `"cosine"`, `"correlation"`
 #'   or `"manhattan"` (sparse data: the first two).
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads, capped at what the machine can run
+#'   (`RcppParallel::defaultNumThreads()`).
 #' @return A number between 0 and 1 (a correlation between -1 and 1 for
 #'   `distance_correlation()`); for `embedding_quality()` a data frame with
 #'   one row and columns `n`, `k`, `neighbor_preservation`,
@@ -282,14 +283,4 @@ run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triple
     out$distance_correlation <- res$distance_correlation
   }
   out
-}
-
-# A number of samples: a whole number of at least 1, possibly beyond the
-# integer range; returned as a double.
-check_sample_size <- function(x, name, max = Inf) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || !is.finite(x) || x != round(x) || x < 1) {
-    stop_arg("'", name, "' must be a whole number of at least 1")
-  }
-  if (x > max) stop_arg("'", name, "' must be at most ", format(max, scientific = FALSE))
-  as.numeric(x)
 }

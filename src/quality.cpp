@@ -82,21 +82,21 @@ Rcpp::List quality_measures(Rcpp::List x_data, Rcpp::NumericMatrix y, std::strin
       out.push_back(Rcpp::NumericVector(pen.trust.begin(), pen.trust.end()), "trust_penalty");
       out.push_back(Rcpp::NumericVector(pen.cont.begin(), pen.cont.end()), "cont_penalty");
     }
+    // a sampled measure, with how many items it drew and whether that was all
+    auto sampled = [&](double value, const lsnn::SampleInfo& info, const char* name,
+                       const char* items) {
+      out.push_back(value, name);
+      out.push_back(info.n_items, std::string("n_") + items);
+      out.push_back(info.exhaustive, std::string(items) + "_exhaustive");
+    };
+    lsnn::SampleInfo triplets, pairs;
     if (what[2]) {
-      lsnn::SampleInfo info;
-      const double acc =
-          lsnn::triplet_accuracy(*x, yd, n_triplets, lsnn::hash64(s, 1), executor, &info);
-      out.push_back(acc, "triplet_accuracy");
-      out.push_back(info.n_items, "n_triplets");
-      out.push_back(info.exhaustive, "triplets_exhaustive");
+      sampled(lsnn::triplet_accuracy(*x, yd, n_triplets, lsnn::hash64(s, 1), executor, &triplets),
+              triplets, "triplet_accuracy", "triplets");
     }
     if (what[3]) {
-      lsnn::SampleInfo info;
-      const double rho =
-          lsnn::distance_spearman(*x, yd, n_pairs, lsnn::hash64(s, 2), executor, &info);
-      out.push_back(rho, "distance_correlation");
-      out.push_back(info.n_items, "n_pairs");
-      out.push_back(info.exhaustive, "pairs_exhaustive");
+      sampled(lsnn::distance_spearman(*x, yd, n_pairs, lsnn::hash64(s, 2), executor, &pairs),
+              pairs, "distance_correlation", "pairs");
     }
     return 0;
   });

@@ -1,8 +1,10 @@
 # Fuzz suite: every exported function meets bad and extreme inputs, one
 # argument at a time, and must answer with an R error, a warning, or a valid
 # finite result (indices in 1..n, no NaN); never a crash, a hang or NaN.
-# Exact error messages are not asserted (argument checks are still being
-# reworded); the invariant is "error | valid result".
+# Exact error messages are not asserted, but no error or warning may be one
+# of R's own (a bad value that reached code not meant for it, such as
+# "missing value where TRUE/FALSE needed"): the invariant is "lsnn's error |
+# valid result".
 #
 # The default set runs in a few seconds. LSNN_FUZZ_LONG=true adds more
 # data sizes, metrics, methods and random IDX files.
@@ -18,13 +20,37 @@ lsnn_fun <- function(name) get(name, envir = asNamespace("lsnn"))
 fuzz_run <- function(f) {
   setTimeLimit(elapsed = if (fuzz_long) 300 else 60, transient = TRUE)
   on.exit(setTimeLimit(elapsed = Inf))
-  out <- list(error = NULL, value = NULL)
+  out <- list(error = NULL, value = NULL, warnings = character())
   withCallingHandlers(
     tryCatch(out$value <- f(), error = function(e) out$error <<- e),
-    warning = function(w) invokeRestart("muffleWarning"),
+    warning = function(w) {
+      out$warnings <<- c(out$warnings, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    },
     message = function(m) invokeRestart("muffleMessage")
   )
   out
+}
+
+# Errors and warnings of R itself, of Rcpp or of the core reaching the user:
+# a value that no check stopped.
+internal_patterns <- c(
+  "missing value where TRUE/FALSE needed", "the condition has length", "unused argument",
+  "argument is of length zero", "non-numeric argument", "invalid argument type",
+  "subscript out of bounds", "^k must be between", "bad_alloc", "std::",
+  "vector size specified is too large", "invalid '(ncol|nrow)' value", "operator is invalid",
+  "cannot coerce", "not subsettable", "error reading from the connection", "is missing, with no default",
+  "NAs introduced by coercion", "integer overflow", "invalid or incomplete compressed data",
+  "number of workers")
+
+# The messages of a run that are R's own, labelled.
+internal_messages <- function(r, label) {
+  msgs <- c(if (!is.null(r$error)) conditionMessage(r$error), r$warnings)
+  # lsnn's own messages start with the argument's name (and may quote R's)
+  msgs <- msgs[!grepl("^'[A-Za-z_.$]+'", msgs)]
+  bad <- msgs[vapply(msgs, function(m) any(vapply(internal_patterns, grepl, logical(1), m)),
+                     logical(1))]
+  if (length(bad)) paste0(label, ": R's own message: ", unique(bad)) else character()
 }
 
 is_graph_value <- function(v) {
@@ -71,15 +97,16 @@ fuzz_cases_run <- 0
 fuzz_case <- function(label, f, n = NULL, check = NULL) {
   fuzz_cases_run <<- fuzz_cases_run + 1
   r <- fuzz_run(f)
+  internal <- internal_messages(r, label)
   if (!is.null(r$error)) {
     msg <- conditionMessage(r$error)
     # a time limit reached is a hang, not an answer
     if (grepl("reached elapsed time limit", msg, fixed = TRUE)) {
       return(paste0(label, ": hangs"))
     }
-    return(character())
+    return(internal)
   }
-  p <- value_problems(r$value, n)
+  p <- c(internal, value_problems(r$value, n))
   if (!is.null(check) && length(p) == 0) {
     extra <- check(r$value)
     if (!isTRUE(extra)) p <- c(p, if (is.character(extra)) extra else "check failed")
@@ -203,7 +230,7 @@ test_that("neighbour searches answer every kind of data with an error or a valid
 test_that("affinities and embeddings answer every kind of data with an error or a valid result", {
   data <- bad_data()
   problems <- c(
-    fuzz_argument("perplexity_affinities", list(perplexity = 5), "x", data),
+    fuzz_argument("perplexity_affinities", list(perplexity = 5), "X", data),
     fuzz_argument("neighbor_embedding", list(method = "tsne", perplexity = 5, max_iter = 20,
                                    n_threads = 2), "X", data),
     fuzz_argument("neighbor_embedding", list(method = "umap", n_neighbors = 5, max_iter = 20), "X", data)
@@ -255,10 +282,10 @@ test_that("numeric and logical parameters out of range give an error or a valid 
   problems <- c(problems, fuzz_argument("locally_scaled_knn", ls_args, "ret_knn", bad_flags,
                                         n = n_base))
   for (arg in c("perplexity", "n_threads")) {
-    problems <- c(problems, fuzz_argument("perplexity_affinities", list(x = X, perplexity = 5),
+    problems <- c(problems, fuzz_argument("perplexity_affinities", list(X = X, perplexity = 5),
                                           arg, bad_numbers))
   }
-  problems <- c(problems, fuzz_argument("perplexity_affinities", list(x = X, perplexity = 5),
+  problems <- c(problems, fuzz_argument("perplexity_affinities", list(X = X, perplexity = 5),
                                         "ret_extra", bad_flags))
   for (arg in c("spread", "min_dist")) {
     problems <- c(problems, fuzz_argument("umap_ab", list(), arg, c(bad_numbers, list(
@@ -306,6 +333,26 @@ test_that("embedding parameters out of range give an error or a finite embedding
   expect_fuzz_clean(problems)
 })
 
+test_that("neighbour counts, sample sizes and data of the other functions give an error or a valid result", {
+  X <- X0
+  Y <- X0[, 1:2]
+  quality <- list(X = X, Y = Y)
+  problems <- c(
+    fuzz_argument("umap_affinities", list(X = X), "n_neighbors", bad_numbers),
+    fuzz_argument("neighbor_embedding", list(X = X, method = "umap", max_iter = 5),
+                  "n_neighbors", bad_numbers, n = n_base),
+    fuzz_argument("neighbor_preservation", quality, "k", bad_numbers),
+    fuzz_argument("trustworthiness", quality, "n_points", bad_numbers),
+    fuzz_argument("continuity", quality, "k", bad_numbers),
+    fuzz_argument("random_triplet_accuracy", quality, "n_triplets", bad_numbers),
+    fuzz_argument("distance_correlation", quality, "n_pairs", bad_numbers),
+    fuzz_argument("embedding_quality", quality, "metric", list(bad = "hamming", na = NA, num = 1)),
+    fuzz_argument("embedding_quality", list(Y = Y), "X", bad_data()),
+    fuzz_argument("embedding_quality", list(X = X), "Y", bad_data())
+  )
+  expect_fuzz_clean(problems)
+})
+
 # ---- graphs ----
 
 bad_graphs <- function(g) {
@@ -349,15 +396,15 @@ test_that("functions taking graphs answer malformed graphs with an error or a va
   g <- extended_knn(X0, 10, 10, nn_kind = "exact")
   graphs <- bad_graphs(g)
   problems <- c(
-    fuzz_argument("umap_affinities", list(), "graph", graphs),
-    fuzz_argument("perplexity_affinities", list(perplexity = 3), "x", graphs),
+    fuzz_argument("umap_affinities", list(), "nn_method", graphs),
+    fuzz_argument("perplexity_affinities", list(perplexity = 3), "nn_method", graphs),
     fuzz_argument("enn_to_lsnn", list(n_neighbors = 5, n_extra = 15), "enn", graphs),
     fuzz_argument("sort_knn_graph", list(), "knn_graph", graphs),
     fuzz_argument("truncate_graph", list(k = 5), "graph", graphs),
     fuzz_argument("neighbor_overlap", list(g2 = g), "g1", graphs),
-    fuzz_argument("neighbor_embedding", list(method = "umap", max_iter = 20), "X", graphs)
+    fuzz_argument("neighbor_embedding", list(method = "umap", max_iter = 20), "nn_method", graphs)
   )
-  for (nm in names(graphs)) {
+  for (nm in names(graphs)[vapply(graphs, is.list, logical(1))]) {
     h <- graphs[[nm]]
     problems <- c(problems, fuzz_case(sprintf("locally_scaled_distances(<%s>)", nm),
                                       function() locally_scaled_distances(h$idx, h$dist)))
@@ -371,7 +418,7 @@ test_that("functions taking graphs answer malformed graphs with an error or a va
                                           list(idx = g$idx, dist = g$dist), arg, bad_numbers))
   }
   for (arg in c("local_connectivity", "bandwidth", "set_op_mix_ratio", "n_threads")) {
-    problems <- c(problems, fuzz_argument("umap_affinities", list(graph = g), arg, bad_numbers))
+    problems <- c(problems, fuzz_argument("umap_affinities", list(nn_method = g), arg, bad_numbers))
   }
   problems <- c(problems,
     fuzz_argument("truncate_graph", list(graph = g), "k", bad_numbers, n = n_base),
@@ -470,6 +517,7 @@ test_that("read_idx() answers truncated, corrupt and random files with an error 
       if (is.null(v) || is.numeric(v)) TRUE else "not numeric"
     }
     r <- fuzz_run(function() read_idx(path))
+    problems <- c(problems, internal_messages(r, paste0("read_idx(<", nm, ">)")))
     if (!is.null(r$error) && grepl("elapsed time limit", conditionMessage(r$error))) {
       problems <- c(problems, paste0("read_idx(<", nm, ">): hangs"))
     } else if (is.null(r$error) && !isTRUE(check(r$value))) {
@@ -481,6 +529,7 @@ test_that("read_idx() answers truncated, corrupt and random files with an error 
         a <- list(path = path)
         if (is.null(vals[[b]])) a[v] <- list(NULL) else a[[v]] <- vals[[b]]
         r <- fuzz_run(function() do.call(read_idx, a))
+        problems <- c(problems, internal_messages(r, sprintf("read_idx(<%s>, %s = <%s>)", nm, v, b)))
         if (!is.null(r$error) && grepl("elapsed time limit", conditionMessage(r$error))) {
           problems <- c(problems, sprintf("read_idx(<%s>, %s = <%s>): hangs", nm, v, b))
         }
@@ -535,7 +584,8 @@ test_that("every exported function is fuzzed; new ones get the generic bad input
                "locally_scaled_distances", "locally_scaled_knn", "neighbor_overlap",
                "perplexity_affinities", "read_idx", "scurvehole", "simd_kernels",
                "sort_knn_graph", "spheres", "swissroll", "truncate_graph", "umap_ab",
-               "umap_affinities")
+               "umap_affinities", "neighbor_preservation", "trustworthiness", "continuity",
+               "random_triplet_accuracy", "distance_correlation", "embedding_quality")
   exports <- sort(getNamespaceExports("lsnn"))
   exports <- exports[vapply(exports, function(e) is.function(lsnn_fun(e)), logical(1))]
   others <- setdiff(exports, covered)

@@ -2,7 +2,12 @@
 # (drawn at once and as plain lines here) and one summary line per phase;
 # nothing at all without verbose.
 
+bar_options <- list(cli.progress_show_after = 0, cli.dynamic = FALSE)
+
+# The messages `expr` gives, with the bar options set.
 collect_messages <- function(expr) {
+  old <- options(bar_options)
+  on.exit(options(old))
   msgs <- character()
   withCallingHandlers(expr, message = function(m) {
     msgs <<- c(msgs, conditionMessage(m))
@@ -17,11 +22,7 @@ blobs <- function(n, d) {
   centres[sample.int(10, n, TRUE), ] + matrix(rnorm(n * d), n, d)
 }
 
-bar_options <- list(cli.progress_show_after = 0, cli.dynamic = FALSE)
-
 test_that("the searches show a bar and a summary line per phase under verbose", {
-  old <- options(bar_options)
-  on.exit(options(old))
   set.seed(3)
   X <- blobs(3000, 4)
   msgs <- collect_messages(extended_knn(X, 15, 0, verbose = TRUE))
@@ -38,8 +39,6 @@ test_that("the searches show a bar and a summary line per phase under verbose", 
 })
 
 test_that("calibration and optimization show a bar and a summary line under verbose", {
-  old <- options(bar_options)
-  on.exit(options(old))
   set.seed(4)
   X <- blobs(400, 3)
   msgs <- collect_messages(neighbor_embedding(X, perplexity = 10, max_iter = 30,

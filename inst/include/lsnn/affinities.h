@@ -253,7 +253,7 @@ CsrMatrix perplexity_graph(const CostKernels& k, const GraphView& g,
   for (std::size_t i = 0; i < n; ++i) beta[i] = unscale_beta(beta[i], unit);
   phase.finish(calibration_summary(n, s.perplexity, n_failed));
   sort_rows(C, false);
-  CsrMatrix P = symmetrise(C, [](double x, double y) { return x + y; }, executor);
+  CsrMatrix P = symmetrise(C.rows(), [](double x, double y) { return x + y; }, executor);
   scale_to_sum_one(P);
   return P;
 }
@@ -499,7 +499,7 @@ CsrMatrix umap_graph(const GraphView& g, const UmapSettings& s, double* sigma, d
   sort_rows(V, true);
   const double mix = s.set_op_mix_ratio;
   return symmetrise(
-      V,
+      V.rows(),
       [mix](double x, double y) {
         const double prod = x * y;
         return mix * (x + y - prod) + (1.0 - mix) * prod;

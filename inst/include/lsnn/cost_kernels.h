@@ -1,7 +1,8 @@
 // The inner loops of the embedding costs and of the input calibrations,
 // behind a table of function pointers, built twice (baseline and AVX2 + FMA)
 // exactly as the distance kernels of kernels.h are: the bodies live in
-// cost_kernels_impl.h, included once per target by src/cost_kernels_*.cpp.
+// cost_kernels_impl.h, included once per target by src/kernels_generic.cpp and
+// src/kernels_avx2.cpp.
 //
 // The plain structs below describe one cost evaluation; costs.h fills them,
 // schedules the work and combines the per-point sums.

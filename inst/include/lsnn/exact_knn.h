@@ -62,6 +62,22 @@ struct TileBuffers {
   std::vector<std::uint32_t> pos;
 };
 
+// Rows [b0, b1) in score space with their squared norms: read in place when
+// the data keeps them so, otherwise loaded into `rows` and `norms`.
+struct BlockRows {
+  const float* rows;
+  const float* sqnorms;
+};
+
+inline BlockRows block_rows(const RowData& data, std::size_t b0, std::size_t b1,
+                            std::vector<float>& rows, std::vector<float>& norms) {
+  if (const float* direct = data.direct_rows(b0)) return {direct, data.direct_sqnorms(b0)};
+  rows.resize((b1 - b0) * data.d());
+  norms.resize(b1 - b0);
+  data.load_block(b0, b1, rows.data(), norms.data());
+  return {rows.data(), norms.data()};
+}
+
 // Float scores of rows [a0, a1) against rows [b0, b1) into buf.score.
 inline void score_tile(const RowData& data, std::size_t a0, std::size_t a1,
                        std::size_t b0, std::size_t b1, TileBuffers& buf) {
@@ -72,28 +88,9 @@ inline void score_tile(const RowData& data, std::size_t a0, std::size_t a1,
     data.sparse_score_tile(a0, a1, b0, b1, buf.scratch.data(), buf.score.data());
     return;
   }
-  const float *a = data.direct_rows(a0), *b = data.direct_rows(b0);
-  const float *na = nullptr, *nb = nullptr;
-  if (a != nullptr) {
-    na = data.direct_sqnorms(a0);
-    nb = data.direct_sqnorms(b0);
-  } else {
-    buf.a.resize(ma * d);
-    buf.na.resize(ma);
-    data.load_block(a0, a1, buf.a.data(), buf.na.data());
-    a = buf.a.data();
-    na = buf.na.data();
-    if (a0 == b0 && a1 == b1) {
-      b = a;
-      nb = na;
-    } else {
-      buf.b.resize(mb * d);
-      buf.nb.resize(mb);
-      data.load_block(b0, b1, buf.b.data(), buf.nb.data());
-      b = buf.b.data();
-      nb = buf.nb.data();
-    }
-  }
+  const BlockRows rows_a = block_rows(data, a0, a1, buf.a, buf.na);
+  const BlockRows rows_b = a0 == b0 && a1 == b1 ? rows_a : block_rows(data, b0, b1, buf.b, buf.nb);
+  const float *a = rows_a.rows, *b = rows_b.rows, *na = rows_a.sqnorms, *nb = rows_b.sqnorms;
   const DistanceKernels& kern = data.kernels();
   if (data.metric() == Metric::manhattan) {
     kern.l1_tile(a, ma, b, mb, d, buf.score.data());

@@ -272,17 +272,8 @@ inline void score_rows_against_all(const RowData& data, const int* rows, std::si
   buf.score.resize(m * chunk);
   for (std::size_t b0 = 0; b0 < n; b0 += chunk) {
     const std::size_t b1 = std::min(n, b0 + chunk), mb = b1 - b0;
-    const float* b = data.direct_rows(b0);
-    const float* nb = nullptr;
-    if (b != nullptr) {
-      nb = data.direct_sqnorms(b0);
-    } else {
-      buf.b.resize(mb * d);
-      buf.nb.resize(mb);
-      data.load_block(b0, b1, buf.b.data(), buf.nb.data());
-      b = buf.b.data();
-      nb = buf.nb.data();
-    }
+    const BlockRows rows_b = block_rows(data, b0, b1, buf.b, buf.nb);
+    const float *b = rows_b.rows, *nb = rows_b.sqnorms;
     if (data.metric() == Metric::manhattan) {
       kern.l1_tile(buf.a.data(), m, b, mb, d, buf.score.data());
     } else {

@@ -27,8 +27,9 @@ struct SparseRows {
   std::size_t d;
 };
 
-// A square sparse matrix the core builds (the affinities), in the same
-// layout, holding its arrays.
+// The arrays of a square sparse matrix the core builds (the affinities):
+// only their owner. Everything that reads a sparse matrix reads it through
+// SparseRows (rows()), whether its arrays are R's or these.
 struct CsrMatrix {
   std::size_t n = 0;
   std::vector<int> ptr;
@@ -73,14 +74,16 @@ inline void sort_rows(CsrMatrix& M, bool dup_max) {
   M.val.resize(out);
 }
 
-inline CsrMatrix transpose(const CsrMatrix& M) {
+// The transpose of a square matrix.
+inline CsrMatrix transpose(const SparseRows& M) {
+  const std::size_t nnz = static_cast<std::size_t>(M.ptr[M.n]);
   CsrMatrix T;
   T.n = M.n;
   T.ptr.assign(M.n + 1, 0);
-  for (int c : M.col) ++T.ptr[static_cast<std::size_t>(c) + 1];
+  for (std::size_t e = 0; e < nnz; ++e) ++T.ptr[static_cast<std::size_t>(M.col[e]) + 1];
   for (std::size_t i = 0; i < M.n; ++i) T.ptr[i + 1] += T.ptr[i];
-  T.col.resize(M.col.size());
-  T.val.resize(M.val.size());
+  T.col.resize(nnz);
+  T.val.resize(nnz);
   std::vector<int> next(T.ptr.begin(), T.ptr.end() - 1);
   for (std::size_t i = 0; i < M.n; ++i) {
     for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) {
@@ -93,9 +96,10 @@ inline CsrMatrix transpose(const CsrMatrix& M) {
 }
 
 // S_ij = combine(M_ij, M_ji) over the union of both patterns (a missing entry
-// is 0), dropping exact zeros and the diagonal. M's rows must be sorted.
+// is 0), dropping exact zeros and the diagonal. M (square) must have its
+// rows sorted.
 template <typename Executor, typename Combine>
-CsrMatrix symmetrise(const CsrMatrix& M, Combine combine, Executor& executor) {
+CsrMatrix symmetrise(const SparseRows& M, Combine combine, Executor& executor) {
   const CsrMatrix T = transpose(M);
   const std::size_t n = M.n;
   std::vector<std::size_t> counts(n, 0);
