@@ -333,3 +333,24 @@ check_affinity_matrix <- function(P, n, name = "P") {
   if (!Matrix::isSymmetric(P)) stop_arg("'", name, "' must be symmetric")
   P
 }
+
+# Generated data that cannot fit in memory is an error naming the argument:
+# on Linux, where a large allocation may succeed at first and the kernel then
+# ends R when the pages are touched, against the machine's total memory (from
+# /proc/meminfo); elsewhere R's own "cannot allocate" error is left to speak.
+check_fits_memory <- function(n_values, name) {
+  bytes <- 8 * n_values
+  total <- machine_memory_bytes()
+  if (!is.na(total) && bytes > total) {
+    stop_arg(sprintf("'%s' asks for %.3g GB of data, more than this machine's memory (%.3g GB)",
+                     name, bytes / 1e9, total / 1e9))
+  }
+  invisible(bytes)
+}
+
+machine_memory_bytes <- function() {
+  info <- tryCatch(suppressWarnings(readLines("/proc/meminfo", n = 1L)),
+                   error = function(e) character(0))
+  kb <- suppressWarnings(as.numeric(sub("^MemTotal:\\s*([0-9]+) kB.*$", "\\1", info)))
+  if (length(kb) != 1 || is.na(kb)) NA_real_ else 1024 * kb
+}

@@ -69,6 +69,7 @@ NULL
 scurvehole <- function(n = 10000, noise = 0) {
   n <- check_whole(n, "n", min = 1)
   noise <- check_number(noise, "noise", min = 0)
+  check_fits_memory(4 * as.numeric(n), "n")  # the coordinates and the label
   t <- 3 * pi * (stats::runif(n) - 0.5)
   h <- 2 * stats::runif(n)
   X <- cbind(x = sin(t), y = h, z = sign(t) * (cos(t) - 1))
@@ -114,6 +115,7 @@ scurvehole <- function(n = 10000, noise = 0) {
 swissroll <- function(n = 10000, noise = 0) {
   n <- check_whole(n, "n", min = 1)
   noise <- check_number(noise, "noise", min = 0)
+  check_fits_memory(4 * as.numeric(n), "n")  # the coordinates and the label
   t <- 1.5 * pi * (1 + 2 * stats::runif(n))
   h <- 21 * stats::runif(n)
   X <- cbind(x = t * cos(t), y = h, z = t * sin(t))
@@ -178,6 +180,8 @@ spheres <- function(n_spheres = 10, n_per_sphere = 500, dim = 101,
   radius <- check_number(radius, "radius", min = 0, above = TRUE)
   outer_radius <- check_number(outer_radius, "outer_radius", min = 0, above = TRUE)
   shift_sd <- check_number(shift_sd, "shift_sd", min = 0)
+  check_fits_memory((as.numeric(n_spheres) * n_per_sphere + n_outer) * dim,
+                    if (n_outer > as.numeric(n_spheres) * n_per_sphere) "n_outer" else "n_per_sphere")
 
   centers <- matrix(stats::rnorm(n_spheres * dim, sd = shift_sd),
                     nrow = n_spheres, ncol = dim)
@@ -252,6 +256,8 @@ hierarchical <- function(n_per_cluster = 500, dim = 50, n_macro = 5,
       any(!is.finite(sd))) {
     stop_arg("'sd' must be four finite non-negative numbers")
   }
+  check_fits_memory(as.numeric(n_macro) * n_meso * n_micro * n_per_cluster * dim,
+                    "n_per_cluster")
 
   # Each level's centres are the parent's centre (row repeated) plus noise.
   spread <- function(parent, times, s) {

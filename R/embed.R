@@ -12,12 +12,9 @@
 #' every method in 1 or 2 dimensions (other dimensions use the exact sum).
 #' `"auto"` (the default) takes the approximation in 1 or 2 dimensions above
 #' 20,000 points for t-SNE, 2,000 for UMAP, 7,000 for t-UMAP and 5,000 for
-#' LargeVis: where one exact and one approximate evaluation took about the
-#' same time, measured in one process (2 threads, layouts resampled from
-#' converged 5,000-point Fashion-MNIST layouts and widened as
-#' \eqn{\sqrt{n}}{sqrt(n)}). At 20,000 points, exact / approximate time per
-#' evaluation was 1.0 (t-SNE), 13 (UMAP, whose exact kernel needs a power
-#' per pair), 4.6 (t-UMAP) and 6.5 (LargeVis). The approximate path reports
+#' LargeVis: where one exact and one approximate evaluation take about the
+#' same time (the measurements are in `bench/README.md` of the source
+#' repository). The approximate path reports
 #' the cost from the same sums (t-SNE: the KL divergence with the
 #' interpolated Z), within 1e-3 of the exact cost, so `verbose` and the early
 #' stop work as before.

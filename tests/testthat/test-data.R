@@ -156,6 +156,17 @@ test_that("generators reject bad arguments", {
   expect_error(hierarchical(sd = c(1, 2, 3, -1)), "'sd'")
 })
 
+test_that("generators refuse sizes beyond the machine's memory instead of being killed", {
+  skip_if(is.na(lsnn:::machine_memory_bytes()), "no /proc/meminfo here")
+  big <- .Machine$integer.max
+  expect_error(scurvehole(big), "'n' asks for .* GB of data, more than this machine's memory")
+  expect_error(swissroll(big), "'n' asks for")
+  expect_error(spheres(n_outer = big), "'n_outer' asks for")
+  expect_error(spheres(n_per_sphere = big), "'n_per_sphere' asks for")
+  expect_error(hierarchical(n_per_cluster = big), "'n_per_cluster' asks for")
+  expect_silent(lsnn:::check_fits_memory(1e6, "n"))
+})
+
 # IDX files ---------------------------------------------------------------------
 
 # Writes an IDX file with the given type code, dimensions and elements
