@@ -45,6 +45,10 @@
     .Call(`_lsnn_embed_optimize`, Y0, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd)
 }
 
+.embed_sampled <- function(Y0, ptr, col, val, method, gamma, cost_gamma, alpha, a, b, eps, cost_gradient, n_epochs, learning_rate, negative_sample_rate, seed, epoch, n_threads, verbose, simd) {
+    .Call(`_lsnn_embed_sampled`, Y0, ptr, col, val, method, gamma, cost_gamma, alpha, a, b, eps, cost_gradient, n_epochs, learning_rate, negative_sample_rate, seed, epoch, n_threads, verbose, simd)
+}
+
 .cost_kernels_name <- function(simd) {
     .Call(`_lsnn_cost_kernels_name`, simd)
 }

@@ -3,18 +3,23 @@
 #' Embeds the rows of a data matrix, or the points of a neighbour graph, in
 #' `n_components` dimensions by minimising the t-SNE, LargeVis or UMAP cost
 #' (see [cost_gradient()]) with its gradient over all pairs of points, by
-#' gradient descent with momentum and delta-bar-delta gains as in t-SNE.
+#' gradient descent with momentum and delta-bar-delta gains as in t-SNE; or,
+#' for LargeVis, UMAP and t-UMAP above 10,000 points, by stochastic gradient
+#' descent with negative sampling, as LargeVis and UMAP themselves do.
 #'
 #' **Gradient.** `gradient = "exact"` sums every pair (O(n^2) time per
 #' iteration); `"approx"` sums the all-pairs (repulsive) part in O(n), by
 #' interpolation on a grid and FFT convolution for the far pairs and a direct
 #' sum over neighbouring boxes for the near ones (see [cost_gradient()]), for
 #' every method in 1 or 2 dimensions (other dimensions use the exact sum).
+#' `"sampled"` (LargeVis, UMAP and t-UMAP only) replaces the sum over all
+#' pairs by negative sampling (see below).
 #' `"auto"` (the default) takes the approximation in 1 or 2 dimensions above
 #' 20,000 points for t-SNE, 2,000 for UMAP, 7,000 for t-UMAP and 5,000 for
 #' LargeVis: where one exact and one approximate evaluation take about the
 #' same time (the measurements are in `bench/README.md` of the source
-#' repository). The approximate path reports
+#' repository); and `"sampled"` for LargeVis, UMAP and t-UMAP above 10,000
+#' points. The approximate path reports
 #' the cost from the same sums (t-SNE: the KL divergence with the
 #' interpolated Z), within 1e-3 of the exact cost, so `verbose` and the early
 #' stop work as before.
@@ -73,6 +78,29 @@
 #' neighbours, the defaults above, 500 iterations): 3.356 against
 #' `uwot::lvish()`'s 7.972 under lsnn's cost (preservation 0.513 and 0.446).
 #'
+#' **Negative sampling (`gradient = "sampled"`).** Above some ten thousand
+#' points the repulsion over all pairs of these three costs outweighs the
+#' attraction of the sparse affinities so much that their minimum spreads
+#' the points evenly: on the LSNN-15 graph of all 70,000 Fashion-MNIST
+#' images, 1,000 full-gradient UMAP iterations (114 s) gave a uniform disc
+#' with 14-NN preservation 0.11, where `uwot::umap()` gives 0.17 and
+#' separated classes. The issue is the cost, not the optimiser (its exact
+#' value was 3.8e6 there, 100 times below uwot's layout's 3.6e8). So, as in
+#' LargeVis and UMAP, each epoch samples every edge of P once per
+#' `max(P) / p_ij` epochs; a sampled edge pulls its point towards its
+#' neighbour (the gradient of `-log w`) and pushes it away from
+#' `negative_sample_rate` points drawn at random, each with weight `gamma`
+#' (the gradient of `-log(1 - w)`); every pair's push or pull is clipped to
+#' 4 per coordinate. All points move together after each epoch, by an Adam
+#' step (beta1 = 0.5, beta2 = 0.9) of a learning rate `eta` falling linearly
+#' from 1 to 0 over `max_iter = 500` epochs. Defaults: `gamma = 1` (UMAP,
+#' t-UMAP) or 7 (LargeVis), `init_sdev = 2`. `exaggeration`, the momentum,
+#' gain and `tol` settings are not used. The cost reported is that of the
+#' documented cost (with its own `gamma`), at the start and the end (and
+#' every `epoch` epochs with `verbose = TRUE`). The random draws come from
+#' a seed taken from R's generator, one stream per point and epoch, so the
+#' result is the same for any `n_threads`.
+#'
 #' With `verbose = TRUE` the run reports the cost every `epoch` iterations
 #' and says whether it converged or stopped at `max_iter`. A `max_iter` below
 #' `stop_lying_iter` gives a warning, as the run would end during the early
@@ -86,8 +114,8 @@
 #' standard deviation.
 #'
 #' Results are reproducible with [set.seed()] (random numbers are drawn only
-#' for the initialisation) and do not depend on `n_threads`, on either
-#' gradient path. Ctrl-C stops the
+#' for the initialisation and the sampled path's seed) and do not depend on
+#' `n_threads`, on any gradient path. Ctrl-C stops the
 #' run within a second.
 #'
 #' @param X A numeric data matrix or data frame (rows are points; the numeric
@@ -106,8 +134,10 @@
 #'   affinity graph, via RSpectra or else irlba), `"pca"` (the first principal
 #'   components of `X`), `"random"` (Gaussian), or an n x `n_components`
 #'   matrix (used as it is).
-#' @param max_iter Maximum number of iterations.
-#' @param eta Step size; `NULL` for the method's default.
+#' @param max_iter Maximum number of iterations (epochs for `"sampled"`);
+#'   `NULL` for 1,000 (500 for `"sampled"`).
+#' @param eta Step size (the initial learning rate for `"sampled"`); `NULL`
+#'   for the method's default.
 #' @param exaggeration,stop_lying_iter Early exaggeration factor and the last
 #'   iteration it applies to; `NULL` for the method's default.
 #' @param momentum,final_momentum,mom_switch_iter Momentum before and from
@@ -117,16 +147,19 @@
 #'   stops (0 to always run `max_iter` iterations).
 #' @param epoch Iterations between cost evaluations (and progress messages).
 #' @param init_sdev Standard deviation the initial coordinates are scaled to
-#'   (not for a matrix `init`).
+#'   (not for a matrix `init`); `NULL` for 1e-4 (2 for `"sampled"`).
 #' @param gamma,eps,weight,alpha,a,b,spread,min_dist Cost parameters, see
-#'   [cost_gradient()]; `gamma = NULL` gives LargeVis's default above.
+#'   [cost_gradient()]; `gamma = NULL` gives LargeVis's default above (for
+#'   `"sampled"`, `gamma` weighs each sampled repulsion instead).
 #' @param n_threads Number of threads, capped at what the machine can run
 #'   (`RcppParallel::defaultNumThreads()`).
 #' @param verbose If `TRUE`, report progress: the steps, a cli progress bar
 #'   for each long phase (search, calibration, optimization) and its summary
 #'   line, and the cost every `epoch` iterations.
-#' @param gradient `"auto"`, `"exact"` or `"approx"`: how the all-pairs
-#'   part of the gradient is summed (see Details).
+#' @param gradient `"auto"`, `"exact"`, `"approx"` or `"sampled"`: how the
+#'   all-pairs part of the gradient is summed (see Details).
+#' @param negative_sample_rate Points pushed away per sampled edge
+#'   (`"sampled"` only).
 #' @param ret_extra `TRUE` to return a list with the embedding and details
 #'   (below); or, as in uwot, a character vector of the extras wanted besides
 #'   the embedding: `"nn"` (the neighbour graph used, `NULL` for t-SNE and
@@ -140,7 +173,8 @@
 #'   `converged` (stopped by `tol`), `time` (seconds: affinities,
 #'   initialisation, optimisation, total), the affinity matrix `P` and the
 #'   settings used (`eta`, `exaggeration`, `stop_lying_iter`, `gamma`, `eps`,
-#'   `a`, `b`) and `gradient` (the path taken, `"exact"` or `"approx"`).
+#'   `a`, `b`) and `gradient` (the path taken: `"exact"`, `"approx"` or
+#'   `"sampled"`).
 #' @seealso [embed()], this function's former name.
 #' @examples
 #' X <- as.matrix(iris[, 1:4])
@@ -154,21 +188,26 @@
 neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", "tumap"),
                   nn_method = NULL,
                   perplexity = 30, n_neighbors = 15, n_components = 2, init = "spectral",
-                  max_iter = 1000, eta = NULL, exaggeration = NULL,
+                  max_iter = NULL, eta = NULL, exaggeration = NULL,
                   stop_lying_iter = NULL, momentum = 0.5, final_momentum = 0.8,
                   mom_switch_iter = 250, min_gain = 0.01, tol = 1e-7, epoch = 50,
-                  init_sdev = 1e-4, gamma = NULL, eps = NULL, weight = "cauchy",
+                  init_sdev = NULL, gamma = NULL, eps = NULL, weight = "cauchy",
                   alpha = 1, a = NULL, b = NULL, spread = 1, min_dist = 0.1,
                   n_threads = 1, verbose = FALSE, ret_extra = FALSE,
-                  gradient = c("auto", "exact", "approx")) {
+                  gradient = c("auto", "exact", "approx", "sampled"),
+                  negative_sample_rate = 5) {
   t_start <- proc.time()[["elapsed"]]
   method <- match.arg(method)
-  gradient <- ne_gradient_arg(gradient, c("auto", "exact", "approx"))
+  gradient <- ne_gradient_arg(gradient, c("auto", "exact", "approx", "sampled"))
+  if (gradient == "sampled" && method == "tsne") {
+    stop_arg("'gradient' = \"sampled\" is for \"largevis\", \"umap\" and \"tumap\": ",
+             "t-SNE's normalisation needs every pair (use \"approx\")")
+  }
   n_threads <- check_n_threads(n_threads)
   perplexity <- check_number(perplexity, "perplexity", min = 1, above = TRUE)
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 2)
   n_components <- check_whole(n_components, "n_components", min = 1)
-  max_iter <- check_whole(max_iter, "max_iter", min = 0)
+  if (!is.null(max_iter)) max_iter <- check_whole(max_iter, "max_iter", min = 0)
   momentum <- check_number(momentum, "momentum", min = 0, max = 1, below = TRUE)
   final_momentum <- check_number(final_momentum, "final_momentum", min = 0, max = 1,
                                  below = TRUE)
@@ -176,7 +215,8 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   min_gain <- check_number(min_gain, "min_gain", min = 0)
   tol <- check_number(tol, "tol", min = 0)
   epoch <- check_whole(epoch, "epoch", min = 1)
-  init_sdev <- check_number(init_sdev, "init_sdev", min = 0, above = TRUE)
+  if (!is.null(init_sdev)) init_sdev <- check_number(init_sdev, "init_sdev", min = 0, above = TRUE)
+  negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1)
   verbose <- check_flag(verbose, "verbose")
   ret_extra <- check_ret_extra(ret_extra)
 
@@ -227,12 +267,21 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
 
   # ---- method settings ----
   lv <- method == "largevis"
-  if (is.null(gamma)) gamma <- if (lv) 1 / (10 * n) else 1
+  grad_kind <- ne_gradient_kind(gradient, method, n, n_components)
+  sampled <- grad_kind == "sampled"
+  # the cost's own repulsion weight, and the weight of one sampled repulsion
+  cost_gamma <- if (lv) 1 / (10 * n) else 1
+  if (is.null(gamma)) gamma <- if (sampled) (if (lv) 7 else 1) else cost_gamma
   cs <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                          alpha = alpha, spread = spread, min_dist = min_dist)
+  if (is.null(max_iter)) max_iter <- if (sampled) 500L else 1000L
+  if (is.null(init_sdev)) init_sdev <- if (sampled) 2 else 1e-4
   # umap, tumap: 0.03 measured best of 0.003-1 at 2,000-3,000 points (see Details)
-  if (is.null(eta)) eta <- switch(method, tsne = n / 12, largevis = n / 20, 0.03)
-  if (is.null(exaggeration)) exaggeration <- switch(method, tsne = 12, largevis = 4, 1)
+  if (is.null(eta)) eta <- if (sampled) 1 else switch(method, tsne = n / 12, largevis = n / 20, 0.03)
+  if (sampled && !is.null(exaggeration) && !identical(exaggeration, 1)) {
+    stop_arg("'exaggeration' is not used by gradient = \"sampled\" (leave it NULL or 1)")
+  }
+  if (is.null(exaggeration)) exaggeration <- if (sampled) 1 else switch(method, tsne = 12, largevis = 4, 1)
   # (checked before the default of stop_lying_iter reads it)
   exaggeration <- check_number(exaggeration, "exaggeration", min = 0, above = TRUE)
   if (is.null(stop_lying_iter)) stop_lying_iter <- if (exaggeration != 1) 250L else 0L
@@ -248,17 +297,23 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   Y0 <- ne_init(init, data, P, n, n_components, init_sdev, verbose)
   t_init <- proc.time()[["elapsed"]]
 
-  grad_kind <- ne_gradient_kind(gradient, method, n, n_components)
-  ne_msg(verbose, "neighbor_embedding: optimizing (eta ", signif(eta, 4), ", ", grad_kind,
-         " gradient)")
-  res <- .embed_optimize(Y0, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b,
-                         cs$eps, grad_kind, ne_grid_option(), max_iter, eta, momentum,
-                         final_momentum,
-                         mom_switch_iter, exaggeration,
-                         stop_lying_iter, min_gain, tol, epoch, n_threads,
-                         verbose, simd_option())
+  ne_msg(verbose, "neighbor_embedding: optimizing (", if (sampled) "learning rate " else "eta ",
+         signif(eta, 4), ", ", grad_kind, " gradient)")
+  res <- if (sampled) {
+    # the cost is recorded at the start and end (every epoch when verbose),
+    # from the sums of the full gradient: exact while they are cheap
+    cost_kind <- if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
+    .embed_sampled(Y0, P@p, P@i, P@x, cs$kind, cs$gamma, cost_gamma, cs$alpha, cs$a, cs$b,
+                   cs$eps, cost_kind, max_iter, eta, negative_sample_rate, ne_seed(),
+                   if (verbose) epoch else 0L, n_threads, verbose, simd_option())
+  } else {
+    .embed_optimize(Y0, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b,
+                    cs$eps, grad_kind, ne_grid_option(), max_iter, eta, momentum,
+                    final_momentum, mom_switch_iter, exaggeration,
+                    stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd_option())
+  }
   t_end <- proc.time()[["elapsed"]]
-  if (verbose && !res$converged && max_iter > 0) {
+  if (verbose && !sampled && !res$converged && max_iter > 0) {
     ne_msg(verbose, "neighbor_embedding: stopped at max_iter = ", max_iter, " without ",
            if (tol > 0) paste0("converging (relative cost change above tol = ", tol, ")")
            else "a convergence test (tol = 0)")
@@ -279,10 +334,24 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
        b = cs$b)
 }
 
-# The gradient actually used: "auto" is exact up to ne_exact_max_n() points.
+# The gradient actually used: "auto" is exact up to ne_exact_max_n() points,
+# then the grid's approximation; for LargeVis, UMAP and t-UMAP, negative
+# sampling above ne_sampled_min_n() points (in any dimension).
 ne_gradient_kind <- function(gradient, method, n, n_components) {
   if (gradient != "auto") return(gradient)
+  if (method != "tsne" && n > ne_sampled_min_n()) return("sampled")
   if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
+}
+
+# Above this many points "auto" lays LargeVis, UMAP and t-UMAP out by
+# negative sampling: at 10,000 Fashion-MNIST images the full gradient's
+# layouts already break the classes into loose clumps, at 70,000 they are a
+# uniform disc (see ?neighbor_embedding).
+ne_sampled_min_n <- function() 10000L
+
+# A seed for the core's generators, from R's: set.seed() fixes it.
+ne_seed <- function() {
+  floor(stats::runif(1) * 2^31) * 2^20 + floor(stats::runif(1) * 2^20)
 }
 
 # The approximation's grid, c(nodes, box width, minimum boxes), from the

@@ -219,6 +219,36 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// embed_sampled
+Rcpp::List embed_sampled(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double cost_gamma, double alpha, double a, double b, double eps, std::string cost_gradient, int n_epochs, double learning_rate, int negative_sample_rate, double seed, int epoch, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_embed_sampled(SEXP Y0SEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP cost_gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP cost_gradientSEXP, SEXP n_epochsSEXP, SEXP learning_rateSEXP, SEXP negative_sample_rateSEXP, SEXP seedSEXP, SEXP epochSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y0(Y0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ptr(ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
+    Rcpp::traits::input_parameter< double >::type cost_gamma(cost_gammaSEXP);
+    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< double >::type a(aSEXP);
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type cost_gradient(cost_gradientSEXP);
+    Rcpp::traits::input_parameter< int >::type n_epochs(n_epochsSEXP);
+    Rcpp::traits::input_parameter< double >::type learning_rate(learning_rateSEXP);
+    Rcpp::traits::input_parameter< int >::type negative_sample_rate(negative_sample_rateSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type epoch(epochSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(embed_sampled(Y0, ptr, col, val, method, gamma, cost_gamma, alpha, a, b, eps, cost_gradient, n_epochs, learning_rate, negative_sample_rate, seed, epoch, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cost_kernels_name
 std::string cost_kernels_name(std::string simd);
 RcppExport SEXP _lsnn_cost_kernels_name(SEXP simdSEXP) {
@@ -405,6 +435,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
     {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 14},
     {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 25},
+    {"_lsnn_embed_sampled", (DL_FUNC) &_lsnn_embed_sampled, 20},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},

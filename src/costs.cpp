@@ -4,8 +4,11 @@
 
 #include <lsnn/costs.h>
 #include <lsnn/optimizer.h>
+#include <lsnn/sampled_sgd.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 #include <string>
 
 #include "kernels.h"
@@ -120,6 +123,47 @@ Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr,
     return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = cost,
                               Rcpp::Named("iterations") = res.iterations,
                               Rcpp::Named("converged") = res.converged);
+  });
+}
+
+// [[Rcpp::export(.embed_sampled)]]
+Rcpp::List embed_sampled(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col,
+                         Rcpp::NumericVector val, std::string method, double gamma,
+                         double cost_gamma, double alpha, double a, double b, double eps,
+                         std::string cost_gradient,
+                         int n_epochs, double learning_rate, int negative_sample_rate,
+                         double seed, int epoch, int n_threads, bool verbose, std::string simd) {
+  const std::size_t n = Y0.nrow(), d = Y0.ncol();
+  lsnn_r::RExecutor ex(n_threads, verbose);
+  Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
+  lsnn::SampledSettings s;
+  s.n_epochs = n_epochs;
+  s.learning_rate = learning_rate;
+  s.negative_sample_rate = negative_sample_rate;
+  s.gamma = gamma;
+  s.seed = static_cast<std::uint64_t>(seed);
+  s.epoch = epoch;
+  return lsnn_r::run_core([&]() {
+    // the cost of the documented objective (its own repulsion weight), for the record
+    const lsnn::CostSettings cs = cost_settings(method, cost_gamma, alpha, a, b, eps, cost_gradient,
+                                                Rcpp::NumericVector(0));
+    const lsnn::SparseRows P = sparse_view(n, ptr, col, val);
+    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), cs, P, d);
+    std::vector<double> grad(n * d);
+    lsnn::SampledKernel k;
+    k.method = cs.method;
+    k.alpha = alpha;
+    k.a = a;
+    k.b = b;
+    k.eps = eps;
+    const lsnn::OptimizerResult res = lsnn::optimize_sampled(
+        P, Y.begin(), d, k, s,
+        [&](const double* y) { return ev.evaluate(y, 1.0, true, grad.data(), nullptr, ex); }, ex);
+    Rcpp::NumericVector cost(res.cost.begin(), res.cost.end());
+    cost.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
+    return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = cost,
+                              Rcpp::Named("iterations") = res.iterations,
+                              Rcpp::Named("converged") = false);
   });
 }
 

@@ -175,3 +175,68 @@ test_that("UMAP and t-UMAP default to the measured step size and descend their c
     expect_identical(unname(r$embedding), unname(Y2))
   }
 })
+
+test_that("negative sampling separates clusters, reproducibly and for any n_threads", {
+  set.seed(41)
+  fc <- far_clusters(n_per = 60, dim = 5, sep = 40)
+  g <- exact_graph(fc$X, 15)
+  for (m in c("umap", "tumap", "largevis")) {
+    set.seed(9)
+    r1 <- neighbor_embedding(fc$X, m, nn_method = g, perplexity = 5, gradient = "sampled",
+                             max_iter = 200, ret_extra = TRUE)
+    expect_true(clusters_apart(r1$embedding, fc$label), label = m)
+    expect_identical(r1$gradient, "sampled")
+    expect_identical(names(r1$cost), c("0", "200"))
+    expect_true(all(is.finite(r1$cost)))
+    set.seed(9)
+    Y2 <- neighbor_embedding(fc$X, m, nn_method = g, perplexity = 5, gradient = "sampled",
+                             max_iter = 200, n_threads = 2)
+    expect_identical(unname(r1$embedding), unname(Y2))
+    set.seed(10)
+    Y3 <- neighbor_embedding(fc$X, m, nn_method = g, perplexity = 5, gradient = "sampled",
+                             max_iter = 200)
+    expect_false(identical(unname(Y2), unname(Y3)))
+  }
+  # 1-D and 3-D layouts
+  for (k in c(1, 3)) {
+    Y <- neighbor_embedding(nn_method = g, method = "umap", gradient = "sampled", max_iter = 100,
+                            n_components = k)
+    expect_equal(dim(Y), c(nrow(fc$X), k))
+    expect_true(all(is.finite(Y)))
+  }
+})
+
+test_that("negative sampling keeps neighbours about as well as uwot does", {
+  skip_if_not_installed("uwot")
+  set.seed(42)
+  fc <- far_clusters(n_per = 150, dim = 8, sep = 6)
+  g <- exact_graph(fc$X, 15)
+  set.seed(1)
+  Y <- neighbor_embedding(nn_method = g, method = "umap", gradient = "sampled")
+  set.seed(1)
+  U <- uwot::umap(NULL, nn_method = g, n_epochs = 500, n_threads = 1)
+  np <- neighbor_preservation(g, Y, k = 10)
+  nu <- neighbor_preservation(g, U, k = 10)
+  expect_gt(np, nu - 0.05)
+})
+
+test_that("auto takes negative sampling above 10,000 points, not for t-SNE", {
+  kind <- lsnn:::ne_gradient_kind
+  expect_identical(kind("auto", "umap", 10001L, 2L), "sampled")
+  expect_identical(kind("auto", "largevis", 10001L, 3L), "sampled")
+  expect_identical(kind("auto", "umap", 10000L, 2L), "approx")
+  expect_identical(kind("auto", "umap", 1000L, 2L), "exact")
+  expect_identical(kind("auto", "tsne", 50000L, 2L), "approx")
+})
+
+test_that("negative sampling rejects what it cannot use", {
+  X <- matrix(rnorm(200), 50)
+  expect_error(neighbor_embedding(X, "tsne", perplexity = 5, gradient = "sampled"),
+               "^'gradient'")
+  expect_error(neighbor_embedding(X, "umap", gradient = "sampled", exaggeration = 4),
+               "^'exaggeration'")
+  expect_error(neighbor_embedding(X, "umap", gradient = "sampled", negative_sample_rate = 0),
+               "'negative_sample_rate'")
+  expect_error(neighbor_embedding(X, "umap", gradient = "sampled", negative_sample_rate = NA),
+               "'negative_sample_rate'")
+})

@@ -75,11 +75,17 @@ inline GridSettings default_grid(CostMethod m) {
   g.near_field = true;
   g.points_per_box = 4.0;
   g.min_boxes = 1;
+  // Crowded layouts refine the boxes (interpolation.h): a near pair costs
+  // about 4 FFT element-levels for t-SNE, 8 for LargeVis and 20 for UMAP
+  // (std::pow); t-SNE's kernel varies on the scale of 1, so boxes under
+  // 0.5 wide need no near field.
+  g.pair_weight = m == CostMethod::tsne ? 4.0 : m == CostMethod::umap ? 20.0 : 8.0;
   if (m == CostMethod::tsne) {
     g.nodes = 5;
     g.box_width = 4.0;
     g.near_boxes = 2;
     g.widen = true;
+    g.smooth_width = 0.5;
   } else {
     // LargeVis's Cauchy kernel (gamma = 1, small P) was 1.7e-2 off with 3
     // nodes on 300 points 60 units wide (boxes 7.5 wide), 4e-4 with 4
@@ -176,7 +182,7 @@ class GridRepulsion {
     phi_.resize(nout * n);
     grid_.potentials(ks, cs, phi_.data(), executor);
     checkpoint(executor);
-    const bool nf = gs_.near_field;
+    const bool nf = grid_.near_field();
     if (nf) near(Y, n, d, stride, energy, executor);
     // without a near field the grid's own self term is taken off E
     const double self = nf ? 0.0 : k.energy(0.0);
