@@ -571,29 +571,8 @@ class InterpolationGrid {
     });
     if (L1 == 1) return;
     // rows >= `rows` are zero: the column pass pads them itself
-    const std::size_t nblocks = (H0 + kColumnBlock - 1) / kColumnBlock;
-    in_slabs(count * nblocks, executor, [&](FftWorker& wk, std::size_t t0, std::size_t t1) {
-      std::vector<cplx>&a = wk.a, &b = wk.b;
-      a.resize(kColumnBlock * L1);
-      b.resize(L1);
-      // columns in blocks, so that the gather reads whole cache lines
-      for (std::size_t t = t0; t < t1; ++t) {
-        cplx* spec = dst + (t / nblocks) * S;
-        const std::size_t cb = (t % nblocks) * kColumnBlock;
-        const std::size_t w = std::min(kColumnBlock, H0 - cb);
-        for (std::size_t r = 0; r < rows; ++r) {
-          for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = spec[r * H0 + cb + k];
-        }
-        for (std::size_t k = 0; k < w; ++k) {
-          std::fill(a.begin() + k * L1 + rows, a.begin() + (k + 1) * L1, cplx(0.0, 0.0));
-          wk.fft.fwd(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
-          std::copy(b.begin(), b.end(), a.begin() + k * L1);
-        }
-        for (std::size_t r = 0; r < L1; ++r) {
-          for (std::size_t k = 0; k < w; ++k) spec[r * H0 + cb + k] = a[k * L1 + r];
-        }
-      }
-    });
+    const auto spectrum = [dst, S](std::size_t o, std::size_t e) { return dst[o * S + e]; };
+    column_pass(count, Direction::forward, spectrum, rows, L1, dst, executor);
   }
 
   // For each output o, the inverse transform (scaled) of kernel kslot[o]'s
@@ -607,33 +586,12 @@ class InterpolationGrid {
     prod_.resize(nout * S);
     cplx* prod = prod_.data();
     if (L1 > 1) {
-      const std::size_t nblocks = (H0 + kColumnBlock - 1) / kColumnBlock;
-      in_slabs(nout * nblocks, executor, [&](FftWorker& wk, std::size_t t0, std::size_t t1) {
-            std::vector<cplx>&a = wk.a, &b = wk.b;
-            a.resize(kColumnBlock * L1);
-            b.resize(L1);
-            for (std::size_t t = t0; t < t1; ++t) {
-              const std::size_t o = t / nblocks, cb = (t % nblocks) * kColumnBlock;
-              const std::size_t w = std::min(kColumnBlock, H0 - cb);
-              const cplx* kh = kernels_.data() + kslot[o] * S;
-              const cplx* ch = spectra_.data() + cslot[o] * S;
-              for (std::size_t r = 0; r < L1; ++r) {
-                for (std::size_t k = 0; k < w; ++k) {
-                  const std::size_t e = r * H0 + cb + k;
-                  a[k * L1 + r] = kh[e] * ch[e];
-                }
-              }
-              for (std::size_t k = 0; k < w; ++k) {
-                wk.fft.inv(b.data(), a.data() + k * L1, static_cast<Eigen::Index>(L1));
-                std::copy(b.begin(), b.end(), a.begin() + k * L1);
-              }
-              // only the first M1 rows are kept
-              cplx* dst = prod + o * S;
-              for (std::size_t r = 0; r < M1; ++r) {
-                for (std::size_t k = 0; k < w; ++k) dst[r * H0 + cb + k] = a[k * L1 + r];
-              }
-            }
-          });
+      // the product is formed on the gather; only the first M1 rows are kept
+      const cplx *kh = kernels_.data(), *ch = spectra_.data();
+      const auto product = [&](std::size_t o, std::size_t e) {
+        return kh[kslot[o] * S + e] * ch[cslot[o] * S + e];
+      };
+      column_pass(nout, Direction::inverse, product, L1, M1, prod, executor);
     } else {
       for (std::size_t o = 0; o < nout; ++o) {
         const cplx* kh = kernels_.data() + kslot[o] * S;
@@ -648,6 +606,49 @@ class InterpolationGrid {
         const std::size_t o = t / M1, r = t % M1;
         wk.fft.inv(line.data(), prod + o * S + r * H0, static_cast<Eigen::Index>(L0));
         std::copy(line.begin(), line.begin() + M0, out + o * nodes + r * M0);
+      }
+    });
+  }
+
+  enum class Direction { forward, inverse };
+
+  // 1-D transforms along y (forward, or inverse and scaled) of every column
+  // of `count` half spectra (H0 x L1): column c of grid o is read as
+  // src(o, r * H0 + c) for its first `rows` rows, the rest zero, and the
+  // first `keep` values of its transform go to row r, column c of
+  // dst + o * spectrum_size(). src may read dst: a task gathers its block
+  // of columns before it writes it back. The columns go in blocks, so that
+  // the gather and the scatter touch whole cache lines; each column is
+  // still transformed on its own.
+  template <typename Executor, typename Source>
+  void column_pass(std::size_t count, Direction dir, Source&& src, std::size_t rows,
+                   std::size_t keep, cplx* dst, Executor& executor) {
+    const std::size_t L1 = L_[1], H0 = H0_, S = spectrum_size();
+    const std::size_t nblocks = (H0 + kColumnBlock - 1) / kColumnBlock;
+    in_slabs(count * nblocks, executor, [&](FftWorker& wk, std::size_t t0, std::size_t t1) {
+      std::vector<cplx>&a = wk.a, &b = wk.b;
+      a.resize(kColumnBlock * L1);
+      b.resize(L1);
+      for (std::size_t t = t0; t < t1; ++t) {
+        const std::size_t o = t / nblocks, cb = (t % nblocks) * kColumnBlock;
+        const std::size_t w = std::min(kColumnBlock, H0 - cb);
+        for (std::size_t r = 0; r < rows; ++r) {
+          for (std::size_t k = 0; k < w; ++k) a[k * L1 + r] = src(o, r * H0 + cb + k);
+        }
+        for (std::size_t k = 0; k < w; ++k) {
+          cplx* col = a.data() + k * L1;
+          std::fill(col + rows, col + L1, cplx(0.0, 0.0));
+          if (dir == Direction::forward) {
+            wk.fft.fwd(b.data(), col, static_cast<Eigen::Index>(L1));
+          } else {
+            wk.fft.inv(b.data(), col, static_cast<Eigen::Index>(L1));
+          }
+          std::copy(b.begin(), b.end(), col);
+        }
+        cplx* out = dst + o * S;
+        for (std::size_t r = 0; r < keep; ++r) {
+          for (std::size_t k = 0; k < w; ++k) out[r * H0 + cb + k] = a[k * L1 + r];
+        }
       }
     });
   }
