@@ -72,6 +72,14 @@ struct CostKernels {
   // The sparse part for rows [r0, r1); writes only to those rows.
   void (*sparse_rows)(const PairProblem& prob, std::size_t r0, std::size_t r1,
                       bool want_cost, const SparseSums& out);
+  // The grid approximation's near field (fft_repulsion.h): point (x, y)
+  // against the points [lo, hi) of the coordinate arrays X and Yc (Yc null
+  // in 1-D). out[0], out[1] += sum_j c (x - x_j), sum_j c (y - y_j);
+  // out[2] += sum_j z for t-SNE (its Z), else (want_cost) the pairs' cost.
+  // Only prob's method and parameters are read.
+  void (*near_run)(const PairProblem& prob, double x, double y, const double* X,
+                   const double* Yc, std::size_t lo, std::size_t hi, bool want_cost,
+                   double* out);
   // Gaussian moments of one row for perplexity calibration: with
   // w_j = exp(-beta d_j), out = {sum w, sum d w, sum d^2 w}; the w_j are
   // also written to w (length m). The d_j >= 0.

@@ -456,6 +456,86 @@ inline void sparse_rows(const PairProblem& prob, std::size_t r0, std::size_t r1,
   }
 }
 
+// The near field of the grid approximation (fft_repulsion.h): one point
+// (x, y) against the points [lo, hi) of coordinate arrays X and Yc (Yc
+// null in 1-D), four at a time. out[0], out[1] += sum c (x - x_j),
+// sum c (y - y_j); out[2] += sum z (t-SNE) or, when want_cost, sum e. Pairs
+// at distance 0 push nowhere (c = 0 there: LargeVis and UMAP's c may be
+// infinite with eps = 0).
+template <CostMethod M, bool Cost>
+void near_run_m(const PairProblem& prob, double x, double y, const double* X, const double* Yc,
+                std::size_t lo, std::size_t hi, double* out) {
+  const Consts k(prob);
+  const d4 xv = splat(x), yv = splat(y), zero = splat(0.0);
+  d4 fx = zero, fy = zero, en = zero;
+  for (std::size_t t = lo; t < hi; t += 4) {
+    const std::size_t m = std::min<std::size_t>(4, hi - t);
+    d4 dx, dy = zero;
+    l4 live;
+    if (m == 4) {
+      dx = xv - load(X + t);
+      if (Yc != nullptr) dy = yv - load(Yc + t);
+      live = l4{-1, -1, -1, -1};
+    } else {
+      // the missing lanes sit on the point itself and are masked out
+      double bx[4] = {x, x, x, x}, by[4] = {y, y, y, y};
+      std::int64_t lm[4] = {0, 0, 0, 0};
+      for (std::size_t u = 0; u < m; ++u) {
+        bx[u] = X[t + u];
+        if (Yc != nullptr) by[u] = Yc[t + u];
+        lm[u] = -1;
+      }
+      dx = xv - load(bx);
+      dy = yv - load(by);
+      std::memcpy(&live, lm, sizeof(live));
+    }
+    const d4 s = dx * dx + dy * dy;
+    d4 c, z = zero, e = zero;
+    pair_terms<M, Cost>(k, s, c, z, e);
+    if constexpr (M != CostMethod::tsne) c = keep(as_mask(s > zero), c);
+    c = keep(live, c);
+    fx += c * dx;
+    fy += c * dy;
+    if constexpr (M == CostMethod::tsne) {
+      en += keep(live, z);
+    } else if constexpr (Cost) {
+      en += keep(live, e);
+    }
+  }
+  out[0] += hsum(fx);
+  out[1] += hsum(fy);
+  out[2] += hsum(en);
+}
+
+template <CostMethod M>
+void near_run_c(const PairProblem& prob, double x, double y, const double* X, const double* Yc,
+                std::size_t lo, std::size_t hi, bool want_cost, double* out) {
+  if (want_cost) {
+    near_run_m<M, true>(prob, x, y, X, Yc, lo, hi, out);
+  } else {
+    near_run_m<M, false>(prob, x, y, X, Yc, lo, hi, out);
+  }
+}
+
+inline void near_run(const PairProblem& prob, double x, double y, const double* X,
+                     const double* Yc, std::size_t lo, std::size_t hi, bool want_cost,
+                     double* out) {
+  switch (prob.method) {
+    case CostMethod::tsne:
+      near_run_c<CostMethod::tsne>(prob, x, y, X, Yc, lo, hi, want_cost, out);
+      break;
+    case CostMethod::largevis:
+      near_run_c<CostMethod::largevis>(prob, x, y, X, Yc, lo, hi, want_cost, out);
+      break;
+    case CostMethod::largevis_exp:
+      near_run_c<CostMethod::largevis_exp>(prob, x, y, X, Yc, lo, hi, want_cost, out);
+      break;
+    case CostMethod::umap:
+      near_run_c<CostMethod::umap>(prob, x, y, X, Yc, lo, hi, want_cost, out);
+      break;
+  }
+}
+
 inline void gauss_moments(const double* dd, std::size_t m, double beta,
                           double* out, double* wout) {
   d4 s0 = splat(0.0), s1 = splat(0.0), s2 = splat(0.0);
@@ -510,7 +590,8 @@ inline void sqdist_rows(const double* X, std::size_t n, std::size_t D,
 
 inline const CostKernels& cost_kernels() {
   static const CostKernels table = {
-      &costk::pair_tile, &costk::sparse_rows, &costk::gauss_moments, &costk::sqdist_rows,
+      &costk::pair_tile, &costk::sparse_rows, &costk::near_run, &costk::gauss_moments,
+      &costk::sqdist_rows,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"
 #else

@@ -105,7 +105,7 @@ class CostEvaluator {
       gs = settings_.grid;
       gs.widen = widen;
     }
-    rep_ = GridRepulsion(kern, gs);
+    rep_ = GridRepulsion(kern, gs, &kernels_);
   }
 
   std::size_t n() const { return n_; }

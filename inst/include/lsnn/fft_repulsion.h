@@ -148,7 +148,16 @@ struct RadialKernel {
 class GridRepulsion {
  public:
   GridRepulsion() = default;
-  GridRepulsion(const RadialKernel& k, const GridSettings& gs) : k_(k), gs_(gs) {}
+  // `kernels` (its near_run) sums the near field, four pairs at a time
+  GridRepulsion(const RadialKernel& k, const GridSettings& gs, const CostKernels* kernels)
+      : k_(k), gs_(gs), kernels_(kernels) {
+    prob_.method = k.method;
+    prob_.gamma = k.gamma;
+    prob_.alpha = k.alpha;
+    prob_.a = k.a;
+    prob_.b = k.b;
+    prob_.eps = k.eps;
+  }
 
   // Y: coordinate c of point i at Y[c * stride + i] (d = 1 or 2). Writes
   // F[c * stride + i] = sum_j c_ij (y_i - y_j) and, when `energy`,
@@ -225,7 +234,6 @@ class GridRepulsion {
       if (d == 2) sy_[s] = Y[stride + order[s]];
     }
     near_.assign((d + 1) * n, 0.0);
-    const RadialKernel k = k_;
     const double* X = sx_.data();
     const double* Yy = d == 2 ? sy_.data() : nullptr;
     // one task per row of boxes (any split gives the same sums)
@@ -240,20 +248,18 @@ class GridRepulsion {
               const std::size_t x0 = bx > R ? bx - R : 0, x1 = std::min(nb0, bx + R + 1);
               for (std::size_t s = start[box]; s < start[box + 1]; ++s) {
                 const double xi = X[s], yi = Yy != nullptr ? Yy[s] : 0.0;
-                double fx = 0.0, fy = 0.0, en = 0.0;
+                double acc[3] = {0.0, 0.0, 0.0};
                 for (std::size_t ry = y0; ry < y1; ++ry) {
                   const std::size_t lo = start[ry * nb0 + x0], hi = start[ry * nb0 + x1];
-                  for (std::size_t t = lo; t < hi; ++t) {
-                    if (t == s) continue;
-                    const double dx = xi - X[t];
-                    const double dy = Yy != nullptr ? yi - Yy[t] : 0.0;
-                    const double q = dx * dx + dy * dy;
-                    const double c = q > 0.0 || k.method == CostMethod::tsne ? k.force(q) : 0.0;
-                    fx += c * dx;
-                    fy += c * dy;
-                    if (energy) en += k.energy(q);
+                  // the point itself left out
+                  if (s >= lo && s < hi) {
+                    kernels_->near_run(prob_, xi, yi, X, Yy, lo, s, energy, acc);
+                    kernels_->near_run(prob_, xi, yi, X, Yy, s + 1, hi, energy, acc);
+                  } else {
+                    kernels_->near_run(prob_, xi, yi, X, Yy, lo, hi, energy, acc);
                   }
                 }
+                const double fx = acc[0], fy = acc[1], en = acc[2];
                 const std::size_t i = order[s];
                 near_[i] = fx;
                 if (d == 2) near_[n + i] = fy;
@@ -267,6 +273,8 @@ class GridRepulsion {
 
   RadialKernel k_;
   GridSettings gs_;
+  const CostKernels* kernels_ = nullptr;
+  PairProblem prob_ = {};
   InterpolationGrid grid_;
   std::vector<double> phi_, near_, sx_, sy_;
 };
