@@ -113,13 +113,15 @@ if ("tsne" %in% parts) {
   P <- res$P
   kl <- c(lsnn = exact_cost(res$embedding, P, "tsne"), Rtsne = exact_cost(rt$Y, P, "tsne"))
   # the floor of one iteration: one pass over P (a sparse product) and the
-  # FFTs of the final layout's grid (6 two-dimensional transforms of the
-  # padded node grid, 3 nodes per unit box; R's own FFT as the yardstick)
+  # FFTs of the final layout's default grid (5 nodes per box, boxes at most
+  # 4 units wide and at least sqrt(n / 4) per dimension, padded twice; 7
+  # two-dimensional transforms of real data: the charges, 3 kernels, 3
+  # potentials; R's own FFT as the yardstick)
   Y <- res$embedding
   t_p <- elapsed(for (r in 1:20) P %*% Y) / 20
-  L <- 2 * 3 * ceiling(apply(Y, 2, function(v) diff(range(v))))
+  L <- 2 * 5 * pmax(ceiling(apply(Y, 2, function(v) diff(range(v))) / 4), floor(sqrt(n / 4)))
   G <- matrix(stats::rnorm(prod(L)), L[1], L[2])
-  t_fft <- elapsed(for (r in 1:5) stats::fft(G)) / 5 * 6 / 2
+  t_fft <- elapsed(for (r in 1:5) stats::fft(G)) / 5 * 7 / 2
   per_iter <- res$time[["optimize"]] / res$iterations
   gx <- input_knn(X)
   pres <- c(lsnn = preservation(gx, res$embedding), Rtsne = preservation(gx, rt$Y))
