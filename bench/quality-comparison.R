@@ -15,10 +15,10 @@
 #   Rscript bench/quality-comparison.R --lsnn          # uwot and lsnn's optimizer
 #   Rscript bench/quality-comparison.R --lsnn --no-uwot --sets=scurvehole,fashion
 #   Rscript bench/quality-comparison.R --store         # also copy the table to inst/extdata/
-# lsnn's optimizer runs neighbor_embedding(method = "umap") at its defaults;
-# with exact gradients (O(n^2) per iteration) a 10,000-point layout takes
-# about a quarter of an hour on two cores and the 62,500- and 70,000-point
-# sets are out of reach: run --lsnn with lsnn's approximate gradients.
+# lsnn's optimizer runs neighbor_embedding(method = "umap") at its defaults:
+# the grid-approximated full gradient at about 10,000 points (1,000
+# iterations, several minutes per layout on two cores) and negative sampling
+# at 62,500 and 70,000 (about half a minute per layout).
 # Writes bench/results/quality-comparison.{csv,rds} (the table; rows of an
 # earlier run for other data sets or engines are kept, so the two engines can
 # run at different times), quality-embeddings-<set>-<engine>.rds and
