@@ -71,6 +71,40 @@ inline void throw_diverged(int iter) {
       "'exaggeration', or start from smaller coordinates ('init_sdev', 'init')");
 }
 
+// A run's cost history and its progress display: the cost after each
+// recorded step (an "iteration" or an "epoch") with the time since the
+// start, and the summary line at the end.
+template <typename Executor>
+class CostHistory {
+ public:
+  CostHistory(Executor& executor, std::size_t total, const char* step)
+      : phase_(executor, "optimization", total),
+        step_(step),
+        start_(std::chrono::steady_clock::now()) {}
+
+  void record(OptimizerResult& res, int done, double cost) {
+    res.cost_iter.push_back(done);
+    res.cost.push_back(cost);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "%s %d: cost %.6g (%.1f s)", step_, done, cost, secs);
+    phase_.note(buf);
+  }
+  void set(std::size_t done) { phase_.set(done); }
+  void finish(const OptimizerResult& res) {
+    char buf[128];
+    std::snprintf(buf, sizeof(buf), "optimization: %d %ss%s, cost %.6g", res.iterations, step_,
+                  res.converged ? " (converged)" : "", res.cost.back());
+    phase_.finish(buf);
+  }
+
+ private:
+  Phase<Executor> phase_;
+  const char* step_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // Y: n x d column-major, updated in place.
 template <typename Executor>
 OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
@@ -79,26 +113,10 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
   if (!all_finite(Y, nd)) throw std::invalid_argument("the initial coordinates are not all finite");
   std::vector<double> grad(nd, 0.0), update(nd, 0.0), gains(nd, 1.0);
   OptimizerResult res;
-  Phase<Executor> phase(executor, "optimization", static_cast<std::size_t>(std::max(s.max_iter, 0)));
+  CostHistory<Executor> history(executor, static_cast<std::size_t>(std::max(s.max_iter, 0)),
+                                "iteration");
   double prev_cost = NAN;
   int prev_cost_iter = -1;
-
-  const auto start = std::chrono::steady_clock::now();
-  auto record = [&](int iter, double cost) {
-    res.cost_iter.push_back(iter);
-    res.cost.push_back(cost);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    char buf[96];
-    std::snprintf(buf, sizeof(buf), "iteration %d: cost %.6g (%.1f s)", iter, cost, secs);
-    phase.note(buf);
-  };
-  auto finish = [&]() {
-    char buf[128];
-    std::snprintf(buf, sizeof(buf), "optimization: %d iterations%s, cost %.6g", res.iterations,
-                  res.converged ? " (converged)" : "", res.cost.back());
-    phase.finish(buf);
-  };
 
   for (int iter = 1; iter <= s.max_iter; ++iter) {
     const bool lying = iter <= s.stop_lying_iter;
@@ -109,13 +127,13 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
                                            grad.data(), nullptr, executor);
     if (want_cost) {
       if (std::isnan(cost)) throw_diverged(done);
-      record(done, cost);
+      history.record(res, done, cost);
       // only compare epochs that are both past the exaggeration
       if (prev_cost_iter >= s.stop_lying_iter && done > s.stop_lying_iter &&
           std::fabs(prev_cost - cost) <= s.tol * std::fabs(cost)) {
         res.converged = true;
         res.iterations = done;
-        finish();
+        history.finish(res);
         return res;
       }
       prev_cost = cost;
@@ -145,15 +163,15 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
       for (std::size_t i = 0; i < n; ++i) Y[c * n + i] -= mean;
     }
     res.iterations = iter;
-    phase.set(static_cast<std::size_t>(iter));
+    history.set(static_cast<std::size_t>(iter));
   }
   // the cost of the final coordinates
   if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
     const double cost = evaluator.evaluate(Y, 1.0, true, grad.data(), nullptr, executor);
     if (std::isnan(cost)) throw_diverged(res.iterations);
-    record(res.iterations, cost);
+    history.record(res, res.iterations, cost);
   }
-  finish();
+  history.finish(res);
   return res;
 }
 

@@ -29,11 +29,9 @@
 #define LSNN_SAMPLED_SGD_H
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -133,18 +131,11 @@ OptimizerResult optimize_sampled(const SparseRows& P, double* Y, std::size_t d,
   std::vector<double> grad(nd, 0.0), m1(nd, 0.0), m2(nd, 0.0), prev(nd);
 
   OptimizerResult res;
-  Phase<Executor> phase(executor, "optimization", static_cast<std::size_t>(s.n_epochs));
-  const auto start = std::chrono::steady_clock::now();
+  CostHistory<Executor> history(executor, static_cast<std::size_t>(s.n_epochs), "epoch");
   auto record = [&](int epoch) {
     const double c = cost(Y);
     if (std::isnan(c)) throw_diverged(epoch);
-    res.cost_iter.push_back(epoch);
-    res.cost.push_back(c);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    char buf[96];
-    std::snprintf(buf, sizeof(buf), "epoch %d: cost %.6g (%.1f s)", epoch, c, secs);
-    phase.note(buf);
+    history.record(res, epoch, c);
   };
   record(0);
 
@@ -215,13 +206,10 @@ OptimizerResult optimize_sampled(const SparseRows& P, double* Y, std::size_t d,
     if (!all_finite(Y, nd)) throw_diverged(t);
     res.iterations = t;
     if (s.epoch > 0 && t % s.epoch == 0 && t < s.n_epochs) record(t);
-    phase.set(static_cast<std::size_t>(t));
+    history.set(static_cast<std::size_t>(t));
   }
   if (res.cost_iter.back() != res.iterations) record(res.iterations);
-  char buf[128];
-  std::snprintf(buf, sizeof(buf), "optimization: %d epochs, cost %.6g", res.iterations,
-                res.cost.back());
-  phase.finish(buf);
+  history.finish(res);
   return res;
 }
 
