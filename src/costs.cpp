@@ -151,11 +151,11 @@ Rcpp::List embed_sampled(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::
     lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), cs, P, d);
     std::vector<double> grad(n * d);
     lsnn::SampledKernel k;
-    k.method = cs.method;
-    k.alpha = alpha;
-    k.a = a;
-    k.b = b;
-    k.eps = eps;
+    k.pair.method = cs.method;
+    k.pair.alpha = alpha;
+    k.pair.a = a;
+    k.pair.b = b;
+    k.pair.eps = eps;
     const lsnn::OptimizerResult res = lsnn::optimize_sampled(
         P, Y.begin(), d, k, s,
         [&](const double* y) { return ev.evaluate(y, 1.0, true, grad.data(), nullptr, ex); }, ex);

@@ -152,7 +152,7 @@ class InterpolationGrid {
       mid_[c] = 0.5 * (lo + hi);
       span_[c] = range + 2.0 * pad;
     }
-    if (near_ && gs.pair_weight > 0.0) refine(gs, executor);
+    if (near_ && gs.pair_weight > 0.0) refine(gs);
     for (std::size_t c = 0; c < 2; ++c) {
       M_[c] = c < d ? nb_[c] * p_ : 1;
       L_[c] = c < d ? fft_size(2 * M_[c]) : 1;
@@ -377,8 +377,7 @@ class InterpolationGrid {
   // and the cheapest taken; where the boxes are narrower than the width at
   // which the grid alone resolves the kernel, the near field is dropped.
   // Deterministic: a function of the coordinates alone.
-  template <typename Executor>
-  void refine(const GridSettings& gs, Executor& executor) {
+  void refine(const GridSettings& gs) {
     const std::size_t base[2] = {nb_[0], nb_[1]};
     const double h0[2] = {h_[0], h_[1]};
     std::vector<std::size_t> count;
@@ -439,7 +438,6 @@ class InterpolationGrid {
       const double table = d_ == 2 ? reach * reach : reach;
       return fft + gs.pair_weight * pairs + filled * pd * table * static_cast<double>(d_ + 1);
     };
-    (void)executor;
     std::size_t best_f = 1;
     bool best_near = true, near = true;
     double best = cost(1, best_near);

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "cost_kernels.h"
+#include "fft_repulsion.h"
 #include "optimizer.h"
 #include "parallel.h"
 #include "random.h"
@@ -61,13 +62,14 @@ struct SampledSettings {
 
 // The coefficients c of a pair's gradient c * (y_i - y_j) for the costs'
 // attractive term -log w and repulsive term -log(1 - w), s the squared
-// distance.
+// distance. The repulsion is the all-pairs kernel of the full gradient
+// (`pair`, with gamma = 1: the sampled weight is applied per sample).
 struct SampledKernel {
-  CostMethod method = CostMethod::umap;
-  double alpha = 1.0, a = 1.0, b = 1.0, eps = 1e-3;
+  RadialKernel pair;
 
   double attract(double s) const {
-    switch (method) {
+    const double alpha = pair.alpha, a = pair.a, b = pair.b;
+    switch (pair.method) {
       case CostMethod::largevis:
         return 2.0 * alpha / (1.0 + alpha * s);
       case CostMethod::largevis_exp:
@@ -82,19 +84,8 @@ struct SampledKernel {
       }
     }
   }
-  double repel(double s) const {
-    switch (method) {
-      case CostMethod::largevis:
-        return -2.0 / ((eps + s) * (1.0 + alpha * s));
-      case CostMethod::largevis_exp:
-        return -2.0 / (1.0 + std::exp(s));
-      case CostMethod::umap:
-      default: {
-        const double u = b == 1.0 ? a * s : a * std::pow(s, b);
-        return -2.0 * b / ((eps + s) * (1.0 + u));
-      }
-    }
-  }
+  // d/dy_i of -log(1 - w) is 2 force(s) (y_i - y_j)
+  double repel(double s) const { return 2.0 * pair.force(s); }
 };
 
 inline double clip_to(double x, double c) { return std::min(c, std::max(-c, x)); }
