@@ -12,6 +12,8 @@
 #                        10,000 lsnn lays these out by negative sampling)
 #   LSNN_BENCH_BIG_N     rows of the generated data (1e5,1e6)
 #   LSNN_BENCH_BIG_ITER  t-SNE iterations on the generated data (1000)
+#   LSNN_BENCH_TSNE_MAX_N, LSNN_BENCH_RTSNE_MAX_N  the largest generated
+#                        data lsnn's t-SNE (1e6) and Rtsne (1e5) are run on
 # Results go to bench/results/scale-<part>.rds and are printed.
 suppressMessages(library(lsnn))
 source(file.path("bench", "common.R"))
@@ -185,32 +187,65 @@ if ("umap" %in% parts) {
 }
 
 # ---- generated data: 1e5 and 1e6 rows, 50 columns, clustered ----
+# Every run in its own R process (peak memory: the high-water mark it adds
+# to the data and graph already built). UMAP: lsnn and uwot lay out the same
+# approximate 15-NN graph from lsnn (500 epochs each). t-SNE: lsnn's whole
+# call from X (its own approximate graph and affinities), against Rtsne up
+# to LSNN_BENCH_RTSNE_MAX_N rows. 15-NN preservation against the input's
+# 15-NN (exact up to 2e5 rows, lsnn's approximate search above).
 if ("million" %in% parts) {
+  ensure_packages(c("uwot", "Rtsne"))
   sizes <- as.numeric(strsplit(Sys.getenv("LSNN_BENCH_BIG_N", "1e5,1e6"), ",")[[1]])
   iters <- as.integer(Sys.getenv("LSNN_BENCH_BIG_ITER", "1000"))
+  tsne_max_n <- as.numeric(Sys.getenv("LSNN_BENCH_TSNE_MAX_N", "1e6"))
+  rtsne_max_n <- as.numeric(Sys.getenv("LSNN_BENCH_RTSNE_MAX_N", "1e5"))
   rows <- list()
   for (nb in sizes) {
-    setup <- sprintf(paste(
+    data_setup <- sprintf(paste(
       "suppressMessages(library(lsnn)); set.seed(1); n <- %d",
       "centres <- matrix(rnorm(20 * 50, sd = 5), 20)",
       "X <- centres[sample.int(20, n, TRUE), ] + matrix(rnorm(n * 50), n)", sep = "; "), nb)
-    code <- sprintf(paste(
-      "t <- system.time(Y <- neighbor_embedding(X, 'tsne', max_iter = %d, tol = 0,",
-      "n_threads = %d, ret_extra = TRUE))[['elapsed']]",
-      "saveRDS(list(Y = Y$embedding, t = t, per_iter = Y$time[['optimize']] / Y$iterations),",
-      "'%s')"), iters, threads, file.path(results_dir(), sprintf("scale-tsne-%d.rds", nb)))
-    mem <- peak_memory_mb(setup, code)
-    r <- readRDS(file.path(results_dir(), sprintf("scale-tsne-%d.rds", nb)))
-    # input neighbours by lsnn's approximate search at this size
-    eval(parse(text = setup))
+    graph_file <- file.path(results_dir(), sprintf("scale-graph-%d.rds", nb))
+    out_file <- function(tag) file.path(results_dir(), sprintf("scale-%s-%d.rds", tag, nb))
+    eval(parse(text = data_setup))
+    g15 <- extended_knn(X, n_neighbors = 14, n_extra = 0, n_threads = threads,
+                        nn_kind = "approx")
+    saveRDS(g15, graph_file, compress = FALSE)
     gx <- input_knn(X)
-    rows[[format(nb, scientific = FALSE)]] <- c(
-      seconds = r$t, ms_per_iter = 1000 * r$per_iter, peak_mb = mem[["added"]],
-      nn15 = preservation(gx, r$Y))
+    runs <- list(
+      umap_lsnn = c("g <- readRDS('%s')", paste(
+        "t <- system.time(Y <- neighbor_embedding(nn_method = g, method = 'umap',",
+        "n_threads = %d))[['elapsed']]")),
+      umap_uwot = c("g <- readRDS('%s')", paste(
+        "t <- system.time(Y <- uwot::umap(NULL, nn_method = g, n_epochs = 500,",
+        "n_threads = %d, n_sgd_threads = %1$d))[['elapsed']]")),
+      tsne_lsnn = c("", paste(
+        "t <- system.time(Y <- neighbor_embedding(X, 'tsne', max_iter = %d, tol = 0,",
+        "n_threads = %d))[['elapsed']]")),
+      tsne_Rtsne = c("", paste(
+        "t <- system.time(Y <- Rtsne::Rtsne(X, perplexity = 30, max_iter = %d, theta = 0.5,",
+        "num_threads = %d, pca = FALSE, check_duplicates = FALSE)$Y)[['elapsed']]")))
+    if (nb > tsne_max_n) runs$tsne_lsnn <- NULL
+    if (nb > rtsne_max_n) runs$tsne_Rtsne <- NULL
+    for (tag in names(runs)) {
+      r <- runs[[tag]]
+      setup <- paste(data_setup, sprintf(r[1], graph_file), sep = "; ")
+      code <- if (startsWith(tag, "tsne")) sprintf(r[2], iters, threads) else sprintf(r[2], threads)
+      code <- paste(code, sprintf("saveRDS(list(Y = Y, t = t), '%s')", out_file(tag)), sep = "; ")
+      cat(sprintf("-- %s, %d rows\n", tag, nb))
+      mem <- peak_memory_mb(setup, code)
+      res <- readRDS(out_file(tag))
+      rows[[sprintf("%s_%d", tag, nb)]] <- data.frame(
+        run = tag, n = nb, seconds = res$t, peak_mb = mem[["added"]],
+        nn15 = preservation(gx, res$Y))
+      print(rows[[length(rows)]])
+    }
   }
   tab <- do.call(rbind, rows)
-  cat("\n== t-SNE on generated data (50 columns, 20 clusters)\n")
-  print(signif(tab, 4))
+  rownames(tab) <- NULL
+  cat(sprintf("\n== generated data (50 columns, 20 clusters); t-SNE %d iterations, UMAP 500 epochs\n",
+              iters))
+  print(tab, digits = 4)
   out$million <- tab
 }
 

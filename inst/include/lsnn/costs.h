@@ -105,7 +105,14 @@ class CostEvaluator {
       gs = settings_.grid;
       gs.widen = widen;
     }
+    grid_ = gs;
     rep_ = GridRepulsion(kern, gs, &kernels_);
+  }
+
+  // The optimizer's early exaggeration takes the coarser grid of
+  // exaggeration_grid() (a grid set by the caller is kept throughout).
+  void use_exaggeration_grid(bool on) {
+    rep_.set_grid(on && !settings_.grid_set ? exaggeration_grid(settings_.method) : grid_);
   }
 
   std::size_t n() const { return n_; }
@@ -281,6 +288,7 @@ class CostEvaluator {
   std::vector<int> ptr_, col_;
   std::vector<double> val_;
   std::vector<std::vector<Tile>> rounds_;
+  GridSettings grid_;  // the grid outside early exaggeration
   GridRepulsion rep_;
 };
 

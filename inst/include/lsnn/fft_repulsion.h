@@ -102,6 +102,27 @@ inline GridSettings default_grid(CostMethod m) {
   return g;
 }
 
+// The grid while P is exaggerated (the first stop_lying_iter iterations of
+// t-SNE). There the attraction of the exaggerated P dominates and the
+// clusters only need to form: the accuracy of default_grid() buys nothing,
+// and it is dear then, because the clusters are at their densest (many
+// near pairs) while the layout is already wide (a large FFT). So t-SNE
+// takes the grid of FIt-SNE and openTSNE: 3 nodes in boxes 1 unit wide,
+// at least 50 boxes per dimension, no near field (a gradient error of a
+// few 1e-2). Measured on 100,000 generated points (20 clusters) after 100
+// exaggerated iterations, 350 units wide, 2 threads: 0.50 s per iteration
+// against 2.3 s with the default grid. The other costs keep their default
+// grid: their kernels' sharp core needs the near field.
+inline GridSettings exaggeration_grid(CostMethod m) {
+  if (m != CostMethod::tsne) return default_grid(m);
+  GridSettings g;
+  g.nodes = 3;
+  g.box_width = 1.0;
+  g.min_boxes = 50;
+  g.widen = true;
+  return g;
+}
+
 // The kernels c(s) and e(s) of each cost (s = squared distance).
 struct RadialKernel {
   CostMethod method = CostMethod::tsne;
@@ -214,6 +235,7 @@ class GridRepulsion {
   }
 
   const InterpolationGrid& grid() const { return grid_; }
+  void set_grid(const GridSettings& gs) { gs_ = gs; }
 
  private:
   // The near field, exactly: near_[c * n + i] = sum_j c_ij (y_i - y_j)

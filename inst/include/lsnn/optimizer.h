@@ -8,10 +8,11 @@
 //
 // The momentum switches from `momentum` to `final_momentum` at iteration
 // `mom_switch_iter`; P is multiplied by `exaggeration` up to iteration
-// `stop_lying_iter` (early exaggeration). The cost (of P itself) is taken
-// every `epoch` iterations and after the last one; once the exaggeration is
-// over, the run stops when the relative change between two successive epoch
-// costs falls below `tol`.
+// `stop_lying_iter` (early exaggeration), when the approximate gradient takes
+// the coarser grid of exaggeration_grid() (fft_repulsion.h). The cost (of P
+// itself) is taken every `epoch` iterations and after the last one; once the
+// exaggeration is over, the run stops when the relative change between two
+// successive epoch costs falls below `tol`.
 //
 // Coordinates that stop being finite (a step size, exaggeration or starting
 // scale so large that the squared distances overflow) end the run with
@@ -120,6 +121,9 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
 
   for (int iter = 1; iter <= s.max_iter; ++iter) {
     const bool lying = iter <= s.stop_lying_iter;
+    if (iter == 1 || iter == s.stop_lying_iter + 1) {
+      evaluator.use_exaggeration_grid(lying && s.exaggeration != 1.0);
+    }
     const double momentum = iter < s.mom_switch_iter ? s.momentum : s.final_momentum;
     const int done = iter - 1;  // iterations already applied to Y
     const bool want_cost = s.epoch > 0 && done % s.epoch == 0;
@@ -165,6 +169,7 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
     res.iterations = iter;
     history.set(static_cast<std::size_t>(iter));
   }
+  evaluator.use_exaggeration_grid(false);
   // the cost of the final coordinates
   if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
     const double cost = evaluator.evaluate(Y, 1.0, true, grad.data(), nullptr, executor);
