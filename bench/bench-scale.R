@@ -219,10 +219,10 @@ if ("million" %in% parts) {
       umap_uwot = c("g <- readRDS('%s')", paste(
         "t <- system.time(Y <- uwot::umap(NULL, nn_method = g, n_epochs = 500,",
         "n_threads = %d, n_sgd_threads = %1$d))[['elapsed']]")),
-      tsne_lsnn = c("", paste(
+      tsne_lsnn = c("%.0s", paste(
         "t <- system.time(Y <- neighbor_embedding(X, 'tsne', max_iter = %d, tol = 0,",
         "n_threads = %d))[['elapsed']]")),
-      tsne_Rtsne = c("", paste(
+      tsne_Rtsne = c("%.0s", paste(
         "t <- system.time(Y <- Rtsne::Rtsne(X, perplexity = 30, max_iter = %d, theta = 0.5,",
         "num_threads = %d, pca = FALSE, check_duplicates = FALSE)$Y)[['elapsed']]")))
     if (nb > tsne_max_n) runs$tsne_lsnn <- NULL
