@@ -102,7 +102,7 @@
 #' from 1 to 0 over `max_iter = 500` epochs. Defaults: `gamma = 1` (UMAP,
 #' t-UMAP) or 7 (LargeVis), `init_sdev = 2`. `exaggeration`, the momentum,
 #' gain and `tol` settings are not used. The cost reported is that of the
-#' documented cost (with its own `gamma`), at the start and the end (and
+#' documented cost (with its own `gamma`), at the end (and from the start
 #' every `epoch` epochs with `verbose = TRUE`). The random draws come from
 #' a seed taken from R's generator, one stream per point and epoch, so the
 #' result is the same for any `n_threads`. On all 70,000 Fashion-MNIST
@@ -309,7 +309,7 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   ne_msg(verbose, "neighbor_embedding: optimizing (", if (sampled) "learning rate " else "eta ",
          signif(eta, 4), ", ", grad_kind, " gradient)")
   res <- if (sampled) {
-    # the cost is recorded at the start and end (every epoch when verbose),
+    # the cost is recorded at the end (every epoch from the start when verbose),
     # from the sums of the full gradient: exact while they are cheap
     cost_kind <- if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
     .embed_sampled(Y0, P@p, P@i, P@x, cs$kind, cs$gamma, cost_gamma, cs$alpha, cs$a, cs$b,
