@@ -37,20 +37,20 @@
     .Call(`_lsnn_check_nnd_steps`, x, k, n_trees, leaf_size, max_candidates, simd)
 }
 
-.cost_gradient <- function(Y, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, n_threads, simd) {
-    .Call(`_lsnn_cost_gradient_cpp`, Y, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, n_threads, simd)
+.cost_gradient <- function(Y, P, cost, n_threads, simd) {
+    .Call(`_lsnn_cost_gradient_cpp`, Y, P, cost, n_threads, simd)
 }
 
-.embed_optimize <- function(Y0, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd) {
-    .Call(`_lsnn_embed_optimize`, Y0, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd)
-}
-
-.embed_sampled <- function(Y0, ptr, col, val, method, gamma, cost_gamma, alpha, a, b, eps, cost_gradient, n_epochs, learning_rate, negative_sample_rate, seed, epoch, n_threads, verbose, simd) {
-    .Call(`_lsnn_embed_sampled`, Y0, ptr, col, val, method, gamma, cost_gamma, alpha, a, b, eps, cost_gradient, n_epochs, learning_rate, negative_sample_rate, seed, epoch, n_threads, verbose, simd)
+.optimize_layout <- function(Y0, P, cost, layout, n_threads, verbose, simd) {
+    .Call(`_lsnn_optimize_layout_cpp`, Y0, P, cost, layout, n_threads, verbose, simd)
 }
 
 .cost_kernels_name <- function(simd) {
     .Call(`_lsnn_cost_kernels_name`, simd)
+}
+
+.affinities_symmetric <- function(P, tol, n_threads) {
+    .Call(`_lsnn_affinities_symmetric`, P, tol, n_threads)
 }
 
 .simd_kernels <- function(simd) {

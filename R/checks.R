@@ -314,7 +314,7 @@ check_coords <- function(Y, name = "Y") {
 
 # Affinities as a general dgCMatrix, checked: n x n, finite, non-negative,
 # symmetric.
-check_affinity_matrix <- function(P, n, name = "P") {
+check_affinity_matrix <- function(P, n, name = "P", n_threads = 1L) {
   if (is.data.frame(P)) P <- as.matrix(P)
   if (!(is.matrix(P) && is.numeric(P)) && !inherits(P, "Matrix")) {
     stop_arg("'", name, "' must be a numeric matrix or a sparse Matrix")
@@ -330,7 +330,7 @@ check_affinity_matrix <- function(P, n, name = "P") {
   x <- P@x
   if (!all_finite(x)) stop_arg("'", name, "' must be finite (no NA, NaN or Inf)")
   if (length(x) > 0 && min(x) < 0) stop_arg("'", name, "' must be non-negative")
-  if (!Matrix::isSymmetric(P)) stop_arg("'", name, "' must be symmetric")
+  if (!affinities_symmetric(P, n_threads)) stop_arg("'", name, "' must be symmetric")
   P
 }
 

@@ -94,14 +94,25 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
                           gradient = c("exact", "approx")) {
   gradient <- ne_gradient_arg(gradient, c("exact", "approx"))
   Y <- check_coords(Y, "Y")
-  P <- check_affinity_matrix(P, nrow(Y), "P")
   n_threads <- check_n_threads(n_threads)
-  cs <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
-                         alpha = alpha, spread = spread, min_dist = min_dist)
-  res <- .cost_gradient(Y, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b, cs$eps,
-                        gradient, ne_grid_option(), n_threads, simd_option())
+  P <- check_affinity_matrix(P, nrow(Y), "P", n_threads = n_threads)
+  cost <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
+                           alpha = alpha, spread = spread, min_dist = min_dist)
+  res <- .cost_gradient(Y, P, ne_cost_list(cost, gradient), n_threads, simd_option())
   dimnames(res$gradient) <- dimnames(Y)
   res
+}
+
+# The cost's settings as the core takes them: the method's parameters, how
+# the all-pairs part is summed ("exact" or "approx") and the grid option.
+ne_cost_list <- function(cost, gradient) {
+  c(cost, list(gradient = gradient, grid = ne_grid_option()))
+}
+
+# Whether the sparse matrix P equals its transpose, entry by entry to a
+# relative 100 machine epsilons (as Matrix::isSymmetric()), in O(nnz).
+affinities_symmetric <- function(P, n_threads = 1L) {
+  .affinities_symmetric(P, 100 * .Machine$double.eps, n_threads)
 }
 
 # The `gradient` argument: its first choice when left at the default vector,
@@ -111,8 +122,9 @@ ne_gradient_arg <- function(gradient, choices) {
   check_choice(gradient, "gradient", choices)
 }
 
-# The core's settings for a method: kind (the core's cost), gamma, alpha, a,
-# b, eps, with the defaults documented in cost_gradient().
+# The core's settings for a method: method (the core's cost: "largevis_exp"
+# for LargeVis with exp weights, "umap" for t-UMAP), gamma, alpha, a, b, eps,
+# with the defaults documented in cost_gradient().
 ne_cost_settings <- function(method, gamma = 1, eps = NULL, a = NULL, b = NULL,
                              weight = "cauchy", alpha = 1, spread = 1, min_dist = 0.1) {
   method <- check_choice(method, "method", c("tsne", "largevis", "umap", "tumap"))
@@ -143,5 +155,5 @@ ne_cost_settings <- function(method, gamma = 1, eps = NULL, a = NULL, b = NULL,
   if (is.null(eps)) eps <- 0
   if (is.null(a)) a <- 1
   if (is.null(b)) b <- 1
-  list(kind = kind, gamma = gamma, alpha = alpha, a = a, b = b, eps = eps)
+  list(method = kind, gamma = gamma, alpha = alpha, a = a, b = b, eps = eps)
 }

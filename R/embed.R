@@ -306,21 +306,27 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   Y0 <- ne_init(init, data, P, n, n_components, init_sdev, verbose)
   t_init <- proc.time()[["elapsed"]]
 
+  layout <- if (sampled) {
+    # the cost is recorded at the end (every epoch from the start when
+    # verbose), from the sums of the full gradient: exact while they are cheap
+    cost_kind <- if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
+    list(stepper = "sampled", max_iter = max_iter, epoch = if (verbose) epoch else 0L,
+         learning_rate = eta, negative_sample_rate = negative_sample_rate, gamma = gamma,
+         seed = ne_seed())
+  } else {
+    list(stepper = "gradient_descent", max_iter = max_iter, epoch = epoch, tol = tol,
+         eta = eta, momentum = momentum, final_momentum = final_momentum,
+         mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
+         stop_lying_iter = stop_lying_iter, min_gain = min_gain)
+  }
   ne_msg(verbose, "neighbor_embedding: optimizing (", if (sampled) "learning rate " else "eta ",
          signif(eta, 4), ", ", grad_kind, " gradient)")
-  res <- if (sampled) {
-    # the cost is recorded at the end (every epoch from the start when verbose),
-    # from the sums of the full gradient: exact while they are cheap
-    cost_kind <- if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
-    .embed_sampled(Y0, P@p, P@i, P@x, cs$kind, cs$gamma, cost_gamma, cs$alpha, cs$a, cs$b,
-                   cs$eps, cost_kind, max_iter, eta, negative_sample_rate, ne_seed(),
-                   if (verbose) epoch else 0L, n_threads, verbose, simd_option())
-  } else {
-    .embed_optimize(Y0, P@p, P@i, P@x, cs$kind, cs$gamma, cs$alpha, cs$a, cs$b,
-                    cs$eps, grad_kind, ne_grid_option(), max_iter, eta, momentum,
-                    final_momentum, mom_switch_iter, exaggeration,
-                    stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd_option())
-  }
+  # the objective: the documented cost (for "sampled", with its own gamma,
+  # for the costs recorded)
+  cost <- cs
+  if (sampled) cost$gamma <- cost_gamma
+  cost <- ne_cost_list(cost, if (sampled) cost_kind else grad_kind)
+  res <- .optimize_layout(Y0, P, cost, layout, n_threads, verbose, simd_option())
   t_end <- proc.time()[["elapsed"]]
   if (verbose && !sampled && !res$converged && max_iter > 0) {
     ne_msg(verbose, "neighbor_embedding: stopped at max_iter = ", max_iter, " without ",

@@ -87,9 +87,12 @@ X5 <- pcs(n_main)
 lsnn_iter <- function(P, n, iters) {
   set.seed(2)
   Y0 <- matrix(rnorm(n * 2, sd = 1e-4), n, 2)
-  t <- elapsed(lsnn:::.embed_optimize(Y0, P@p, P@i, P@x, "tsne", 1, 1, 1, 1, 0, iters,
-                                      n / 12, 0.5, 0.8, 250L, 12, 250L, 0.01, 0, 100000L,
-                                      threads, FALSE, "auto"))
+  cost <- list(method = "tsne", gamma = 1, alpha = 1, a = 1, b = 1, eps = 0,
+               gradient = "exact", grid = numeric(0))
+  layout <- list(stepper = "gradient_descent", max_iter = iters, epoch = 100000L, tol = 0,
+                 eta = n / 12, momentum = 0.5, final_momentum = 0.8, mom_switch_iter = 250L,
+                 exaggeration = 12, stop_lying_iter = 250L, min_gain = 0.01)
+  t <- elapsed(lsnn:::.optimize_layout(Y0, P, cost, layout, threads, FALSE, "auto"))
   t / iters
 }
 

@@ -161,91 +161,34 @@ BEGIN_RCPP
 END_RCPP
 }
 // cost_gradient_cpp
-Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, std::string gradient, Rcpp::NumericVector grid, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP gradientSEXP, SEXP gridSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP PSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ptr(ptrSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
-    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
-    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
-    Rcpp::traits::input_parameter< double >::type a(aSEXP);
-    Rcpp::traits::input_parameter< double >::type b(bSEXP);
-    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    Rcpp::traits::input_parameter< std::string >::type gradient(gradientSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type grid(gridSEXP);
+    Rcpp::traits::input_parameter< Rcpp::S4 >::type P(PSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, n_threads, simd));
+    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, P, cost, n_threads, simd));
     return rcpp_result_gen;
 END_RCPP
 }
-// embed_optimize
-Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double alpha, double a, double b, double eps, std::string gradient, Rcpp::NumericVector grid, int max_iter, double eta, double momentum, double final_momentum, int mom_switch_iter, double exaggeration, int stop_lying_iter, double min_gain, double tol, int epoch, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_embed_optimize(SEXP Y0SEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP gradientSEXP, SEXP gridSEXP, SEXP max_iterSEXP, SEXP etaSEXP, SEXP momentumSEXP, SEXP final_momentumSEXP, SEXP mom_switch_iterSEXP, SEXP exaggerationSEXP, SEXP stop_lying_iterSEXP, SEXP min_gainSEXP, SEXP tolSEXP, SEXP epochSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+// optimize_layout_cpp
+Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List cost, Rcpp::List layout, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_optimize_layout_cpp(SEXP Y0SEXP, SEXP PSEXP, SEXP costSEXP, SEXP layoutSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y0(Y0SEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ptr(ptrSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
-    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
-    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
-    Rcpp::traits::input_parameter< double >::type a(aSEXP);
-    Rcpp::traits::input_parameter< double >::type b(bSEXP);
-    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    Rcpp::traits::input_parameter< std::string >::type gradient(gradientSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type grid(gridSEXP);
-    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
-    Rcpp::traits::input_parameter< double >::type eta(etaSEXP);
-    Rcpp::traits::input_parameter< double >::type momentum(momentumSEXP);
-    Rcpp::traits::input_parameter< double >::type final_momentum(final_momentumSEXP);
-    Rcpp::traits::input_parameter< int >::type mom_switch_iter(mom_switch_iterSEXP);
-    Rcpp::traits::input_parameter< double >::type exaggeration(exaggerationSEXP);
-    Rcpp::traits::input_parameter< int >::type stop_lying_iter(stop_lying_iterSEXP);
-    Rcpp::traits::input_parameter< double >::type min_gain(min_gainSEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< int >::type epoch(epochSEXP);
+    Rcpp::traits::input_parameter< Rcpp::S4 >::type P(PSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type layout(layoutSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(embed_optimize(Y0, ptr, col, val, method, gamma, alpha, a, b, eps, gradient, grid, max_iter, eta, momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter, min_gain, tol, epoch, n_threads, verbose, simd));
-    return rcpp_result_gen;
-END_RCPP
-}
-// embed_sampled
-Rcpp::List embed_sampled(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, std::string method, double gamma, double cost_gamma, double alpha, double a, double b, double eps, std::string cost_gradient, int n_epochs, double learning_rate, int negative_sample_rate, double seed, int epoch, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_embed_sampled(SEXP Y0SEXP, SEXP ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP methodSEXP, SEXP gammaSEXP, SEXP cost_gammaSEXP, SEXP alphaSEXP, SEXP aSEXP, SEXP bSEXP, SEXP epsSEXP, SEXP cost_gradientSEXP, SEXP n_epochsSEXP, SEXP learning_rateSEXP, SEXP negative_sample_rateSEXP, SEXP seedSEXP, SEXP epochSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y0(Y0SEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ptr(ptrSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
-    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
-    Rcpp::traits::input_parameter< double >::type cost_gamma(cost_gammaSEXP);
-    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
-    Rcpp::traits::input_parameter< double >::type a(aSEXP);
-    Rcpp::traits::input_parameter< double >::type b(bSEXP);
-    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    Rcpp::traits::input_parameter< std::string >::type cost_gradient(cost_gradientSEXP);
-    Rcpp::traits::input_parameter< int >::type n_epochs(n_epochsSEXP);
-    Rcpp::traits::input_parameter< double >::type learning_rate(learning_rateSEXP);
-    Rcpp::traits::input_parameter< int >::type negative_sample_rate(negative_sample_rateSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< int >::type epoch(epochSEXP);
-    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(embed_sampled(Y0, ptr, col, val, method, gamma, cost_gamma, alpha, a, b, eps, cost_gradient, n_epochs, learning_rate, negative_sample_rate, seed, epoch, n_threads, verbose, simd));
+    rcpp_result_gen = Rcpp::wrap(optimize_layout_cpp(Y0, P, cost, layout, n_threads, verbose, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -257,6 +200,19 @@ BEGIN_RCPP
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     rcpp_result_gen = Rcpp::wrap(cost_kernels_name(simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// affinities_symmetric
+bool affinities_symmetric(Rcpp::S4 P, double tol, int n_threads);
+RcppExport SEXP _lsnn_affinities_symmetric(SEXP PSEXP, SEXP tolSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::S4 >::type P(PSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(affinities_symmetric(P, tol, n_threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -433,10 +389,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
     {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
     {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
-    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 14},
-    {"_lsnn_embed_optimize", (DL_FUNC) &_lsnn_embed_optimize, 25},
-    {"_lsnn_embed_sampled", (DL_FUNC) &_lsnn_embed_sampled, 20},
+    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 5},
+    {"_lsnn_optimize_layout_cpp", (DL_FUNC) &_lsnn_optimize_layout_cpp, 7},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
+    {"_lsnn_affinities_symmetric", (DL_FUNC) &_lsnn_affinities_symmetric, 3},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
     {"_lsnn_exact_knn_dense", (DL_FUNC) &_lsnn_exact_knn_dense, 7},

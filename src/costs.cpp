@@ -1,14 +1,14 @@
-// Glue for the embedding costs (inst/include/lsnn/costs.h) and the optimizer
-// (optimizer.h). P arrives as the slots of a symmetric dgCMatrix.
+// Glue for the embedding costs (inst/include/lsnn/costs.h) and the layout
+// engine (layout.h). P arrives as a symmetric dgCMatrix, read in place; the
+// settings arrive as one named list per concern (the cost, the layout),
+// built by R/costs.R and R/embed.R.
 #include <Rcpp.h>
 
 #include <lsnn/costs.h>
-#include <lsnn/optimizer.h>
-#include <lsnn/sampled_sgd.h>
+#include <lsnn/layout.h>
 
 #include <cmath>
 #include <cstdint>
-#include <vector>
 #include <string>
 
 #include "kernels.h"
@@ -16,10 +16,39 @@
 
 namespace {
 
-lsnn::CostSettings cost_settings(const std::string& method, double gamma, double alpha,
-                                 double a, double b, double eps, const std::string& gradient,
-                                 const Rcpp::NumericVector& grid) {
+// A named element of a settings list (the R side always sets them all).
+SEXP element(const Rcpp::List& list, const char* name) {
+  if (!list.containsElementNamed(name)) Rcpp::stop("internal: setting '%s' is missing", name);
+  return list[name];
+}
+double number(const Rcpp::List& list, const char* name) {
+  return Rcpp::as<double>(element(list, name));
+}
+int whole(const Rcpp::List& list, const char* name) { return Rcpp::as<int>(element(list, name)); }
+std::string word(const Rcpp::List& list, const char* name) {
+  return Rcpp::as<std::string>(element(list, name));
+}
+
+lsnn::CostMethod cost_method(const std::string& method) {
+  if (method == "tsne") return lsnn::CostMethod::tsne;
+  if (method == "largevis") return lsnn::CostMethod::largevis;
+  if (method == "largevis_exp") return lsnn::CostMethod::largevis_exp;
+  if (method == "umap") return lsnn::CostMethod::umap;
+  Rcpp::stop("unknown cost method '%s'", method);
+}
+
+// list(method, gamma, alpha, a, b, eps, gradient = "exact" | "approx",
+// grid = numeric(0) or c(nodes, box width, min boxes[, near field, points
+// per box, near boxes]))
+lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
   lsnn::CostSettings s;
+  s.params.method = cost_method(word(cost, "method"));
+  s.params.gamma = number(cost, "gamma");
+  s.params.alpha = number(cost, "alpha");
+  s.params.a = number(cost, "a");
+  s.params.b = number(cost, "b");
+  s.params.eps = number(cost, "eps");
+  const std::string gradient = word(cost, "gradient");
   if (gradient == "exact") {
     s.gradient = lsnn::GradientKind::exact;
   } else if (gradient == "approx") {
@@ -27,8 +56,8 @@ lsnn::CostSettings cost_settings(const std::string& method, double gamma, double
   } else {
     Rcpp::stop("unknown gradient '%s'", gradient);
   }
+  const Rcpp::NumericVector grid(element(cost, "grid"));
   if (grid.size() >= 3) {
-    // c(nodes, box width, min boxes[, near field, points per box, near boxes])
     s.grid_set = true;
     s.grid.nodes = static_cast<int>(grid[0]);
     s.grid.box_width = grid[1];
@@ -37,135 +66,105 @@ lsnn::CostSettings cost_settings(const std::string& method, double gamma, double
     s.grid.points_per_box = grid.size() >= 5 ? grid[4] : 0.0;
     s.grid.near_boxes = grid.size() >= 6 ? static_cast<int>(grid[5]) : 1;
   }
-  if (method == "tsne") {
-    s.method = lsnn::CostMethod::tsne;
-  } else if (method == "largevis") {
-    s.method = lsnn::CostMethod::largevis;
-  } else if (method == "largevis_exp") {
-    s.method = lsnn::CostMethod::largevis_exp;
-  } else if (method == "umap") {
-    s.method = lsnn::CostMethod::umap;
-  } else {
-    Rcpp::stop("unknown cost method '%s'", method);
-  }
-  s.gamma = gamma;
-  s.alpha = alpha;
-  s.a = a;
-  s.b = b;
-  s.eps = eps;
   return s;
 }
 
-// The slots of a symmetric dgCMatrix, read in place.
-lsnn::SparseRows sparse_view(std::size_t n, const Rcpp::IntegerVector& ptr,
-                             const Rcpp::IntegerVector& col, const Rcpp::NumericVector& val) {
+// list(stepper = "gradient_descent" | "sampled", max_iter, epoch, tol, and
+// the stepper's own: eta, momentum, final_momentum, mom_switch_iter,
+// exaggeration, stop_lying_iter, min_gain | learning_rate,
+// negative_sample_rate, gamma, seed)
+lsnn::LayoutSettings layout_settings(const Rcpp::List& layout) {
+  lsnn::LayoutSettings s;
+  s.driver.max_steps = whole(layout, "max_iter");
+  s.driver.epoch = whole(layout, "epoch");
+  const std::string stepper = word(layout, "stepper");
+  if (stepper == "gradient_descent") {
+    s.stepper = lsnn::StepperKind::gradient_descent;
+    s.driver.tol = number(layout, "tol");
+    lsnn::GradientDescentSettings& g = s.descent;
+    g.eta = number(layout, "eta");
+    g.momentum = number(layout, "momentum");
+    g.final_momentum = number(layout, "final_momentum");
+    g.mom_switch_iter = whole(layout, "mom_switch_iter");
+    g.exaggeration = number(layout, "exaggeration");
+    g.stop_lying_iter = whole(layout, "stop_lying_iter");
+    g.min_gain = number(layout, "min_gain");
+    s.driver.tol_after = g.stop_lying_iter;
+  } else if (stepper == "sampled") {
+    s.stepper = lsnn::StepperKind::sampled;
+    lsnn::SampledSettings& g = s.sampled;
+    g.learning_rate = number(layout, "learning_rate");
+    g.negative_sample_rate = whole(layout, "negative_sample_rate");
+    g.gamma = number(layout, "gamma");
+    g.seed = static_cast<std::uint64_t>(number(layout, "seed"));
+  } else {
+    Rcpp::stop("unknown stepper '%s'", stepper);
+  }
+  return s;
+}
+
+// The slots of a symmetric dgCMatrix, read in place (R/costs.R has checked
+// it: square, finite, non-negative, symmetric).
+lsnn::SparseRows affinity_view(const Rcpp::S4& P) {
+  const Rcpp::IntegerVector dim = P.slot("Dim"), ptr = P.slot("p"), col = P.slot("i");
+  const Rcpp::NumericVector val = P.slot("x");
+  const std::size_t n = static_cast<std::size_t>(dim[0]);
   return lsnn::SparseRows{ptr.begin(), col.begin(), val.begin(), n, n};
 }
 
 }  // namespace
 
 // [[Rcpp::export(.cost_gradient)]]
-Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::IntegerVector ptr,
-                             Rcpp::IntegerVector col, Rcpp::NumericVector val,
-                             std::string method, double gamma, double alpha, double a,
-                             double b, double eps, std::string gradient,
-                             Rcpp::NumericVector grid, int n_threads, std::string simd) {
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads,
+                             std::string simd) {
   const std::size_t n = Y.nrow(), d = Y.ncol();
   lsnn_r::RExecutor ex(n_threads, false);
   Rcpp::NumericMatrix grad(n, d);
   Rcpp::NumericVector pcost(n);
+  const lsnn::CostSettings settings = cost_settings(cost);
+  const lsnn::SparseRows affinities = affinity_view(P);
   return lsnn_r::run_core([&]() {
-    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd),
-                           cost_settings(method, gamma, alpha, a, b, eps, gradient, grid),
-                           sparse_view(n, ptr, col, val), d);
-    const double cost = ev.evaluate(Y.begin(), 1.0, true, grad.begin(), pcost.begin(), ex);
-    if (std::isnan(cost) || !lsnn::all_finite(grad.begin(), n * d)) {
+    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), settings, affinities, d);
+    const double value = ev.evaluate(Y.begin(), true, grad.begin(), pcost.begin(), ex);
+    if (std::isnan(value) || !lsnn::all_finite(grad.begin(), n * d)) {
       throw Rcpp::exception(
           "'Y' is too spread out: squared distances between its points overflow (keep "
           "|Y| well below 1e150), so the cost or its gradient is not a finite number",
           false);
     }
-    return Rcpp::List::create(Rcpp::Named("cost") = cost, Rcpp::Named("gradient") = grad,
+    return Rcpp::List::create(Rcpp::Named("cost") = value, Rcpp::Named("gradient") = grad,
                               Rcpp::Named("pcost") = pcost);
   });
 }
 
-// [[Rcpp::export(.embed_optimize)]]
-Rcpp::List embed_optimize(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr,
-                          Rcpp::IntegerVector col, Rcpp::NumericVector val,
-                          std::string method, double gamma, double alpha, double a,
-                          double b, double eps, std::string gradient,
-                          Rcpp::NumericVector grid, int max_iter, double eta, double momentum,
-                          double final_momentum, int mom_switch_iter, double exaggeration,
-                          int stop_lying_iter, double min_gain, double tol, int epoch,
-                          int n_threads, bool verbose, std::string simd) {
-  const std::size_t n = Y0.nrow(), d = Y0.ncol();
+// [[Rcpp::export(.optimize_layout)]]
+Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List cost,
+                               Rcpp::List layout, int n_threads, bool verbose,
+                               std::string simd) {
+  const std::size_t d = Y0.ncol();
   lsnn_r::RExecutor ex(n_threads, verbose);
   Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
-  lsnn::OptimizerSettings s;
-  s.max_iter = max_iter;
-  s.eta = eta;
-  s.momentum = momentum;
-  s.final_momentum = final_momentum;
-  s.mom_switch_iter = mom_switch_iter;
-  s.exaggeration = exaggeration;
-  s.stop_lying_iter = stop_lying_iter;
-  s.min_gain = min_gain;
-  s.tol = tol;
-  s.epoch = epoch;
+  const lsnn::CostSettings cs = cost_settings(cost);
+  const lsnn::LayoutSettings ls = layout_settings(layout);
+  const lsnn::SparseRows affinities = affinity_view(P);
   return lsnn_r::run_core([&]() {
-    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd),
-                           cost_settings(method, gamma, alpha, a, b, eps, gradient, grid),
-                           sparse_view(n, ptr, col, val), d);
-    const lsnn::OptimizerResult res = lsnn::optimize_embedding(ev, Y.begin(), s, ex);
-    Rcpp::NumericVector cost(res.cost.begin(), res.cost.end());
-    cost.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
-    return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = cost,
+    lsnn::CostEvaluator objective(lsnn_r::cost_kernels(simd), cs, affinities, d);
+    const lsnn::OptimizerResult res =
+        lsnn::optimize_layout(objective, cs.params, affinities, Y.begin(), ls, ex);
+    Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());
+    trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
+    return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
                               Rcpp::Named("iterations") = res.iterations,
                               Rcpp::Named("converged") = res.converged);
   });
 }
 
-// [[Rcpp::export(.embed_sampled)]]
-Rcpp::List embed_sampled(Rcpp::NumericMatrix Y0, Rcpp::IntegerVector ptr, Rcpp::IntegerVector col,
-                         Rcpp::NumericVector val, std::string method, double gamma,
-                         double cost_gamma, double alpha, double a, double b, double eps,
-                         std::string cost_gradient,
-                         int n_epochs, double learning_rate, int negative_sample_rate,
-                         double seed, int epoch, int n_threads, bool verbose, std::string simd) {
-  const std::size_t n = Y0.nrow(), d = Y0.ncol();
-  lsnn_r::RExecutor ex(n_threads, verbose);
-  Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
-  lsnn::SampledSettings s;
-  s.n_epochs = n_epochs;
-  s.learning_rate = learning_rate;
-  s.negative_sample_rate = negative_sample_rate;
-  s.gamma = gamma;
-  s.seed = static_cast<std::uint64_t>(seed);
-  s.epoch = epoch;
-  return lsnn_r::run_core([&]() {
-    // the cost of the documented objective (its own repulsion weight), for the record
-    const lsnn::CostSettings cs = cost_settings(method, cost_gamma, alpha, a, b, eps, cost_gradient,
-                                                Rcpp::NumericVector(0));
-    const lsnn::SparseRows P = sparse_view(n, ptr, col, val);
-    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), cs, P, d);
-    std::vector<double> grad(n * d);
-    lsnn::SampledKernel k;
-    k.pair.method = cs.method;
-    k.pair.alpha = alpha;
-    k.pair.a = a;
-    k.pair.b = b;
-    k.pair.eps = eps;
-    const lsnn::OptimizerResult res = lsnn::optimize_sampled(
-        P, Y.begin(), d, k, s,
-        [&](const double* y) { return ev.evaluate(y, 1.0, true, grad.data(), nullptr, ex); }, ex);
-    Rcpp::NumericVector cost(res.cost.begin(), res.cost.end());
-    cost.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
-    return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = cost,
-                              Rcpp::Named("iterations") = res.iterations,
-                              Rcpp::Named("converged") = false);
-  });
-}
-
 // [[Rcpp::export(.cost_kernels_name)]]
 std::string cost_kernels_name(std::string simd) { return lsnn_r::cost_kernels(simd).name; }
+
+// [[Rcpp::export(.affinities_symmetric)]]
+bool affinities_symmetric(Rcpp::S4 P, double tol, int n_threads) {
+  lsnn_r::RExecutor ex(n_threads, false);
+  const lsnn::SparseRows M = affinity_view(P);
+  return lsnn_r::run_core([&]() { return lsnn::is_symmetric(M, tol, ex); });
+}

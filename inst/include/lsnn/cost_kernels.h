@@ -11,26 +11,19 @@
 
 #include <cstddef>
 
-namespace lsnn {
+#include "cost_models.h"
 
-enum class CostMethod { tsne = 0, largevis = 1, largevis_exp = 2, umap = 3 };
+namespace lsnn {
 
 // Everything a kernel needs about the cost, its parameters and the current
 // coordinates. Y is stored coordinate by coordinate (SoA, like an R matrix):
 // Y[k * stride + i], with stride >= n a multiple of 4 and zero padding.
 struct PairProblem {
-  CostMethod method;
+  CostParams params;  // the cost and its parameters (cost_models.h)
   std::size_t n;
   std::size_t d;
   std::size_t stride;
   const double* Y;
-  // Parameters. largevis: w = 1 / (1 + alpha d^2), repulsion weight gamma;
-  // largevis_exp: w = 1 / (1 + exp(d^2)); umap: w = 1 / (1 + a d^(2b)).
-  double gamma;
-  double alpha;
-  double a;
-  double b;
-  double eps;
   // The sparse input affinities, CSR (P is symmetric, so this is also its
   // CSC form): row i holds col[ptr[i] .. ptr[i + 1]) with values val, no
   // diagonal entry, each row padded with zeros to a multiple of 4 entries.
@@ -41,24 +34,25 @@ struct PairProblem {
   double p_scale;
 };
 
-// Per-point accumulators, all of length `stride` (F of d * stride), written
-// by one task at a time (see the schedule in costs.h).
-//   F: sum_j c_ij (y_i - y_j) for the all-pairs part (t-SNE: c = w^2).
-//   Z: t-SNE only, sum_j w_ij.
-//   C: the per-point cost of the all-pairs part (when `want_cost`).
+// Per-point accumulators of the all-pairs part, all of length `stride`
+// (repulsion of d * stride), written by one task at a time (see the schedule
+// in costs.h):
+//   repulsion   sum_j c_ij (y_i - y_j), c the model's repulsion;
+//   normaliser  t-SNE only: sum_j w_ij (its Z);
+//   cost        the per-point all-pairs cost (when `want_cost`).
 struct PairSums {
-  double* F;
-  double* Z;
-  double* C;
+  double* repulsion;
+  double* normaliser;
+  double* cost;
 };
 
-// The sparse part, per row: A = sum_j c_ij (y_i - y_j) over the stored
-// P entries (attraction, and UMAP's repulsion correction), the per-point
-// cost of those entries, and the row sum of P (t-SNE).
+// The sparse part, per row: the attraction sum_j c_ij (y_i - y_j) over the
+// stored P entries (d * n; with UMAP's correction of the repulsion), the
+// per-point cost of those entries, and the row sum of P (t-SNE).
 struct SparseSums {
-  double* A;
-  double* C;
-  double* S;
+  double* attraction;
+  double* cost;
+  double* row_sum;
 };
 
 struct CostKernels {
@@ -76,7 +70,7 @@ struct CostKernels {
   // against the points [lo, hi) of the coordinate arrays X and Yc (Yc null
   // in 1-D). out[0], out[1] += sum_j c (x - x_j), sum_j c (y - y_j);
   // out[2] += sum_j z for t-SNE (its Z), else (want_cost) the pairs' cost.
-  // Only prob's method and parameters are read.
+  // Only prob's params are read.
   void (*near_run)(const PairProblem& prob, double x, double y, const double* X,
                    const double* Yc, std::size_t lo, std::size_t hi, bool want_cost,
                    double* out);

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <new>
+#include <type_traits>
 
 #include "cost_kernels.h"
 
@@ -142,83 +143,84 @@ inline d4 vlog(d4 x) {
   return select(nonpos, splat(-HUGE_VAL), r);
 }
 
-// Method constants, hoisted out of the loops.
-struct Consts {
-  d4 one, gamma, alpha, a, b, eps, neg_b;
-  bool b_is_one;
-  explicit Consts(const PairProblem& p)
-      : one(splat(1.0)),
-        gamma(splat(p.gamma)),
-        alpha(splat(p.alpha)),
-        a(splat(p.a)),
-        b(splat(p.b)),
-        eps(splat(p.eps)),
-        neg_b(splat(-p.b)),
-        b_is_one(p.b == 1.0) {}
+// The models' arithmetic on four lanes (cost_models.h), and the models
+// compiled for this build's instruction set.
+struct VecMath {
+  typedef d4 V;
+  static V splat(double x) { return costk::splat(x); }
+  static V log(V x) { return vlog(x); }
+  static V exp(V x) { return vexp(x); }
+  static V pow(V x, V y) { return vexp(y * vlog(x)); }
+  static V where_positive(V x, V v) { return keep(as_mask(x > costk::splat(0.0)), v); }
 };
 
-// For four pairs of squared distance s: c, the coefficient of (y_i - y_j) in
-// the all-pairs sum; z, t-SNE's weight (for Z); e, the all-pairs cost of the
-// ordered pair (i, j).
-template <CostMethod M, bool Cost>
-inline void pair_terms(const Consts& k, d4 s, d4& c, d4& z, d4& e) {
-  if constexpr (M == CostMethod::tsne) {
-    const d4 w = k.one / (k.one + s);
-    c = w * w;
-    z = w;
-  } else if constexpr (M == CostMethod::largevis) {
-    const d4 u = k.alpha * s;
-    // -gamma w / (s + eps) with one division
-    c = -k.gamma / ((k.one + u) * (s + k.eps));
-    if constexpr (Cost) e = k.gamma * vlog((k.one + u) / (u + k.eps));
-  } else if constexpr (M == CostMethod::largevis_exp) {
-    const d4 em = vexp(-s);
-    const d4 w = em / (k.one + em);
-    c = -(k.gamma * w);
-    if constexpr (Cost) e = k.gamma * vlog(k.one + em);
-  } else {
-    const d4 u = k.b_is_one ? k.a * s : k.a * vexp(k.b * vlog(s));
-    // -b w / (s + eps) with one division
-    c = k.neg_b / ((k.one + u) * (s + k.eps));
-    if constexpr (Cost) e = vlog((k.one + u) / (u + k.eps));
+#include "cost_model_terms.h"
+
+// Per-coordinate vector accumulators live in plain double buffers (no
+// over-aligned heap storage), moved in and out with memcpy: on the stack for
+// a fixed number of coordinates DC, else on the heap, 32-byte aligned (the
+// AVX2 build has been seen to assume it).
+template <int DC>
+struct LaneBuffers {
+  static constexpr std::size_t kStack = DC > 0 ? static_cast<std::size_t>(DC) : 1;
+  alignas(32) double acc_stack[4 * kStack];
+  alignas(32) double diff_stack[4 * kStack];
+  double yi_stack[kStack];
+  Scratch heap;
+  double* acc = acc_stack;
+  double* diff = diff_stack;
+  double* yi = yi_stack;
+  explicit LaneBuffers(std::size_t d) : heap(DC == 0 ? 9 * d + 4 : 0) {
+    if (DC == 0) {
+      std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.p);
+      addr = (addr + 31) & ~static_cast<std::uintptr_t>(31);
+      acc = reinterpret_cast<double*>(addr);
+      diff = acc + 4 * d;
+      yi = diff + 4 * d;
+    }
+  }
+  LaneBuffers(const LaneBuffers&) = delete;
+  LaneBuffers& operator=(const LaneBuffers&) = delete;
+};
+
+// f(fixed) with fixed = std::integral_constant<int, d> for d = 1, 2, 3 and
+// 0 (any number, read at run time).
+template <typename F>
+inline void with_dimension(std::size_t d, F&& f) {
+  switch (d) {
+    case 1:
+      f(std::integral_constant<int, 1>());
+      break;
+    case 2:
+      f(std::integral_constant<int, 2>());
+      break;
+    case 3:
+      f(std::integral_constant<int, 3>());
+      break;
+    default:
+      f(std::integral_constant<int, 0>());
   }
 }
 
-// The all-pairs tile for a fixed number of coordinates DC (0: any, read
-// from the problem at run time).
-template <CostMethod M, bool Cost, int DC>
-void pair_tile_t(const PairProblem& prob, std::size_t i0, std::size_t i1,
-                 std::size_t j0, std::size_t j1, bool diagonal,
-                 const PairSums& out) {
+// The all-pairs tile: rows [i0, i1) against columns [j0, j1), four columns
+// at a time. The energy term goes to the normaliser (t-SNE's Z) or, when
+// Cost, to the per-point cost.
+template <bool Cost, int DC, typename Model>
+void pair_tile_t(const Model& model, const PairProblem& prob, std::size_t i0, std::size_t i1,
+                 std::size_t j0, std::size_t j1, bool diagonal, const PairSums& out) {
   const std::size_t d = DC > 0 ? static_cast<std::size_t>(DC) : prob.d;
   const std::size_t stride = prob.stride;
   const std::size_t n = prob.n;
   const double* Y = prob.Y;
   // local copies: the stores below cannot then alias the pointers
-  double* const F = out.F;
-  double* const Zs = out.Z;
-  double* const Cs = out.C;
-  const Consts k(prob);
-  constexpr bool has_z = M == CostMethod::tsne;
-
-  // Per-coordinate vector accumulators and differences live in plain double
-  // buffers (no over-aligned heap storage), moved in and out with memcpy.
-  constexpr std::size_t kStack = DC > 0 ? static_cast<std::size_t>(DC) : 1;
-  alignas(32) double acc_stack[4 * kStack];
-  alignas(32) double diff_stack[4 * kStack];
-  double yi_stack[kStack];
-  Scratch heap(DC == 0 ? 9 * d + 4 : 0);
-  double* accp = acc_stack;
-  double* diffp = diff_stack;
-  double* yi = yi_stack;
-  if (DC == 0) {
-    // 32-byte aligned (the AVX2 build has been seen to assume it)
-    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.p);
-    addr = (addr + 31) & ~static_cast<std::uintptr_t>(31);
-    accp = reinterpret_cast<double*>(addr);
-    diffp = accp + 4 * d;
-    yi = diffp + 4 * d;
-  }
+  double* const rep = out.repulsion;
+  double* const norm = out.normaliser;
+  double* const cost = out.cost;
+  constexpr bool normalised = Model::kNormalised;
+  LaneBuffers<DC> buf(d);
+  double* const accp = buf.acc;
+  double* const diffp = buf.diff;
+  double* const yi = buf.yi;
   const d4 lane = {0.0, 1.0, 2.0, 3.0};
 
   for (std::size_t i = i0; i < i1; ++i) {
@@ -245,109 +247,62 @@ void pair_tile_t(const PairProblem& prob, std::size_t i0, std::size_t i1,
         if (diagonal) valid &= as_mask(jl > splat(static_cast<double>(i)));
         s = select(valid, s, splat(1.0));
       }
-      d4 cf = splat(0.0), z = splat(0.0), e = splat(0.0);
-      pair_terms<M, Cost>(k, s, cf, z, e);
+      d4 cf = model.repulsion(s), e = splat(0.0);
+      if constexpr (normalised || Cost) e = model.energy(s);
       if (edge) {
         cf = keep(valid, cf);
-        if constexpr (has_z) z = keep(valid, z);
-        if constexpr (Cost) e = keep(valid, e);
+        if constexpr (normalised || Cost) e = keep(valid, e);
       }
       for (std::size_t c = 0; c < d; ++c) {
         const d4 f = cf * load(diffp + 4 * c);
         store(accp + 4 * c, load(accp + 4 * c) + f);
-        double* fj = F + c * stride + j;
+        double* fj = rep + c * stride + j;
         store(fj, load(fj) - f);
       }
-      if constexpr (has_z) {
-        acc_z += z;
-        store(Zs + j, load(Zs + j) + z);
-      }
-      if constexpr (Cost) {
+      if constexpr (normalised) {
+        acc_z += e;
+        store(norm + j, load(norm + j) + e);
+      } else if constexpr (Cost) {
         acc_e += e;
-        store(Cs + j, load(Cs + j) + e);
+        store(cost + j, load(cost + j) + e);
       }
     }
-    for (std::size_t c = 0; c < d; ++c) F[c * stride + i] += hsum(load(accp + 4 * c));
-    if constexpr (has_z) Zs[i] += hsum(acc_z);
-    if constexpr (Cost) Cs[i] += hsum(acc_e);
-  }
-}
-
-template <CostMethod M, bool Cost>
-void pair_tile_m(const PairProblem& prob, std::size_t i0, std::size_t i1,
-                 std::size_t j0, std::size_t j1, bool diagonal,
-                 const PairSums& out) {
-  switch (prob.d) {
-    case 1:
-      pair_tile_t<M, Cost, 1>(prob, i0, i1, j0, j1, diagonal, out);
-      break;
-    case 2:
-      pair_tile_t<M, Cost, 2>(prob, i0, i1, j0, j1, diagonal, out);
-      break;
-    case 3:
-      pair_tile_t<M, Cost, 3>(prob, i0, i1, j0, j1, diagonal, out);
-      break;
-    default:
-      pair_tile_t<M, Cost, 0>(prob, i0, i1, j0, j1, diagonal, out);
-  }
-}
-
-template <CostMethod M>
-void pair_tile_c(const PairProblem& prob, std::size_t i0, std::size_t i1,
-                 std::size_t j0, std::size_t j1, bool diagonal, bool want_cost,
-                 const PairSums& out) {
-  // t-SNE's cost needs nothing from the pairs beyond Z
-  if (want_cost && M != CostMethod::tsne) {
-    pair_tile_m<M, true>(prob, i0, i1, j0, j1, diagonal, out);
-  } else {
-    pair_tile_m<M, false>(prob, i0, i1, j0, j1, diagonal, out);
+    for (std::size_t c = 0; c < d; ++c) rep[c * stride + i] += hsum(load(accp + 4 * c));
+    if constexpr (normalised) norm[i] += hsum(acc_z);
+    if constexpr (Cost && !normalised) cost[i] += hsum(acc_e);
   }
 }
 
 inline void pair_tile(const PairProblem& prob, std::size_t i0, std::size_t i1,
                       std::size_t j0, std::size_t j1, bool diagonal,
                       bool want_cost, const PairSums& out) {
-  switch (prob.method) {
-    case CostMethod::tsne:
-      pair_tile_c<CostMethod::tsne>(prob, i0, i1, j0, j1, diagonal, want_cost, out);
-      break;
-    case CostMethod::largevis:
-      pair_tile_c<CostMethod::largevis>(prob, i0, i1, j0, j1, diagonal, want_cost, out);
-      break;
-    case CostMethod::largevis_exp:
-      pair_tile_c<CostMethod::largevis_exp>(prob, i0, i1, j0, j1, diagonal, want_cost,
-                                            out);
-      break;
-    case CostMethod::umap:
-      pair_tile_c<CostMethod::umap>(prob, i0, i1, j0, j1, diagonal, want_cost, out);
-      break;
-  }
+  costk::with_cost_model<VecMath>(prob.params, [&](const auto& model) {
+    with_dimension(prob.d, [&](auto fixed) {
+      constexpr int DC = decltype(fixed)::value;
+      // t-SNE's cost needs nothing from the pairs beyond Z
+      if (want_cost && !std::decay_t<decltype(model)>::kNormalised) {
+        pair_tile_t<true, DC>(model, prob, i0, i1, j0, j1, diagonal, out);
+      } else {
+        pair_tile_t<false, DC>(model, prob, i0, i1, j0, j1, diagonal, out);
+      }
+    });
+  });
 }
 
 // The stored entries of P, one row at a time, four entries per step (the
 // coordinates of the four columns gathered into a vector). Each row's
 // entries come in whole groups of four (costs.h pads them with zeros, which
 // are masked off) and hold no diagonal entry.
-template <CostMethod M, bool Cost, int DC>
-void sparse_rows_t(const PairProblem& prob, std::size_t r0, std::size_t r1,
+template <bool Cost, int DC, typename Model>
+void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, std::size_t r1,
                    const SparseSums& out) {
   const std::size_t n = prob.n, stride = prob.stride;
   const std::size_t d = DC > 0 ? static_cast<std::size_t>(DC) : prob.d;
   const double* Y = prob.Y;
-  const Consts k(prob);
   const d4 scale = splat(prob.p_scale), zero = splat(0.0);
-  constexpr std::size_t kStack = DC > 0 ? static_cast<std::size_t>(DC) : 1;
-  alignas(32) double acc_stack[4 * kStack];
-  double yi_stack[kStack];
-  Scratch heap(DC == 0 ? 5 * d + 4 : 0);
-  double* accp = acc_stack;
-  double* yi = yi_stack;
-  if (DC == 0) {
-    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(heap.p);
-    addr = (addr + 31) & ~static_cast<std::uintptr_t>(31);
-    accp = reinterpret_cast<double*>(addr);
-    yi = accp + 4 * d;
-  }
+  LaneBuffers<DC> buf(d);
+  double* const accp = buf.acc;
+  double* const yi = buf.yi;
   for (std::size_t i = r0; i < r1; ++i) {
     for (std::size_t c = 0; c < d; ++c) {
       yi[c] = Y[c * stride + i];
@@ -368,104 +323,46 @@ void sparse_rows_t(const PairProblem& prob, std::size_t r0, std::size_t r1,
         const d4 t = splat(yi[c]) - d4{yc[jl[0]], yc[jl[1]], yc[jl[2]], yc[jl[3]]};
         s += t * t;
       }
-      const d4 p = p0 * scale;
-      d4 coef, cost = zero;
-      if constexpr (M == CostMethod::tsne) {
-        const d4 w = k.one / (k.one + s);
-        coef = p * w;
-        acc_sum += p0;
-        if constexpr (Cost) cost = p0 * (vlog(p0) + vlog(k.one + s));
-      } else if constexpr (M == CostMethod::largevis) {
-        const d4 u = k.alpha * s;
-        coef = k.alpha * p / (k.one + u);
-        if constexpr (Cost) cost = p0 * vlog(k.one + u);
-      } else if constexpr (M == CostMethod::largevis_exp) {
-        const d4 em = vexp(-s);
-        const d4 w = em / (k.one + em);
-        coef = p * (k.one - w);
-        if constexpr (Cost) cost = p0 * (s + vlog(k.one + em));
-      } else {
-        const d4 u = k.b_is_one ? k.a * s : k.a * vexp(k.b * vlog(s));
-        const d4 w = k.one / (k.one + u);
-        // attraction a b s^(b-1) w v and the (1 - v) correction of the
-        // all-pairs repulsion; (y_i - y_j) = 0 when s = 0
-        coef = keep(as_mask(s > zero), p * (k.b * u * w / s + k.b * w / (s + k.eps)));
-        if constexpr (Cost) {
-          const d4 q = k.one - p0;
-          const d4 qlogq = keep(as_mask(q > zero), q * vlog(q));
-          cost = p0 * vlog(p0) + qlogq + p0 * vlog(u + k.eps);
-        }
-      }
-      coef = keep(live, coef);
-      if constexpr (Cost) acc_cost += keep(live, cost);
+      // the gradient takes the exaggerated P, the cost P itself
+      const d4 coef = keep(live, model.sparse_coefficient(s, p0 * scale));
+      if constexpr (Model::kNormalised) acc_sum += p0;
+      if constexpr (Cost) acc_cost += keep(live, model.sparse_cost(s, p0));
       for (std::size_t c = 0; c < d; ++c) {
         const double* yc = Y + c * stride;
         const d4 t = splat(yi[c]) - d4{yc[jl[0]], yc[jl[1]], yc[jl[2]], yc[jl[3]]};
         store(accp + 4 * c, load(accp + 4 * c) + coef * t);
       }
     }
-    for (std::size_t c = 0; c < d; ++c) out.A[c * n + i] = hsum(load(accp + 4 * c));
-    out.C[i] = Cost ? hsum(acc_cost) : 0.0;
-    out.S[i] = hsum(acc_sum);
-  }
-}
-
-template <CostMethod M, bool Cost>
-void sparse_rows_m(const PairProblem& prob, std::size_t r0, std::size_t r1,
-                   const SparseSums& out) {
-  switch (prob.d) {
-    case 1:
-      sparse_rows_t<M, Cost, 1>(prob, r0, r1, out);
-      break;
-    case 2:
-      sparse_rows_t<M, Cost, 2>(prob, r0, r1, out);
-      break;
-    case 3:
-      sparse_rows_t<M, Cost, 3>(prob, r0, r1, out);
-      break;
-    default:
-      sparse_rows_t<M, Cost, 0>(prob, r0, r1, out);
-  }
-}
-
-template <CostMethod M>
-void sparse_rows_c(const PairProblem& prob, std::size_t r0, std::size_t r1, bool want_cost,
-                   const SparseSums& out) {
-  if (want_cost) {
-    sparse_rows_m<M, true>(prob, r0, r1, out);
-  } else {
-    sparse_rows_m<M, false>(prob, r0, r1, out);
+    for (std::size_t c = 0; c < d; ++c) out.attraction[c * n + i] = hsum(load(accp + 4 * c));
+    out.cost[i] = Cost ? hsum(acc_cost) : 0.0;
+    out.row_sum[i] = hsum(acc_sum);
   }
 }
 
 inline void sparse_rows(const PairProblem& prob, std::size_t r0, std::size_t r1,
                         bool want_cost, const SparseSums& out) {
-  switch (prob.method) {
-    case CostMethod::tsne:
-      sparse_rows_c<CostMethod::tsne>(prob, r0, r1, want_cost, out);
-      break;
-    case CostMethod::largevis:
-      sparse_rows_c<CostMethod::largevis>(prob, r0, r1, want_cost, out);
-      break;
-    case CostMethod::largevis_exp:
-      sparse_rows_c<CostMethod::largevis_exp>(prob, r0, r1, want_cost, out);
-      break;
-    case CostMethod::umap:
-      sparse_rows_c<CostMethod::umap>(prob, r0, r1, want_cost, out);
-      break;
-  }
+  costk::with_cost_model<VecMath>(prob.params, [&](const auto& model) {
+    with_dimension(prob.d, [&](auto fixed) {
+      constexpr int DC = decltype(fixed)::value;
+      if (want_cost) {
+        sparse_rows_t<true, DC>(model, prob, r0, r1, out);
+      } else {
+        sparse_rows_t<false, DC>(model, prob, r0, r1, out);
+      }
+    });
+  });
 }
 
 // The near field of the grid approximation (fft_repulsion.h): one point
 // (x, y) against the points [lo, hi) of coordinate arrays X and Yc (Yc
 // null in 1-D), four at a time. out[0], out[1] += sum c (x - x_j),
-// sum c (y - y_j); out[2] += sum z (t-SNE) or, when want_cost, sum e. Pairs
-// at distance 0 push nowhere (c = 0 there: LargeVis and UMAP's c may be
-// infinite with eps = 0).
-template <CostMethod M, bool Cost>
-void near_run_m(const PairProblem& prob, double x, double y, const double* X, const double* Yc,
+// sum c (y - y_j); out[2] += sum of the energy term (t-SNE: its Z; others
+// only when Cost). Pairs at distance 0 push nowhere (c is masked there: it
+// may be infinite with eps = 0).
+template <bool Cost, typename Model>
+void near_run_t(const Model& model, double x, double y, const double* X, const double* Yc,
                 std::size_t lo, std::size_t hi, double* out) {
-  const Consts k(prob);
+  constexpr bool energy = Model::kNormalised || Cost;
   const d4 xv = splat(x), yv = splat(y), zero = splat(0.0);
   d4 fx = zero, fy = zero, en = zero;
   for (std::size_t t = lo; t < hi; t += 4) {
@@ -490,50 +387,26 @@ void near_run_m(const PairProblem& prob, double x, double y, const double* X, co
       std::memcpy(&live, lm, sizeof(live));
     }
     const d4 s = dx * dx + dy * dy;
-    d4 c, z = zero, e = zero;
-    pair_terms<M, Cost>(k, s, c, z, e);
-    if constexpr (M != CostMethod::tsne) c = keep(as_mask(s > zero), c);
-    c = keep(live, c);
+    const d4 c = keep(live, VecMath::where_positive(s, model.repulsion(s)));
     fx += c * dx;
     fy += c * dy;
-    if constexpr (M == CostMethod::tsne) {
-      en += keep(live, z);
-    } else if constexpr (Cost) {
-      en += keep(live, e);
-    }
+    if constexpr (energy) en += keep(live, model.energy(s));
   }
   out[0] += hsum(fx);
   out[1] += hsum(fy);
   out[2] += hsum(en);
 }
 
-template <CostMethod M>
-void near_run_c(const PairProblem& prob, double x, double y, const double* X, const double* Yc,
-                std::size_t lo, std::size_t hi, bool want_cost, double* out) {
-  if (want_cost) {
-    near_run_m<M, true>(prob, x, y, X, Yc, lo, hi, out);
-  } else {
-    near_run_m<M, false>(prob, x, y, X, Yc, lo, hi, out);
-  }
-}
-
 inline void near_run(const PairProblem& prob, double x, double y, const double* X,
                      const double* Yc, std::size_t lo, std::size_t hi, bool want_cost,
                      double* out) {
-  switch (prob.method) {
-    case CostMethod::tsne:
-      near_run_c<CostMethod::tsne>(prob, x, y, X, Yc, lo, hi, want_cost, out);
-      break;
-    case CostMethod::largevis:
-      near_run_c<CostMethod::largevis>(prob, x, y, X, Yc, lo, hi, want_cost, out);
-      break;
-    case CostMethod::largevis_exp:
-      near_run_c<CostMethod::largevis_exp>(prob, x, y, X, Yc, lo, hi, want_cost, out);
-      break;
-    case CostMethod::umap:
-      near_run_c<CostMethod::umap>(prob, x, y, X, Yc, lo, hi, want_cost, out);
-      break;
-  }
+  costk::with_cost_model<VecMath>(prob.params, [&](const auto& model) {
+    if (want_cost) {
+      near_run_t<true>(model, x, y, X, Yc, lo, hi, out);
+    } else {
+      near_run_t<false>(model, x, y, X, Yc, lo, hi, out);
+    }
+  });
 }
 
 inline void gauss_moments(const double* dd, std::size_t m, double beta,

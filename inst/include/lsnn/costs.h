@@ -26,9 +26,15 @@
 // terms that do are summed over the stored entries of P. Memory is
 // O(nnz(P) + n d): the n x n matrices are never formed.
 //
-// With GradientKind::approx (t-SNE in 1 or 2 dimensions) the all-pairs part
-// is instead summed in O(n) by the grid interpolation of fft_repulsion.h;
-// the sparse part and the combination below are the same.
+// Each cost's terms come from its model (cost_models.h). With
+// GradientKind::approx (1 or 2 dimensions) the all-pairs part is instead
+// summed in O(n) by the grid interpolation of fft_repulsion.h; the sparse
+// part and the combination below are the same.
+//
+// CostEvaluator is the optimizers' objective: evaluate() gives the cost and
+// the gradient at Y, set_exaggeration() is the phase hook (early
+// exaggeration multiplies P in the gradient and, for the approximation,
+// takes a coarser grid).
 //
 // Determinism: the tiles are scheduled in rounds (a round-robin tournament
 // of the row blocks, tile_schedule.h: the tiles of one round touch disjoint
@@ -45,6 +51,7 @@
 #include <vector>
 
 #include "cost_kernels.h"
+#include "cost_models.h"
 #include "fft_repulsion.h"
 #include "parallel.h"
 #include "sparse.h"
@@ -58,17 +65,12 @@ namespace lsnn {
 enum class GradientKind { exact = 0, approx = 1 };
 
 struct CostSettings {
-  CostMethod method = CostMethod::tsne;
+  CostParams params;
   GradientKind gradient = GradientKind::exact;
   // the approximation's grid: each method's default (fft_repulsion.h)
   // unless grid_set
   bool grid_set = false;
   GridSettings grid;
-  double gamma = 1.0;
-  double alpha = 1.0;
-  double a = 1.0;
-  double b = 1.0;
-  double eps = 0.0;
 };
 
 class CostEvaluator {
@@ -83,104 +85,97 @@ class CostEvaluator {
     const std::size_t target = 4 * std::max<std::size_t>(1, (n_ + 512) / 1024);
     block_ = ((n_ + target - 1) / target + 3) & ~static_cast<std::size_t>(3);
     block_ = std::max<std::size_t>(block_, 4);
-    Y_.assign(d_ * stride_, 0.0);
-    F_.assign(d_ * stride_, 0.0);
-    Z_.assign(stride_, 0.0);
-    C_.assign(stride_, 0.0);
-    A_.assign(d_ * n_, 0.0);
-    Cs_.assign(n_, 0.0);
-    S_.assign(n_, 0.0);
+    coords_.assign(d_ * stride_, 0.0);
+    repulsion_.assign(d_ * stride_, 0.0);
+    normaliser_.assign(stride_, 0.0);
+    pair_cost_.assign(stride_, 0.0);
+    attraction_.assign(d_ * n_, 0.0);
+    sparse_cost_.assign(n_, 0.0);
+    row_sum_.assign(n_, 0.0);
     pad_affinities();
-    make_schedule();
-    RadialKernel kern;
-    kern.method = settings_.method;
-    kern.gamma = settings_.gamma;
-    kern.alpha = settings_.alpha;
-    kern.a = settings_.a;
-    kern.b = settings_.b;
-    kern.eps = settings_.eps;
-    GridSettings gs = default_grid(settings_.method);
+    // the tiles are only needed by the exact sum
+    if (!approximate()) make_schedule();
+    GridSettings gs = default_grid(settings_.params.method);
     if (settings_.grid_set) {
       const bool widen = gs.widen;
       gs = settings_.grid;
       gs.widen = widen;
     }
     grid_ = gs;
-    rep_ = GridRepulsion(kern, gs, &kernels_);
-  }
-
-  // The optimizer's early exaggeration takes the coarser grid of
-  // exaggeration_grid() (a grid set by the caller is kept throughout).
-  void use_exaggeration_grid(bool on) {
-    rep_.set_grid(on && !settings_.grid_set ? exaggeration_grid(settings_.method) : grid_);
+    rep_ = GridRepulsion(settings_.params, gs, &kernels_);
   }
 
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
   // Whether evaluate() takes the approximate path.
-  bool approximate() const {
-    return settings_.gradient == GradientKind::approx && d_ <= 2 &&
-           approx_supported(settings_.method);
+  bool approximate() const { return settings_.gradient == GradientKind::approx && d_ <= 2; }
+
+  // The phase hook: from now on every P value is multiplied by `factor` in
+  // the gradient (the cost is always that of P itself), and while factor is
+  // not 1 the approximation takes the coarser grid of exaggeration_grid()
+  // (a grid set by the caller is kept throughout).
+  void set_exaggeration(double factor) {
+    p_scale_ = factor;
+    const bool coarse = factor != 1.0 && !settings_.grid_set;
+    rep_.set_grid(coarse ? exaggeration_grid(settings_.params.method) : grid_);
   }
 
   // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always
   // written; the cost is returned (and `pcost`, length n, filled when not
-  // null) only when `want_cost`, otherwise NaN. Every P value is multiplied
-  // by p_scale in the gradient (early exaggeration); the cost is always that
-  // of P itself.
+  // null) only when `want_cost`, otherwise NaN.
   template <typename Executor>
-  double evaluate(const double* Y, double p_scale, bool want_cost, double* grad,
-                  double* pcost, Executor& executor) {
+  double evaluate(const double* Y, bool want_cost, double* grad, double* pcost,
+                  Executor& executor) {
     const std::size_t n = n_, d = d_, stride = stride_;
     for (std::size_t c = 0; c < d; ++c) {
-      std::copy(Y + c * n, Y + (c + 1) * n, Y_.begin() + c * stride);
+      std::copy(Y + c * n, Y + (c + 1) * n, coords_.begin() + c * stride);
     }
-    std::fill(F_.begin(), F_.end(), 0.0);
-    std::fill(Z_.begin(), Z_.end(), 0.0);
-    std::fill(C_.begin(), C_.end(), 0.0);
+    std::fill(repulsion_.begin(), repulsion_.end(), 0.0);
+    std::fill(normaliser_.begin(), normaliser_.end(), 0.0);
+    std::fill(pair_cost_.begin(), pair_cost_.end(), 0.0);
 
     PairProblem prob;
-    prob.method = settings_.method;
+    prob.params = settings_.params;
     prob.n = n;
     prob.d = d;
     prob.stride = stride;
-    prob.Y = Y_.data();
-    prob.gamma = settings_.gamma;
-    prob.alpha = settings_.alpha;
-    prob.a = settings_.a;
-    prob.b = settings_.b;
-    prob.eps = settings_.eps;
+    prob.Y = coords_.data();
     prob.ptr = ptr_.data();
     prob.col = col_.data();
     prob.val = val_.data();
-    prob.p_scale = p_scale;
+    prob.p_scale = p_scale_;
 
-    const CostKernels& k = kernels_;
+    const bool tsne = normalised(settings_.params.method);
     if (approximate()) {
-      approximate_pairs(want_cost, executor);
+      // t-SNE: the repulsion and Z (its cost needs nothing else); others:
+      // the repulsion and, for the cost, the pairs' cost
+      rep_.evaluate(coords_.data(), n_, d_, stride_, repulsion_.data(), tsne || want_cost,
+                    tsne ? normaliser_.data() : pair_cost_.data(), executor);
+      checkpoint(executor);
     } else {
       exact_pairs(prob, want_cost, executor);
     }
 
-    const SparseSums ssums = {A_.data(), Cs_.data(), S_.data()};
+    const SparseSums ssums = {attraction_.data(), sparse_cost_.data(), row_sum_.data()};
     executor.parallel_for(
         0, n,
-        [&](std::size_t b, std::size_t e) { k.sparse_rows(prob, b, e, want_cost, ssums); },
+        [&](std::size_t b, std::size_t e) {
+          kernels_.sparse_rows(prob, b, e, want_cost, ssums);
+        },
         64);
 
-    const bool tsne = settings_.method == CostMethod::tsne;
     double Z = 0.0, S = 0.0;
     if (tsne) {
-      for (std::size_t i = 0; i < n; ++i) Z += Z_[i];
-      for (std::size_t i = 0; i < n; ++i) S += S_[i];
+      for (std::size_t i = 0; i < n; ++i) Z += normaliser_[i];
+      for (std::size_t i = 0; i < n; ++i) S += row_sum_[i];
     }
     const double rep = tsne ? S / Z : 1.0;
     executor.parallel_for(
         0, n,
         [&](std::size_t b, std::size_t e) {
           for (std::size_t c = 0; c < d; ++c) {
-            const double* F = F_.data() + c * stride;
-            const double* A = A_.data() + c * n;
+            const double* F = repulsion_.data() + c * stride;
+            const double* A = attraction_.data() + c * n;
             double* g = grad + c * n;
             if (tsne) {
               for (std::size_t i = b; i < e; ++i) g[i] = 4.0 * (A[i] - rep * F[i]);
@@ -195,7 +190,7 @@ class CostEvaluator {
     double cost = 0.0;
     const double logZ = tsne ? std::log(Z) : 0.0;
     for (std::size_t i = 0; i < n; ++i) {
-      const double pc = tsne ? Cs_[i] + S_[i] * logZ : C_[i] + Cs_[i];
+      const double pc = tsne ? sparse_cost_[i] + row_sum_[i] * logZ : pair_cost_[i] + sparse_cost_[i];
       if (pcost != nullptr) pcost[i] = pc;
       cost += pc;
     }
@@ -205,7 +200,7 @@ class CostEvaluator {
  private:
   template <typename Executor>
   void exact_pairs(const PairProblem& prob, bool want_cost, Executor& executor) {
-    const PairSums sums = {F_.data(), Z_.data(), C_.data()};
+    const PairSums sums = {repulsion_.data(), normaliser_.data(), pair_cost_.data()};
     const CostKernels& k = kernels_;
     for (const auto& round : rounds_) {
       executor.parallel_for(
@@ -220,16 +215,6 @@ class CostEvaluator {
           1);
       checkpoint(executor);
     }
-  }
-
-  template <typename Executor>
-  void approximate_pairs(bool want_cost, Executor& executor) {
-    // t-SNE: F and Z (its cost needs nothing else); others: F and, for the
-    // cost, C
-    const bool tsne = settings_.method == CostMethod::tsne;
-    rep_.evaluate(Y_.data(), n_, d_, stride_, F_.data(), tsne || want_cost,
-                  tsne ? Z_.data() : C_.data(), executor);
-    checkpoint(executor);
   }
 
   struct Tile {
@@ -284,7 +269,11 @@ class CostEvaluator {
   CostSettings settings_;
   SparseRows P_;  // symmetric: its rows are its columns
   std::size_t n_, d_, stride_, block_;
-  std::vector<double> Y_, F_, Z_, C_, A_, Cs_, S_;
+  double p_scale_ = 1.0;
+  // coordinates padded to `stride_` per dimension, and the per-point sums of
+  // the all-pairs part (PairSums) and of the sparse part (SparseSums)
+  std::vector<double> coords_, repulsion_, normaliser_, pair_cost_;
+  std::vector<double> attraction_, sparse_cost_, row_sum_;
   std::vector<int> ptr_, col_;
   std::vector<double> val_;
   std::vector<std::vector<Tile>> rounds_;

@@ -43,9 +43,6 @@
 
 namespace lsnn {
 
-// The costs with an approximate all-pairs sum: all of them.
-inline bool approx_supported(CostMethod) { return true; }
-
 // The default grid of each cost. Measured at 5,000 Fashion-MNIST rows (50
 // principal components; layouts converged by the exact optimizer or uwot;
 // relative gradient error |g_approx - g_exact| / |g_exact|, per-evaluation
@@ -123,61 +120,13 @@ inline GridSettings exaggeration_grid(CostMethod m) {
   return g;
 }
 
-// The kernels c(s) and e(s) of each cost (s = squared distance).
-struct RadialKernel {
-  CostMethod method = CostMethod::tsne;
-  double gamma = 1.0, alpha = 1.0, a = 1.0, b = 1.0, eps = 0.0;
-
-  double force(double s) const {
-    switch (method) {
-      case CostMethod::tsne: {
-        const double w = 1.0 / (1.0 + s);
-        return w * w;
-      }
-      case CostMethod::largevis:
-        return -gamma / ((1.0 + alpha * s) * (s + eps));
-      case CostMethod::largevis_exp: {
-        const double em = std::exp(-s);
-        return -gamma * em / (1.0 + em);
-      }
-      case CostMethod::umap:
-      default: {
-        const double u = b == 1.0 ? a * s : a * std::pow(s, b);
-        return -b / ((1.0 + u) * (s + eps));
-      }
-    }
-  }
-  double energy(double s) const {
-    switch (method) {
-      case CostMethod::tsne:
-        return 1.0 / (1.0 + s);
-      case CostMethod::largevis: {
-        const double u = alpha * s;
-        return gamma * std::log((1.0 + u) / (u + eps));
-      }
-      case CostMethod::largevis_exp:
-        return gamma * std::log1p(std::exp(-s));
-      case CostMethod::umap:
-      default: {
-        const double u = b == 1.0 ? a * s : a * std::pow(s, b);
-        return std::log((1.0 + u) / (u + eps));
-      }
-    }
-  }
-};
-
 class GridRepulsion {
  public:
   GridRepulsion() = default;
   // `kernels` (its near_run) sums the near field, four pairs at a time
-  GridRepulsion(const RadialKernel& k, const GridSettings& gs, const CostKernels* kernels)
-      : k_(k), gs_(gs), kernels_(kernels) {
-    prob_.method = k.method;
-    prob_.gamma = k.gamma;
-    prob_.alpha = k.alpha;
-    prob_.a = k.a;
-    prob_.b = k.b;
-    prob_.eps = k.eps;
+  GridRepulsion(const CostParams& params, const GridSettings& gs, const CostKernels* kernels)
+      : gs_(gs), kernels_(kernels) {
+    prob_.params = params;
   }
 
   // Y: coordinate c of point i at Y[c * stride + i] (d = 1 or 2). Writes
@@ -188,24 +137,27 @@ class GridRepulsion {
                 bool energy, double* E, Executor& executor) {
     grid_.layout(Y, n, d, stride, gs_, executor);
     grid_.spread(1, [](std::size_t, std::size_t) { return 1.0; }, executor);
-    const RadialKernel k = k_;
-    // kernel c: force(s) times the offset's coordinate c (odd); kernel d:
-    // energy(s)
-    grid_.kernel(0, [k](double dx, double dy) { return k.force(dx * dx + dy * dy) * dx; },
-                 executor);
-    if (d == 2) {
-      grid_.kernel(1, [k](double dx, double dy) { return k.force(dx * dx + dy * dy) * dy; },
+    // kernel c: the repulsion times the offset's coordinate c (odd); kernel
+    // d: the energy. Without a near field the grid's own self term is taken
+    // off the energy.
+    double self = 0.0;
+    lsnn::with_cost_model<ScalarMath>(prob_.params, [&](const auto& model) {
+      grid_.kernel(0, [model](double dx, double dy) { return model.repulsion(dx * dx + dy * dy) * dx; },
                    executor);
-    }
+      if (d == 2) {
+        grid_.kernel(1, [model](double dx, double dy) { return model.repulsion(dx * dx + dy * dy) * dy; },
+                     executor);
+      }
+      if (energy) {
+        grid_.kernel(d, [model](double dx, double dy) { return model.energy(dx * dx + dy * dy); },
+                     executor);
+      }
+      self = model.energy(0.0);
+    });
     std::vector<std::size_t> ks, cs;
-    for (std::size_t c = 0; c < d; ++c) {
+    for (std::size_t c = 0; c <= d; ++c) {
+      if (c == d && !energy) break;
       ks.push_back(c);
-      cs.push_back(0);
-    }
-    if (energy) {
-      grid_.kernel(d, [k](double dx, double dy) { return k.energy(dx * dx + dy * dy); },
-                   executor);
-      ks.push_back(d);
       cs.push_back(0);
     }
     const std::size_t nout = ks.size();
@@ -214,8 +166,6 @@ class GridRepulsion {
     checkpoint(executor);
     const bool nf = grid_.near_field();
     if (nf) near(Y, n, d, stride, energy, executor);
-    // without a near field the grid's own self term is taken off E
-    const double self = nf ? 0.0 : k.energy(0.0);
     executor.parallel_for(
         0, n,
         [&](std::size_t b, std::size_t e) {
@@ -234,7 +184,6 @@ class GridRepulsion {
         4096);
   }
 
-  const InterpolationGrid& grid() const { return grid_; }
   void set_grid(const GridSettings& gs) { gs_ = gs; }
 
  private:
@@ -293,7 +242,6 @@ class GridRepulsion {
         1);
   }
 
-  RadialKernel k_;
   GridSettings gs_;
   const CostKernels* kernels_ = nullptr;
   PairProblem prob_ = {};

@@ -1,4 +1,22 @@
-// Gradient descent for the embedding costs of costs.h, as in t-SNE:
+// The optimisation of a layout: one driver loop, optimize(), that advances
+// the coordinates by a stepper, records the cost every `epoch` steps (with
+// progress and Ctrl-C through the Executor), stops early when the cost
+// settles and refuses to return coordinates that are no longer finite; and
+// the gradient-descent stepper of t-SNE. The sampled stepper of LargeVis
+// and UMAP is in sampled_sgd.h; layout.h chooses between them.
+//
+// A stepper has
+//   double prepare(int iter, const double* Y, bool want_cost, Executor&):
+//     what step `iter` (from 1) needs to know of Y (the gradient), and the
+//     cost of Y when want_cost (NaN otherwise);
+//   void advance(int iter, double* Y, Executor&): takes step `iter`;
+//   static constexpr bool kEarlyStop: whether the driver may stop when the
+//     relative change of the cost between two records falls below `tol`
+//     (after step `tol_after`);
+//   static constexpr const char* kStepName: "iteration" or "epoch".
+// The objective (costs.h's CostEvaluator) gives the final cost.
+//
+// Gradient descent, as in t-SNE:
 //
 //   gain  <- gain + 0.2 where the gradient's sign differs from the last
 //            update's, gain * 0.8 where it agrees, at least min_gain
@@ -8,11 +26,7 @@
 //
 // The momentum switches from `momentum` to `final_momentum` at iteration
 // `mom_switch_iter`; P is multiplied by `exaggeration` up to iteration
-// `stop_lying_iter` (early exaggeration), when the approximate gradient takes
-// the coarser grid of exaggeration_grid() (fft_repulsion.h). The cost (of P
-// itself) is taken every `epoch` iterations and after the last one; once the
-// exaggeration is over, the run stops when the relative change between two
-// successive epoch costs falls below `tol`.
+// `stop_lying_iter` (early exaggeration, through the objective's phase hook).
 //
 // Coordinates that stop being finite (a step size, exaggeration or starting
 // scale so large that the squared distances overflow) end the run with
@@ -37,8 +51,7 @@
 
 namespace lsnn {
 
-struct OptimizerSettings {
-  int max_iter = 1000;
+struct GradientDescentSettings {
   double eta = 200.0;
   double momentum = 0.5;
   double final_momentum = 0.8;
@@ -46,8 +59,17 @@ struct OptimizerSettings {
   double exaggeration = 1.0;
   int stop_lying_iter = 0;
   double min_gain = 0.01;
-  double tol = 1e-7;
+};
+
+// The driver's own settings.
+struct DriverSettings {
+  int max_steps = 1000;
+  // steps between two cost records (0: only the final cost)
   int epoch = 50;
+  // early stop (steppers with kEarlyStop): relative cost change, compared
+  // only between records both after step tol_after
+  double tol = 1e-7;
+  int tol_after = 0;
 };
 
 struct OptimizerResult {
@@ -57,7 +79,6 @@ struct OptimizerResult {
   bool converged = false;        // stopped by the tolerance
 };
 
-inline double sign_of(double x) { return (x > 0.0) - (x < 0.0); }
 
 inline bool all_finite(const double* x, std::size_t count) {
   double acc = 0.0;  // 0 * x is NaN exactly when x is not finite
@@ -106,34 +127,26 @@ class CostHistory {
   std::chrono::steady_clock::time_point start_;
 };
 
-// Y: n x d column-major, updated in place.
-template <typename Executor>
-OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
-                                   const OptimizerSettings& s, Executor& executor) {
-  const std::size_t n = evaluator.n(), d = evaluator.d(), nd = n * d;
+// Runs `stepper` on Y (n x d column-major, updated in place) for at most
+// s.max_steps steps; `objective` gives the final cost.
+template <typename Stepper, typename Objective, typename Executor>
+OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
+                         const DriverSettings& s, Executor& executor) {
+  const std::size_t nd = objective.n() * objective.d();
   if (!all_finite(Y, nd)) throw std::invalid_argument("the initial coordinates are not all finite");
-  std::vector<double> grad(nd, 0.0), update(nd, 0.0), gains(nd, 1.0);
   OptimizerResult res;
-  CostHistory<Executor> history(executor, static_cast<std::size_t>(std::max(s.max_iter, 0)),
-                                "iteration");
+  CostHistory<Executor> history(executor, static_cast<std::size_t>(std::max(s.max_steps, 0)),
+                                Stepper::kStepName);
   double prev_cost = NAN;
   int prev_cost_iter = -1;
-
-  for (int iter = 1; iter <= s.max_iter; ++iter) {
-    const bool lying = iter <= s.stop_lying_iter;
-    if (iter == 1 || iter == s.stop_lying_iter + 1) {
-      evaluator.use_exaggeration_grid(lying && s.exaggeration != 1.0);
-    }
-    const double momentum = iter < s.mom_switch_iter ? s.momentum : s.final_momentum;
-    const int done = iter - 1;  // iterations already applied to Y
+  for (int iter = 1; iter <= s.max_steps; ++iter) {
+    const int done = iter - 1;  // steps already applied to Y
     const bool want_cost = s.epoch > 0 && done % s.epoch == 0;
-    const double cost = evaluator.evaluate(Y, lying ? s.exaggeration : 1.0, want_cost,
-                                           grad.data(), nullptr, executor);
+    const double cost = stepper.prepare(iter, Y, want_cost, executor);
     if (want_cost) {
       if (std::isnan(cost)) throw_diverged(done);
       history.record(res, done, cost);
-      // only compare epochs that are both past the exaggeration
-      if (prev_cost_iter >= s.stop_lying_iter && done > s.stop_lying_iter &&
+      if (Stepper::kEarlyStop && prev_cost_iter >= s.tol_after && done > s.tol_after &&
           std::fabs(prev_cost - cost) <= s.tol * std::fabs(cost)) {
         res.converged = true;
         res.iterations = done;
@@ -143,13 +156,65 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
       prev_cost = cost;
       prev_cost_iter = done;
     }
-    const double eta = s.eta, min_gain = s.min_gain;
+    stepper.advance(iter, Y, executor);
+    if (!all_finite(Y, nd)) throw_diverged(iter);
+    res.iterations = iter;
+    history.set(static_cast<std::size_t>(iter));
+  }
+  objective.set_exaggeration(1.0);
+  // the cost of the final coordinates
+  if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
+    std::vector<double> grad(nd);
+    const double cost = objective.evaluate(Y, true, grad.data(), nullptr, executor);
+    if (std::isnan(cost)) throw_diverged(res.iterations);
+    history.record(res, res.iterations, cost);
+  }
+  history.finish(res);
+  return res;
+}
+
+// Gradient descent with momentum and delta-bar-delta gains (see the top).
+template <typename Objective>
+class GradientDescent {
+ public:
+  static constexpr bool kEarlyStop = true;
+  static constexpr const char* kStepName = "iteration";
+
+  GradientDescent(Objective& objective, const GradientDescentSettings& s)
+      : objective_(objective),
+        s_(s),
+        n_(objective.n()),
+        d_(objective.d()),
+        grad_(n_ * d_, 0.0),
+        update_(n_ * d_, 0.0),
+        gains_(n_ * d_, 1.0) {}
+
+  template <typename Executor>
+  double prepare(int iter, const double* Y, bool want_cost, Executor& executor) {
+    const bool lying = iter <= s_.stop_lying_iter;
+    if (iter == 1 || iter == s_.stop_lying_iter + 1) {
+      objective_.set_exaggeration(lying ? s_.exaggeration : 1.0);
+    }
+    return objective_.evaluate(Y, want_cost, grad_.data(), nullptr, executor);
+  }
+
+  template <typename Executor>
+  void advance(int iter, double* Y, Executor& executor) {
+    const double momentum = iter < s_.mom_switch_iter ? s_.momentum : s_.final_momentum;
+    const double eta = s_.eta, min_gain = s_.min_gain;
+    double* grad = grad_.data();
+    double* update = update_.data();
+    double* gains = gains_.data();
     executor.parallel_for(
-        0, nd,
+        0, n_ * d_,
         [&](std::size_t b, std::size_t e) {
           for (std::size_t t = b; t < e; ++t) {
             double g = gains[t];
-            g = sign_of(grad[t]) != sign_of(update[t]) ? g + 0.2 : g * 0.8;
+            // the gain grows while the steps keep their direction (the
+            // gradient's sign then differs from the last update's)
+            const bool same = (grad[t] > 0.0) == (update[t] > 0.0) &&
+                              (grad[t] < 0.0) == (update[t] < 0.0);
+            g = same ? g * 0.8 : g + 0.2;
             if (g < min_gain) g = min_gain;
             gains[t] = g;
             update[t] = momentum * update[t] - eta * g * grad[t];
@@ -157,28 +222,27 @@ OptimizerResult optimize_embedding(CostEvaluator& evaluator, double* Y,
           }
         },
         1024);
-    for (std::size_t c = 0; c < d; ++c) {
+    recentre(iter, Y);
+  }
+
+ private:
+  void recentre(int iter, double* Y) const {
+    for (std::size_t c = 0; c < d_; ++c) {
       double mean = 0.0;
-      for (std::size_t i = 0; i < n; ++i) mean += Y[c * n + i];
-      mean /= static_cast<double>(n);
+      for (std::size_t i = 0; i < n_; ++i) mean += Y[c * n_ + i];
+      mean /= static_cast<double>(n_);
       // the mean is finite only if every coordinate of the column is (or
       // their sum overflowed, as bad a sign)
       if (!std::isfinite(mean)) throw_diverged(iter);
-      for (std::size_t i = 0; i < n; ++i) Y[c * n + i] -= mean;
+      for (std::size_t i = 0; i < n_; ++i) Y[c * n_ + i] -= mean;
     }
-    res.iterations = iter;
-    history.set(static_cast<std::size_t>(iter));
   }
-  evaluator.use_exaggeration_grid(false);
-  // the cost of the final coordinates
-  if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
-    const double cost = evaluator.evaluate(Y, 1.0, true, grad.data(), nullptr, executor);
-    if (std::isnan(cost)) throw_diverged(res.iterations);
-    history.record(res, res.iterations, cost);
-  }
-  history.finish(res);
-  return res;
-}
+
+  Objective& objective_;
+  GradientDescentSettings s_;
+  std::size_t n_, d_;
+  std::vector<double> grad_, update_, gains_;
+};
 
 }  // namespace lsnn
 

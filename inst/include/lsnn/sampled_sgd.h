@@ -35,8 +35,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cost_kernels.h"
-#include "fft_repulsion.h"
+#include "cost_models.h"
 #include "optimizer.h"
 #include "parallel.h"
 #include "random.h"
@@ -45,7 +44,6 @@
 namespace lsnn {
 
 struct SampledSettings {
-  int n_epochs = 500;
   double learning_rate = 1.0;
   int negative_sample_rate = 5;
   // weight of each sampled repulsion
@@ -56,132 +54,97 @@ struct SampledSettings {
   double beta2 = 0.9;
   double adam_eps = 1e-7;
   std::uint64_t seed = 0;
-  // the cost is recorded every `epoch` epochs from the start (0: at the
-  // end only)
-  int epoch = 50;
-};
-
-// The coefficients c of a pair's gradient c * (y_i - y_j) for the costs'
-// attractive term -log w and repulsive term -log(1 - w), s the squared
-// distance. The repulsion is the all-pairs kernel of the full gradient
-// (`pair`, with gamma = 1: the sampled weight is applied per sample).
-struct SampledKernel {
-  RadialKernel pair;
-
-  double attract(double s) const {
-    const double alpha = pair.alpha, a = pair.a, b = pair.b;
-    switch (pair.method) {
-      case CostMethod::largevis:
-        return 2.0 * alpha / (1.0 + alpha * s);
-      case CostMethod::largevis_exp:
-        return 2.0 / (1.0 + std::exp(-s));
-      case CostMethod::umap:
-      default: {
-        if (b == 1.0) return 2.0 * a / (1.0 + a * s);
-        // s^(b - 1) is unbounded at 0 for b < 1: coincident points do not pull
-        if (!(s > 0.0)) return 0.0;
-        const double sb = std::pow(s, b);
-        return 2.0 * a * b * (sb / s) / (1.0 + a * sb);
-      }
-    }
-  }
-  // d/dy_i of -log(1 - w) is 2 force(s) (y_i - y_j)
-  double repel(double s) const { return 2.0 * pair.force(s); }
 };
 
 inline double clip_to(double x, double c) { return std::min(c, std::max(-c, x)); }
 
-// Y: n x d column-major, updated in place. `cost(Y)` returns the cost of
-// coordinates Y (recorded only, as the run has no early stop: the
-// learning rate decides the end).
-template <typename Executor, typename CostFn>
-OptimizerResult optimize_sampled(const SparseRows& P, double* Y, std::size_t d,
-                                 const SampledKernel& kernel, const SampledSettings& s,
-                                 CostFn&& cost, Executor& executor) {
-  const std::size_t n = P.n, nd = n * d;
-  if (n == 0 || d == 0) throw std::invalid_argument("the embedding needs points and dimensions");
-  if (s.n_epochs < 0 || s.negative_sample_rate < 0 || !(s.learning_rate > 0.0) ||
-      !(s.gamma >= 0.0) || !(s.clip > 0.0)) {
-    throw std::invalid_argument("invalid settings for the sampled optimisation");
-  }
-  if (!all_finite(Y, nd)) throw std::invalid_argument("the initial coordinates are not all finite");
-  const std::size_t nnz = static_cast<std::size_t>(P.ptr[n]);
-  double vmax = 0.0;
-  for (std::size_t e = 0; e < nnz; ++e) {
-    if (!(P.val[e] >= 0.0) || !std::isfinite(P.val[e])) {
-      throw std::invalid_argument("the affinities must be finite and non-negative");
+// The sampled stepper for the cost `Model` (cost_models.h, scalar), taken
+// with gamma = 1: each sample is weighted by the settings' gamma instead.
+// A pair's step is 2 c (y_i - y_j): the gradient of -log w (c the model's
+// attraction) or of -log(1 - w) (c its repulsion). The objective gives the
+// recorded costs.
+template <typename Model, typename Objective>
+class SampledStepper {
+ public:
+  static constexpr bool kEarlyStop = false;
+  static constexpr const char* kStepName = "epoch";
+
+  SampledStepper(const Model& model, Objective& objective, const SparseRows& P,
+                 const SampledSettings& s, int n_epochs)
+      : model_(model), objective_(objective), P_(P), s_(s), n_epochs_(n_epochs),
+        n_(P.n), d_(objective.d()) {
+    if (n_ == 0 || d_ == 0) throw std::invalid_argument("the embedding needs points and dimensions");
+    if (n_epochs < 0 || s.negative_sample_rate < 0 || !(s.learning_rate > 0.0) ||
+        !(s.gamma >= 0.0) || !(s.clip > 0.0)) {
+      throw std::invalid_argument("invalid settings for the sampled optimisation");
     }
-    vmax = std::max(vmax, P.val[e]);
-  }
-  // epochs between two samples of each edge, and the epoch of its next
-  std::vector<double> period(nnz, HUGE_VAL), next(nnz, HUGE_VAL);
-  if (vmax > 0.0) {
+    const std::size_t nnz = static_cast<std::size_t>(P.ptr[n_]);
+    double vmax = 0.0;
     for (std::size_t e = 0; e < nnz; ++e) {
-      if (P.val[e] > 0.0) period[e] = next[e] = vmax / P.val[e];
+      if (!(P.val[e] >= 0.0) || !std::isfinite(P.val[e])) {
+        throw std::invalid_argument("the affinities must be finite and non-negative");
+      }
+      vmax = std::max(vmax, P.val[e]);
     }
+    // epochs between two samples of each edge, and the epoch of its next
+    period_.assign(nnz, HUGE_VAL);
+    next_.assign(nnz, HUGE_VAL);
+    if (vmax > 0.0) {
+      for (std::size_t e = 0; e < nnz; ++e) {
+        if (P.val[e] > 0.0) period_[e] = next_[e] = vmax / P.val[e];
+      }
+    }
+    const std::size_t nd = n_ * d_;
+    grad_.assign(nd, 0.0);
+    m1_.assign(nd, 0.0);
+    m2_.assign(nd, 0.0);
+    prev_.resize(nd);
   }
-  std::vector<double> grad(nd, 0.0), m1(nd, 0.0), m2(nd, 0.0);
-  // The previous epoch's coordinates, point by point (a negative sample then
-  // touches one cache line, not d) and in single precision: the random
-  // reads are what an epoch waits for once the coordinates outgrow the
-  // cache (1e6 points: 16 MB in double), and the differences they give are
-  // used only to a few digits (each pair's step is clipped).
-  std::vector<float> prev(nd);
 
-  OptimizerResult res;
-  CostHistory<Executor> history(executor, static_cast<std::size_t>(s.n_epochs), "epoch");
-  auto record = [&](int epoch) {
-    const double c = cost(Y);
-    if (std::isnan(c)) throw_diverged(epoch);
-    history.record(res, epoch, c);
-  };
-  // The start's cost only on request: a spectral start can put whole
-  // clusters on a point, where the near field of the approximate cost sums
-  // every pair of a cluster (183 s of a 1e6-point run).
-  if (s.epoch > 0) record(0);
+  template <typename Executor>
+  double prepare(int, const double* Y, bool want_cost, Executor& executor) {
+    if (!want_cost) return NAN;
+    return objective_.evaluate(Y, true, grad_.data(), nullptr, executor);
+  }
 
-  const int m = s.negative_sample_rate;
-  const double clip = s.clip, gamma = s.gamma;
-  double b1t = 1.0, b2t = 1.0;
-  for (int t = 1; t <= s.n_epochs; ++t) {
+  template <typename Executor>
+  void advance(int t, double* Y, Executor& executor) {
+    const std::size_t n = n_, d = d_;
+    // The previous epoch's coordinates, point by point (a negative sample
+    // then touches one cache line, not d) and in single precision: the
+    // random reads are what an epoch waits for once the coordinates outgrow
+    // the cache (1e6 points: 16 MB in double), and the differences they give
+    // are used only to a few digits (each pair's step is clipped).
+    float* prev = prev_.data();
     executor.parallel_for(
         0, n,
         [&](std::size_t b, std::size_t e) {
           for (std::size_t i = b; i < e; ++i) {
-            for (std::size_t c = 0; c < d; ++c) {
-              prev[i * d + c] = static_cast<float>(Y[c * n + i]);
-            }
+            for (std::size_t c = 0; c < d; ++c) prev[i * d + c] = static_cast<float>(Y[c * n + i]);
           }
         },
         4096);
-    const float* Yp = prev.data();
+    const float* Yp = prev;
+    const int m = s_.negative_sample_rate;
+    const double clip = s_.clip, gamma = s_.gamma;
+    double* grad = grad_.data();
     executor.parallel_for(
         0, n,
         [&](std::size_t r0, std::size_t r1) {
           std::vector<double> gi(d), dy(d);
           for (std::size_t i = r0; i < r1; ++i) {
             std::fill(gi.begin(), gi.end(), 0.0);
-            SplitMix64 rng(hash64(s.seed, static_cast<std::uint64_t>(t), i));
-            for (int e = P.ptr[i]; e < P.ptr[i + 1]; ++e) {
-              if (next[e] > t) continue;
-              next[e] += period[e];
-              const std::size_t j = static_cast<std::size_t>(P.col[e]);
-              double q = 0.0;
-              for (std::size_t c = 0; c < d; ++c) {
-                dy[c] = static_cast<double>(Yp[i * d + c]) - Yp[j * d + c];
-                q += dy[c] * dy[c];
-              }
-              const double ca = kernel.attract(q);
+            SplitMix64 rng(hash64(s_.seed, static_cast<std::uint64_t>(t), i));
+            for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
+              if (next_[e] > t) continue;
+              next_[e] += period_[e];
+              const std::size_t j = static_cast<std::size_t>(P_.col[e]);
+              const double ca = 2.0 * model_.attraction(sqdist(Yp, i, j, dy.data()));
               for (std::size_t c = 0; c < d; ++c) gi[c] += clip_to(ca * dy[c], clip);
               for (int r = 0; r < m; ++r) {
                 const std::size_t k = rng.below(n);
                 if (k == i) continue;
-                double qk = 0.0;
-                for (std::size_t c = 0; c < d; ++c) {
-                  dy[c] = static_cast<double>(Yp[i * d + c]) - Yp[k * d + c];
-                  qk += dy[c] * dy[c];
-                }
-                const double cr = gamma * kernel.repel(qk);
+                const double cr = 2.0 * gamma * model_.repulsion(sqdist(Yp, i, k, dy.data()));
                 for (std::size_t c = 0; c < d; ++c) gi[c] += clip_to(cr * dy[c], clip);
               }
             }
@@ -189,32 +152,53 @@ OptimizerResult optimize_sampled(const SparseRows& P, double* Y, std::size_t d,
           }
         },
         256);
-    b1t *= s.beta1;
-    b2t *= s.beta2;
-    const double lr = s.learning_rate * (1.0 - static_cast<double>(t - 1) / s.n_epochs);
-    const double c1 = 1.0 / (1.0 - b1t), c2 = 1.0 / (1.0 - b2t);
+    adam_step(t, Y, executor);
+  }
+
+ private:
+  // |y_i - y_j|^2 of the single-precision copy, the difference in dy
+  double sqdist(const float* Yp, std::size_t i, std::size_t j, double* dy) const {
+    double q = 0.0;
+    for (std::size_t c = 0; c < d_; ++c) {
+      dy[c] = static_cast<double>(Yp[i * d_ + c]) - Yp[j * d_ + c];
+      q += dy[c] * dy[c];
+    }
+    return q;
+  }
+
+  template <typename Executor>
+  void adam_step(int t, double* Y, Executor& executor) {
+    b1t_ *= s_.beta1;
+    b2t_ *= s_.beta2;
+    const double lr = s_.learning_rate * (1.0 - static_cast<double>(t - 1) / n_epochs_);
+    const double c1 = 1.0 / (1.0 - b1t_), c2 = 1.0 / (1.0 - b2t_);
+    const double beta1 = s_.beta1, beta2 = s_.beta2, adam_eps = s_.adam_eps;
+    const double* grad = grad_.data();
+    double* m1 = m1_.data();
+    double* m2 = m2_.data();
     executor.parallel_for(
-        0, nd,
+        0, n_ * d_,
         [&](std::size_t b, std::size_t e) {
           for (std::size_t x = b; x < e; ++x) {
             const double g = grad[x];
-            m1[x] = s.beta1 * m1[x] + (1.0 - s.beta1) * g;
-            m2[x] = s.beta2 * m2[x] + (1.0 - s.beta2) * g * g;
-            Y[x] -= lr * (m1[x] * c1) / (std::sqrt(m2[x] * c2) + s.adam_eps);
+            m1[x] = beta1 * m1[x] + (1.0 - beta1) * g;
+            m2[x] = beta2 * m2[x] + (1.0 - beta2) * g * g;
+            Y[x] -= lr * (m1[x] * c1) / (std::sqrt(m2[x] * c2) + adam_eps);
           }
         },
         4096);
-    if (!all_finite(Y, nd)) throw_diverged(t);
-    res.iterations = t;
-    if (s.epoch > 0 && t % s.epoch == 0 && t < s.n_epochs) record(t);
-    history.set(static_cast<std::size_t>(t));
   }
-  if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
-    record(res.iterations);
-  }
-  history.finish(res);
-  return res;
-}
+
+  Model model_;
+  Objective& objective_;
+  SparseRows P_;
+  SampledSettings s_;
+  int n_epochs_;
+  std::size_t n_, d_;
+  std::vector<double> period_, next_, grad_, m1_, m2_;
+  std::vector<float> prev_;
+  double b1t_ = 1.0, b2t_ = 1.0;
+};
 
 }  // namespace lsnn
 

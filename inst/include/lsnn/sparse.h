@@ -4,6 +4,7 @@
 #define LSNN_SPARSE_H
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
@@ -164,6 +165,39 @@ inline void scale_to_sum_one(CsrMatrix& M) {
   if (total > 0.0) {
     for (double& v : M.val) v /= total;
   }
+}
+
+// Whether the square matrix M equals its transpose: every stored (i, j) has
+// a stored (j, i) whose value agrees to a relative `tol` (an entry missing on
+// one side must be 0 on the other). Each row's columns must be increasing;
+// the search for (j, i) is a bisection of row j, so the check is
+// O(nnz log(entries per row)) and needs no copy of M.
+template <typename Executor>
+bool is_symmetric(const SparseRows& M, double tol, Executor& executor) {
+  if (M.n != M.d) return false;
+  const std::size_t n = M.n;
+  std::vector<char> row_ok(n, 1);
+  executor.parallel_for(
+      0, n,
+      [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t i = r0; i < r1; ++i) {
+          for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) {
+            const std::size_t j = static_cast<std::size_t>(M.col[e]);
+            if (j == i) continue;
+            const int* lo = M.col + M.ptr[j];
+            const int* hi = M.col + M.ptr[j + 1];
+            const int* at = std::lower_bound(lo, hi, static_cast<int>(i));
+            const double a = M.val[e];
+            const double b = at != hi && *at == static_cast<int>(i) ? M.val[at - M.col] : 0.0;
+            if (!(std::fabs(a - b) <= tol * std::max(std::fabs(a), std::fabs(b)))) {
+              row_ok[i] = 0;
+              break;
+            }
+          }
+        }
+      },
+      256);
+  return std::all_of(row_ok.begin(), row_ok.end(), [](char ok) { return ok != 0; });
 }
 
 }  // namespace lsnn
