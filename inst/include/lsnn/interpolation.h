@@ -369,28 +369,41 @@ class InterpolationGrid {
  private:
   std::size_t spectrum_size() const { return H0_ * L_[1]; }
 
-  // Crowding. The near field's direct sums grow as the square of the points
-  // per box: points crowded into a few boxes (a spectral start, clusters
-  // under early exaggeration) made one t-SNE evaluation of 70,000 points
-  // take 15 s. So finer grids (2, 4, 8 and 16 times the boxes per
-  // dimension, up to 2,048 nodes) are costed, near pairs against FFT work,
-  // and the cheapest taken; where the boxes are narrower than the width at
-  // which the grid alone resolves the kernel, the near field is dropped.
+  // The grid's resolution, chosen by cost. Two things make a fixed box width
+  // dear:
+  //  - crowding: the near field's direct sums grow as the square of the
+  //    points per box, so points crowded into a few boxes (a spectral start,
+  //    clusters under early exaggeration) made one t-SNE evaluation of
+  //    70,000 points take 15 s;
+  //  - width: the FFTs grow with the layout's area, not with n, so a layout
+  //    1,000 units wide made one evaluation of 5,000 points take 45 s.
+  // So grids 2, 4, 8 and 16 times finer (up to 2,048 nodes per dimension)
+  // and, while the grid has more nodes than there are points, 2, 4, 8, ...
+  // times coarser are costed, near pairs against FFT work, and the cheapest
+  // is taken; where the boxes are narrower than the width at which the grid
+  // alone resolves the kernel, the near field is dropped. Coarser boxes keep
+  // the accuracy: the far pairs stay at least near_boxes boxes apart, where
+  // the kernels beyond their core are power laws (scale-free: the
+  // interpolation error depends on the nodes per box, not on the width).
+  // So the cost of an evaluation is bounded by that of a grid of about n
+  // nodes with its near field, whatever the layout's width.
   // Deterministic: a function of the coordinates alone.
   void refine(const GridSettings& gs) {
     const std::size_t base[2] = {nb_[0], nb_[1]};
     const double h0[2] = {h_[0], h_[1]};
     std::vector<std::size_t> count;
-    auto place = [&](std::size_t f) {
+    // boxes `scale` times finer (scale > 1) or 1 / scale times coarser
+    auto place = [&](double scale) {
       for (std::size_t c = 0; c < d_; ++c) {
-        nb_[c] = base[c] * f;
-        h_[c] = f == 1 ? h0[c] : span_[c] / static_cast<double>(nb_[c]);
+        const double boxes = std::ceil(static_cast<double>(base[c]) * scale);
+        nb_[c] = static_cast<std::size_t>(std::max(1.0, boxes));
+        h_[c] = scale == 1.0 ? h0[c] : span_[c] / static_cast<double>(nb_[c]);
         lo_[c] = mid_[c] - 0.5 * h_[c] * static_cast<double>(nb_[c]);
       }
     };
-    // estimated time of one evaluation with the boxes f times finer
-    auto cost = [&](std::size_t f, bool& near) {
-      place(f);
+    // estimated time of one evaluation with the boxes `scale` times finer
+    auto cost = [&](double scale, bool& near) {
+      place(scale);
       double fft = 1.0;
       for (std::size_t c = 0; c < d_; ++c) {
         fft *= static_cast<double>(fft_size(2 * nb_[c] * p_));
@@ -438,21 +451,38 @@ class InterpolationGrid {
       const double table = d_ == 2 ? reach * reach : reach;
       return fft + gs.pair_weight * pairs + filled * pd * table * static_cast<double>(d_ + 1);
     };
-    std::size_t best_f = 1;
+    double best_scale = 1.0;
     bool best_near = true, near = true;
-    double best = cost(1, best_near);
-    for (std::size_t f = 2; f <= 16; f *= 2) {
-      bool fits = true;
-      for (std::size_t c = 0; c < d_; ++c) fits = fits && base[c] * f * p_ <= 2048;
-      if (!fits) break;
-      const double t = cost(f, near);
+    double best = cost(1.0, best_near);
+    auto consider = [&](double scale) {
+      const double t = cost(scale, near);
       if (t < best) {
         best = t;
-        best_f = f;
+        best_scale = scale;
         best_near = near;
       }
+    };
+    for (double scale = 0.5;; scale *= 0.5) {
+      // coarser only while the grid outnumbers the points
+      std::size_t nodes = 1, widest = 1;
+      for (std::size_t c = 0; c < d_; ++c) {
+        const std::size_t boxes = static_cast<std::size_t>(
+            std::max(1.0, std::ceil(static_cast<double>(base[c]) * scale * 2.0)));
+        nodes *= boxes * p_;
+        widest = std::max(widest, boxes);
+      }
+      if (nodes <= n_ || widest == 1) break;
+      consider(scale);
     }
-    place(best_f);
+    for (double scale = 2.0; scale <= 16.0; scale *= 2.0) {
+      bool fits = true;
+      for (std::size_t c = 0; c < d_; ++c) {
+        fits = fits && static_cast<double>(base[c]) * scale * static_cast<double>(p_) <= 2048.0;
+      }
+      if (!fits) break;
+      consider(scale);
+    }
+    place(best_scale);
     near_ = best_near;
   }
 
