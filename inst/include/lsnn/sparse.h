@@ -169,35 +169,48 @@ inline void scale_to_sum_one(CsrMatrix& M) {
 
 // Whether the square matrix M equals its transpose: every stored (i, j) has
 // a stored (j, i) whose value agrees to a relative `tol` (an entry missing on
-// one side must be 0 on the other). Each row's columns must be increasing;
-// the search for (j, i) is a bisection of row j, so the check is
-// O(nnz log(entries per row)) and needs no copy of M.
+// one side must be 0 on the other). Each row's columns must be increasing.
+// O(nnz) and no copy of M: the rows i of a block are taken in order, so the
+// entries (j, i) they look for come in increasing order within each row j,
+// and a cursor per row j (placed by one bisection when the block first
+// needs it) only moves forward.
 template <typename Executor>
 bool is_symmetric(const SparseRows& M, double tol, Executor& executor) {
   if (M.n != M.d) return false;
   const std::size_t n = M.n;
-  std::vector<char> row_ok(n, 1);
+  // a few blocks per thread: each needs a cursor per row
+  const std::size_t blocks = std::min<std::size_t>(n, 16);
+  std::vector<char> block_ok(blocks, 1);
   executor.parallel_for(
-      0, n,
-      [&](std::size_t r0, std::size_t r1) {
-        for (std::size_t i = r0; i < r1; ++i) {
-          for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) {
-            const std::size_t j = static_cast<std::size_t>(M.col[e]);
-            if (j == i) continue;
-            const int* lo = M.col + M.ptr[j];
-            const int* hi = M.col + M.ptr[j + 1];
-            const int* at = std::lower_bound(lo, hi, static_cast<int>(i));
-            const double a = M.val[e];
-            const double b = at != hi && *at == static_cast<int>(i) ? M.val[at - M.col] : 0.0;
-            if (!(std::fabs(a - b) <= tol * std::max(std::fabs(a), std::fabs(b)))) {
-              row_ok[i] = 0;
-              break;
+      0, blocks,
+      [&](std::size_t b0, std::size_t b1) {
+        std::vector<int> cursor(n);
+        for (std::size_t b = b0; b < b1; ++b) {
+          const std::size_t r0 = n * b / blocks, r1 = n * (b + 1) / blocks;
+          std::fill(cursor.begin(), cursor.end(), -1);
+          for (std::size_t i = r0; i < r1 && block_ok[b]; ++i) {
+            for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) {
+              const std::size_t j = static_cast<std::size_t>(M.col[e]);
+              if (j == i) continue;
+              const int end = M.ptr[j + 1];
+              int& at = cursor[j];
+              if (at < 0) {
+                at = static_cast<int>(std::lower_bound(M.col + M.ptr[j], M.col + end,
+                                                       static_cast<int>(i)) - M.col);
+              }
+              while (at < end && M.col[at] < static_cast<int>(i)) ++at;
+              const double a = M.val[e];
+              const double t = at < end && M.col[at] == static_cast<int>(i) ? M.val[at] : 0.0;
+              if (!(std::fabs(a - t) <= tol * std::max(std::fabs(a), std::fabs(t)))) {
+                block_ok[b] = 0;
+                break;
+              }
             }
           }
         }
       },
-      256);
-  return std::all_of(row_ok.begin(), row_ok.end(), [](char ok) { return ok != 0; });
+      1);
+  return std::all_of(block_ok.begin(), block_ok.end(), [](char ok) { return ok != 0; });
 }
 
 }  // namespace lsnn
