@@ -6,7 +6,7 @@
 #
 #   Rscript bench/bench-scale.R [parts]      (from the package root)
 #
-# parts: any of accuracy, tsne, umap, million (default: all). Environment:
+# parts: any of accuracy, spread, tsne, umap, million (default: all). Environment:
 #   LSNN_BENCH_THREADS   threads (2)
 #   LSNN_BENCH_UMAP_N    rows for the UMAP-family comparison (70000; above
 #                        10,000 lsnn lays these out by negative sampling)
@@ -19,7 +19,7 @@ suppressMessages(library(lsnn))
 source(file.path("bench", "common.R"))
 
 args <- commandArgs(trailingOnly = TRUE)
-parts <- if (length(args) == 0) c("accuracy", "tsne", "umap", "million") else args
+parts <- if (length(args) == 0) c("accuracy", "spread", "tsne", "umap", "million") else args
 threads <- as.integer(Sys.getenv("LSNN_BENCH_THREADS", "2"))
 out <- list()
 
@@ -99,6 +99,48 @@ if ("accuracy" %in% parts) {
   print(rbind(kl = signif(final, 5), rel_to_exact = signif(final / final[["exact"]] - 1, 3),
               seconds = signif(times, 3)))
   out$accuracy <- list(gradient = acc, final = final, times = times)
+}
+
+# ---- cost_gradient() at 5,000 rows: time against the layout's width ----
+# A converged t-SNE layout of 5,000 Fashion-MNIST images (50 PCs, 90-NN
+# perplexity-30 affinities) scaled to a spread (sd of the first coordinate)
+# of 1e-3 to 1e5: the median time of cost_gradient(gradient = "approx") and
+# its relative gradient error; and, at the layout's own scale, the exact
+# cost_gradient() against one optimizer iteration (targets: within 2x of
+# the time at spread 1, and within 3x of an iteration).
+if ("spread" %in% parts) {
+  X <- fashion_data()[seq_len(5000), ] / 255
+  n <- nrow(X)
+  set.seed(1)
+  X50 <- stats::prcomp(X, rank. = 50)$x
+  g90 <- extended_knn(X50, n_neighbors = 90, n_extra = 0, n_threads = threads)
+  Pt <- perplexity_affinities(nn_method = g90, perplexity = 30, n_threads = threads)
+  Yc <- neighbor_embedding(nn_method = g90, method = "tsne", n_threads = threads)
+  Yc <- Yc / stats::sd(Yc[, 1])
+  median_time <- function(f, reps = 5) stats::median(vapply(seq_len(reps), function(r) elapsed(f()), 0))
+  rows <- lapply(c(1e-3, 1, 10, 100, 1e3, 1e5), function(s) {
+    Y <- Yc * s
+    e <- cost_gradient(Y, Pt, "tsne", n_threads = threads, gradient = "exact")
+    a <- cost_gradient(Y, Pt, "tsne", n_threads = threads, gradient = "approx")
+    c(spread = s,
+      approx_s = median_time(function() cost_gradient(Y, Pt, "tsne", n_threads = threads,
+                                                      gradient = "approx")),
+      exact_s = median_time(function() cost_gradient(Y, Pt, "tsne", n_threads = threads,
+                                                     gradient = "exact")),
+      gradient_error = sqrt(sum((a$gradient - e$gradient)^2) / sum(e$gradient^2)))
+  })
+  spread <- do.call(rbind, rows)
+  # one optimizer iteration at the same layout: 60 against 10 iterations
+  iter_time <- function(it) elapsed(neighbor_embedding(nn_method = g90, method = "tsne",
+                                                       init = Yc * 30, max_iter = it, tol = 0,
+                                                       exaggeration = 1, gradient = "exact",
+                                                       epoch = 1e5, n_threads = threads))
+  per_iter <- (iter_time(60) - iter_time(10)) / 50
+  cat("\n== cost_gradient(), t-SNE, 5,000 rows: median time (s) by spread\n")
+  print(signif(spread, 3))
+  cat(sprintf("one exact optimizer iteration: %.4f s; exact cost_gradient() / iteration: %.2f\n",
+              per_iter, spread[spread[, "spread"] == 1, "exact_s"] / per_iter))
+  out$spread <- list(spread = spread, per_iteration = per_iter)
 }
 
 # ---- t-SNE of 70,000 images: lsnn against Rtsne ----
