@@ -315,7 +315,7 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
          seed = ne_seed())
   } else {
     list(stepper = "gradient_descent", max_iter = max_iter, epoch = epoch, tol = tol,
-         eta = eta, momentum = momentum, final_momentum = final_momentum,
+         eta = eta, eta_exaggerated = eta, momentum = momentum, final_momentum = final_momentum,
          mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
          stop_lying_iter = stop_lying_iter, min_gain = min_gain)
   }

@@ -70,7 +70,7 @@ lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
 }
 
 // list(stepper = "gradient_descent" | "sampled", max_iter, epoch, tol, and
-// the stepper's own: eta, momentum, final_momentum, mom_switch_iter,
+// the stepper's own: eta, eta_exaggerated, momentum, final_momentum, mom_switch_iter,
 // exaggeration, stop_lying_iter, min_gain | learning_rate,
 // negative_sample_rate, gamma, seed)
 lsnn::LayoutSettings layout_settings(const Rcpp::List& layout) {
@@ -83,6 +83,7 @@ lsnn::LayoutSettings layout_settings(const Rcpp::List& layout) {
     s.driver.tol = number(layout, "tol");
     lsnn::GradientDescentSettings& g = s.descent;
     g.eta = number(layout, "eta");
+    g.eta_exaggerated = number(layout, "eta_exaggerated");
     g.momentum = number(layout, "momentum");
     g.final_momentum = number(layout, "final_momentum");
     g.mom_switch_iter = whole(layout, "mom_switch_iter");

@@ -133,6 +133,35 @@ test_that("the eps defaults are LargeVis 0.1 and UMAP 0.001", {
                ignore_attr = TRUE)
 })
 
+test_that("the symmetry check of P is entry by entry, in O(nnz)", {
+  pr <- make_problem()
+  Y <- spread_coords(pr$n, 2)
+  P <- methods::as(pr$P, "CsparseMatrix")
+  ref <- cost_gradient(Y, P)$cost
+  # an explicit zero on one side and a missing entry on the other agree
+  Pz <- as.matrix(P)
+  Pz[1, 2] <- Pz[2, 1] <- 0
+  Pz <- methods::as(Matrix::drop0(Matrix::Matrix(Pz, sparse = TRUE)), "generalMatrix")
+  tr <- Matrix::summary(Pz)
+  Pe <- Matrix::sparseMatrix(i = c(tr$i, 1), j = c(tr$j, 2), x = c(tr$x, 0), dims = dim(Pz))
+  expect_equal(length(Pe@x), length(Pz@x) + 1)
+  expect_equal(cost_gradient(Y, Pe)$cost, cost_gradient(Y, Pz)$cost)
+  # rounding differences of a few ulps are symmetric, a relative 1e-10 is not
+  Pr <- P
+  j <- which(Pr@x > 0)[1]
+  Pr@x[j] <- Pr@x[j] * (1 + 4 * .Machine$double.eps)
+  expect_equal(cost_gradient(Y, Pr)$cost, ref, tolerance = 1e-12)
+  Pr@x[j] <- P@x[j] * (1 + 1e-10)
+  expect_error(cost_gradient(Y, Pr), "'P' must be symmetric")
+  # a missing counterpart of a non-zero entry
+  Pm <- as.matrix(P)
+  Pm[2, 1] <- 0
+  expect_error(cost_gradient(Y, Matrix::drop0(Matrix::Matrix(Pm, sparse = TRUE))),
+               "'P' must be symmetric")
+  # the same answer for any number of threads
+  expect_identical(lsnn:::affinities_symmetric(Pr, 1L), lsnn:::affinities_symmetric(Pr, 2L))
+})
+
 test_that("cost_gradient rejects bad input", {
   pr <- make_problem()
   Y <- spread_coords(pr$n, 2)

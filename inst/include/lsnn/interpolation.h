@@ -102,6 +102,7 @@ class InterpolationGrid {
       nb_[c] = 1;
       lo_[c] = 0.0;
       h_[c] = 1.0;
+      floor_[c] = 1;
     }
     for (std::size_t c = 0; c < d; ++c) {
       const double* y = Y + c * stride;
@@ -131,6 +132,8 @@ class InterpolationGrid {
       // boxes grow
       const double max_boxes = std::floor(6000.0 / gs.nodes);
       minbd = std::min(minbd, max_boxes);
+      // refine() coarsens no further than this
+      floor_[c] = static_cast<std::size_t>(minbd);
       if (!(boxes <= max_boxes)) {
         if (!gs.widen || !std::isfinite(range)) {
           throw std::length_error(
@@ -379,7 +382,7 @@ class InterpolationGrid {
   //    1,000 units wide made one evaluation of 5,000 points take 45 s.
   // So grids 2, 4, 8 and 16 times finer (up to 2,048 nodes per dimension)
   // and, while the grid has more nodes than there are points, 2, 4, 8, ...
-  // times coarser are costed, near pairs against FFT work, and the cheapest
+  // times coarser (down to the boxes that points_per_box asks for) are costed, near pairs against FFT work, and the cheapest
   // is taken; where the boxes are narrower than the width at which the grid
   // alone resolves the kernel, the near field is dropped. Coarser boxes keep
   // the accuracy: the far pairs stay at least near_boxes boxes apart, where
@@ -463,15 +466,16 @@ class InterpolationGrid {
       }
     };
     for (double scale = 0.5;; scale *= 0.5) {
-      // coarser only while the grid outnumbers the points
-      std::size_t nodes = 1, widest = 1;
+      // coarser only while the grid outnumbers the points, and never below
+      // the floor of boxes per dimension
+      std::size_t nodes = 1;
+      bool above_floor = true;
       for (std::size_t c = 0; c < d_; ++c) {
-        const std::size_t boxes = static_cast<std::size_t>(
-            std::max(1.0, std::ceil(static_cast<double>(base[c]) * scale * 2.0)));
-        nodes *= boxes * p_;
-        widest = std::max(widest, boxes);
+        nodes *= static_cast<std::size_t>(std::ceil(static_cast<double>(base[c]) * scale * 2.0)) * p_;
+        above_floor = above_floor &&
+                      std::ceil(static_cast<double>(base[c]) * scale) >= static_cast<double>(floor_[c]);
       }
-      if (nodes <= n_ || widest == 1) break;
+      if (nodes <= n_ || !above_floor) break;
       consider(scale);
     }
     for (double scale = 2.0; scale <= 16.0; scale *= 2.0) {
@@ -729,7 +733,7 @@ class InterpolationGrid {
   std::vector<std::vector<double>> near_tables_;
   std::size_t n_ = 0, d_ = 1, stride_ = 0, p_ = 3;
   const double* Y_ = nullptr;
-  std::size_t nb_[2] = {1, 1}, M_[2] = {1, 1}, L_[2] = {4, 1}, H0_ = 3;
+  std::size_t nb_[2] = {1, 1}, M_[2] = {1, 1}, L_[2] = {4, 1}, H0_ = 3, floor_[2] = {1, 1};
   double mid_[2] = {0.0, 0.0}, span_[2] = {1.0, 1.0};
   double lo_[2] = {0.0, 0.0}, h_[2] = {1.0, 1.0};
   std::vector<double> t_, denom_;

@@ -26,7 +26,8 @@
 //
 // The momentum switches from `momentum` to `final_momentum` at iteration
 // `mom_switch_iter`; P is multiplied by `exaggeration` up to iteration
-// `stop_lying_iter` (early exaggeration, through the objective's phase hook).
+// `stop_lying_iter` (early exaggeration, through the objective's phase hook),
+// with its own step size `eta_exaggerated`.
 //
 // Coordinates that stop being finite (a step size, exaggeration or starting
 // scale so large that the squared distances overflow) end the run with
@@ -53,6 +54,9 @@ namespace lsnn {
 
 struct GradientDescentSettings {
   double eta = 200.0;
+  // the step size while P is exaggerated (openTSNE and FIt-SNE take
+  // n / exaggeration in each phase)
+  double eta_exaggerated = 200.0;
   double momentum = 0.5;
   double final_momentum = 0.8;
   int mom_switch_iter = 250;
@@ -201,7 +205,8 @@ class GradientDescent {
   template <typename Executor>
   void advance(int iter, double* Y, Executor& executor) {
     const double momentum = iter < s_.mom_switch_iter ? s_.momentum : s_.final_momentum;
-    const double eta = s_.eta, min_gain = s_.min_gain;
+    const double eta = iter <= s_.stop_lying_iter ? s_.eta_exaggerated : s_.eta;
+    const double min_gain = s_.min_gain;
     double* grad = grad_.data();
     double* update = update_.data();
     double* gains = gains_.data();
