@@ -1,6 +1,7 @@
 # Neighbour embeddings at scale (issue 12): lsnn's approximate t-SNE gradient
 # against Rtsne on all 70,000 Fashion-MNIST images; per-iteration time
-# against its floor; the UMAP family against uwot on the LSNN-15 graph; 1e5
+# against its floor; FIt-SNE too when FITSNE_SRC names its source
+# (bench/fitsne.R); the UMAP family against uwot on the LSNN-15 graph; 1e5
 # and 1e6 generated rows; 15-NN preservation for every run; the 5,000-row
 # accuracy check of the approximate gradient.
 #
@@ -154,8 +155,16 @@ if ("tsne" %in% parts) {
   set.seed(1)
   t_rtsne <- elapsed(rt <- Rtsne::Rtsne(X, perplexity = 30, max_iter = 1000, theta = 0.5,
                                         num_threads = 2, check_duplicates = FALSE))
+  # FIt-SNE (bench only, built from the checkout named by FITSNE_SRC): PCA
+  # to 50, then fftRtsne() at its defaults with 1,000 iterations
+  fit <- NULL
+  if (nzchar(Sys.getenv("FITSNE_SRC"))) {
+    source(file.path("bench", "fitsne.R"))
+    fit <- fitsne_run(X, perplexity = 30, max_iter = 1000, threads = threads, rand_seed = 1)
+  }
   P <- res$P
   kl <- c(lsnn = exact_cost(res$embedding, P, "tsne"), Rtsne = exact_cost(rt$Y, P, "tsne"))
+  if (!is.null(fit)) kl[["FIt-SNE"]] <- exact_cost(fit$Y, P, "tsne")
   # the floor of one iteration: one pass over P (a sparse product) and the
   # FFTs of the final layout's default grid (5 nodes per box, boxes at most
   # 4 units wide and at least sqrt(n / 4) per dimension, padded twice; 7
@@ -169,17 +178,25 @@ if ("tsne" %in% parts) {
   per_iter <- res$time[["optimize"]] / res$iterations
   gx <- input_knn(X)
   pres <- c(lsnn = preservation(gx, res$embedding), Rtsne = preservation(gx, rt$Y))
+  if (!is.null(fit)) pres[["FIt-SNE"]] <- preservation(gx, fit$Y)
   cat("\n== t-SNE, 70,000 Fashion-MNIST images, perplexity 30, 1,000 iterations\n")
   cat(sprintf("lsnn %.1f s (affinities %.1f, init %.1f, optimise %.1f), Rtsne %.1f s: %.1fx\n",
               t_lsnn, res$time[["affinities"]], res$time[["init"]], res$time[["optimize"]],
               t_rtsne, t_rtsne / t_lsnn))
-  cat(sprintf("final exact KL: lsnn %.4f, Rtsne %.4f\n", kl[["lsnn"]], kl[["Rtsne"]]))
+  if (!is.null(fit)) {
+    cat(sprintf("FIt-SNE %.1f s (PCA %.1f, t-SNE %.1f): lsnn takes %.2f of its time\n",
+                fit$seconds[["total"]], fit$seconds[["pca"]], fit$seconds[["tsne"]],
+                t_lsnn / fit$seconds[["total"]]))
+  }
+  cat("final exact KL (lsnn's P):", paste(names(kl), sprintf("%.4f", kl), collapse = ", "), "\n")
   cat(sprintf(paste("per iteration %.1f ms; floor %.1f ms (P once %.1f + FFTs %.1f",
                     "on a %d x %d grid): %.1fx\n"),
               1000 * per_iter, 1000 * (t_p + t_fft), 1000 * t_p, 1000 * t_fft, L[1], L[2],
               per_iter / (t_p + t_fft)))
-  cat(sprintf("15-NN preservation: lsnn %.3f, Rtsne %.3f\n", pres[["lsnn"]], pres[["Rtsne"]]))
-  out$tsne <- list(time = c(lsnn = t_lsnn, Rtsne = t_rtsne), kl = kl, per_iter = per_iter,
+  cat("15-NN preservation:", paste(names(pres), sprintf("%.3f", pres), collapse = ", "), "\n")
+  out$tsne <- list(time = c(lsnn = t_lsnn, Rtsne = t_rtsne,
+                            `FIt-SNE` = if (is.null(fit)) NA else fit$seconds[["total"]]),
+                   kl = kl, per_iter = per_iter,
                    floor = c(P = t_p, fft = t_fft), preservation = pres, lsnn_time = res$time)
 }
 

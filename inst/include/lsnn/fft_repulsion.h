@@ -103,13 +103,11 @@ inline GridSettings default_grid(CostMethod m) {
 // t-SNE). There the attraction of the exaggerated P dominates and the
 // clusters only need to form: the accuracy of default_grid() buys nothing,
 // and it is dear then, because the clusters are at their densest (many
-// near pairs) while the layout is already wide (a large FFT). So t-SNE
-// takes the grid of FIt-SNE and openTSNE: 3 nodes in boxes 1 unit wide,
-// at least 50 boxes per dimension, no near field (a gradient error of a
-// few 1e-2). Measured on 100,000 generated points (20 clusters) after 100
-// exaggerated iterations, 350 units wide, 2 threads: 0.50 s per iteration
-// against 2.3 s with the default grid. The other costs keep their default
-// grid: their kernels' sharp core needs the near field.
+// near pairs). So t-SNE takes the grid of FIt-SNE and openTSNE: 3 nodes in
+// boxes 1 unit wide, at least 50 boxes per dimension, no near field (a
+// gradient error of a few 1e-2; the time saved is in bench/README.md). The
+// other costs keep their default grid: their kernels' sharp core needs the
+// near field.
 inline GridSettings exaggeration_grid(CostMethod m) {
   if (m != CostMethod::tsne) return default_grid(m);
   GridSettings g;
