@@ -196,7 +196,7 @@
 #' @export
 neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", "tumap"),
                   nn_method = NULL,
-                  perplexity = 30, n_neighbors = 15, n_components = 2, init = "spectral",
+                  perplexity = 30, n_neighbors = 15, n_components = 2, init = NULL,
                   max_iter = NULL, eta = NULL, exaggeration = NULL,
                   stop_lying_iter = NULL, momentum = 0.5, final_momentum = 0.8,
                   mom_switch_iter = 250, min_gain = 0.01, tol = 1e-7, epoch = 50,
@@ -283,10 +283,13 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   if (is.null(gamma)) gamma <- if (sampled) (if (lv) 7 else 1) else cost_gamma
   cs <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                          alpha = alpha, spread = spread, min_dist = min_dist)
-  if (is.null(max_iter)) max_iter <- if (sampled) 500L else 1000L
+  # t-SNE: 750 iterations, as openTSNE and FIt-SNE (bench/README.md)
+  if (is.null(max_iter)) max_iter <- if (sampled) 500L else if (method == "tsne") 750L else 1000L
   if (is.null(init_sdev)) init_sdev <- if (sampled) 2 else 1e-4
   # umap, tumap: 0.03 measured best of 0.003-1 at 2,000-3,000 points (see Details)
-  if (is.null(eta)) eta <- if (sampled) 1 else switch(method, tsne = n / 12, largevis = n / 20, 0.03)
+  # t-SNE: n / exaggeration in each phase (openTSNE's rule), unless eta is given
+  eta_given <- !is.null(eta)
+  if (is.null(eta)) eta <- if (sampled) 1 else switch(method, tsne = n, largevis = n / 20, 0.03)
   if (sampled && !is.null(exaggeration) && !identical(exaggeration, 1)) {
     stop_arg("'exaggeration' is not used by gradient = \"sampled\" (leave it NULL or 1)")
   }
@@ -295,6 +298,7 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   exaggeration <- check_number(exaggeration, "exaggeration", min = 0, above = TRUE)
   if (is.null(stop_lying_iter)) stop_lying_iter <- if (exaggeration != 1) 250L else 0L
   eta <- check_number(eta, "eta", min = 0, above = TRUE)
+  eta_exaggerated <- if (method == "tsne" && !eta_given) n / exaggeration else eta
   stop_lying_iter <- check_whole(stop_lying_iter, "stop_lying_iter", min = 0)
   if (exaggeration != 1 && max_iter > 0 && max_iter < stop_lying_iter) {
     warning("'max_iter' (", max_iter, ") is below 'stop_lying_iter' (", stop_lying_iter,
@@ -303,6 +307,8 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   }
 
   # ---- initial coordinates ----
+  # PCA at scale: as good a t-SNE start as the spectral one, for a third of its time
+  if (is.null(init)) init <- if (method == "tsne" && !is.null(data) && n > 20000) "pca" else "spectral"
   Y0 <- ne_init(init, data, P, n, n_components, init_sdev, verbose)
   t_init <- proc.time()[["elapsed"]]
 
@@ -315,7 +321,8 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
          seed = ne_seed())
   } else {
     list(stepper = "gradient_descent", max_iter = max_iter, epoch = epoch, tol = tol,
-         eta = eta, eta_exaggerated = eta, momentum = momentum, final_momentum = final_momentum,
+         eta = eta, eta_exaggerated = eta_exaggerated, momentum = momentum,
+         final_momentum = final_momentum,
          mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
          stop_lying_iter = stop_lying_iter, min_gain = min_gain)
   }
@@ -344,7 +351,8 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
        converged = res$converged,
        time = c(affinities = t_aff - t_start, init = t_init - t_aff,
                 optimize = t_end - t_init, total = t_end - t_start),
-       P = P, gradient = grad_kind, eta = eta, exaggeration = exaggeration,
+       P = P, gradient = grad_kind, eta = eta,
+       eta_exaggerated = if (sampled) NULL else eta_exaggerated, exaggeration = exaggeration,
        stop_lying_iter = stop_lying_iter, gamma = cs$gamma, eps = cs$eps, a = cs$a,
        b = cs$b)
 }

@@ -247,8 +247,12 @@ void pair_tile_t(const Model& model, const PairProblem& prob, std::size_t i0, st
         if (diagonal) valid &= as_mask(jl > splat(static_cast<double>(i)));
         s = select(valid, s, splat(1.0));
       }
-      d4 cf = model.repulsion(s), e = splat(0.0);
-      if constexpr (normalised || Cost) e = model.energy(s);
+      d4 cf, e = splat(0.0);
+      if constexpr (normalised || Cost) {
+        model.pair_terms(s, cf, e);
+      } else {
+        cf = model.repulsion(s);
+      }
       if (edge) {
         cf = keep(valid, cf);
         if constexpr (normalised || Cost) e = keep(valid, e);
@@ -357,8 +361,8 @@ inline void sparse_rows(const PairProblem& prob, std::size_t r0, std::size_t r1,
 // (x, y) against the points [lo, hi) of coordinate arrays X and Yc (Yc
 // null in 1-D), four at a time. out[0], out[1] += sum c (x - x_j),
 // sum c (y - y_j); out[2] += sum of the energy term (t-SNE: its Z; others
-// only when Cost). Pairs at distance 0 push nowhere (c is masked there: it
-// may be infinite with eps = 0).
+// only when Cost). Pairs at distance 0 push nowhere (a singular c is masked
+// there: it may be infinite with eps = 0).
 template <bool Cost, typename Model>
 void near_run_t(const Model& model, double x, double y, const double* X, const double* Yc,
                 std::size_t lo, std::size_t hi, double* out) {
@@ -387,10 +391,17 @@ void near_run_t(const Model& model, double x, double y, const double* X, const d
       std::memcpy(&live, lm, sizeof(live));
     }
     const d4 s = dx * dx + dy * dy;
-    const d4 c = keep(live, VecMath::where_positive(s, model.repulsion(s)));
+    d4 rep, e = zero;
+    if constexpr (energy) {
+      model.pair_terms(s, rep, e);
+    } else {
+      rep = model.repulsion(s);
+    }
+    if constexpr (Model::kSingular) rep = VecMath::where_positive(s, rep);
+    const d4 c = keep(live, rep);
     fx += c * dx;
     fy += c * dy;
-    if constexpr (energy) en += keep(live, model.energy(s));
+    if constexpr (energy) en += keep(live, e);
   }
   out[0] += hsum(fx);
   out[1] += hsum(fy);

@@ -13,6 +13,7 @@ template <typename Math>
 struct TsneModel {
   typedef typename Math::V V;
   static constexpr bool kNormalised = true;
+  static constexpr bool kSingular = false;
   V one;
   explicit TsneModel(const CostParams&) : one(Math::splat(1.0)) {}
   V weight(V s) const { return one / (one + s); }
@@ -21,6 +22,10 @@ struct TsneModel {
     return w * w;
   }
   V energy(V s) const { return weight(s); }
+  void pair_terms(V s, V& repulsion, V& energy) const {
+    energy = weight(s);
+    repulsion = energy * energy;
+  }
   V attraction(V s) const { return weight(s); }
   V sparse_coefficient(V s, V p) const { return p * weight(s); }
   V sparse_cost(V s, V p) const { return p * (Math::log(p) + Math::log(one + s)); }
@@ -30,6 +35,7 @@ template <typename Math>
 struct LargeVisModel {
   typedef typename Math::V V;
   static constexpr bool kNormalised = false;
+  static constexpr bool kSingular = true;
   V one, gamma, alpha, eps;
   explicit LargeVisModel(const CostParams& p)
       : one(Math::splat(1.0)),
@@ -42,6 +48,10 @@ struct LargeVisModel {
     const V u = alpha * s;
     return gamma * Math::log((one + u) / (u + eps));
   }
+  void pair_terms(V s, V& rep, V& en) const {
+    rep = repulsion(s);
+    en = energy(s);
+  }
   V attraction(V s) const { return alpha / (one + alpha * s); }
   V sparse_coefficient(V s, V p) const { return p * attraction(s); }
   V sparse_cost(V s, V p) const { return p * Math::log(one + alpha * s); }
@@ -51,6 +61,7 @@ template <typename Math>
 struct LargeVisExpModel {
   typedef typename Math::V V;
   static constexpr bool kNormalised = false;
+  static constexpr bool kSingular = false;
   V one, gamma;
   explicit LargeVisExpModel(const CostParams& p)
       : one(Math::splat(1.0)), gamma(Math::splat(p.gamma)) {}
@@ -61,6 +72,11 @@ struct LargeVisExpModel {
   }
   V repulsion(V s) const { return -(gamma * weight(s)); }
   V energy(V s) const { return gamma * Math::log(one + Math::exp(-s)); }
+  void pair_terms(V s, V& rep, V& en) const {
+    const V em = Math::exp(-s);
+    rep = -(gamma * (em / (one + em)));
+    en = gamma * Math::log(one + em);
+  }
   V attraction(V s) const { return one - weight(s); }
   V sparse_coefficient(V s, V p) const { return p * attraction(s); }
   V sparse_cost(V s, V p) const { return p * (s + Math::log(one + Math::exp(-s))); }
@@ -70,6 +86,7 @@ template <typename Math>
 struct UmapModel {
   typedef typename Math::V V;
   static constexpr bool kNormalised = false;
+  static constexpr bool kSingular = true;
   V one, a, b, eps, neg_b;
   bool b_is_one;
   explicit UmapModel(const CostParams& p)
@@ -86,6 +103,11 @@ struct UmapModel {
   V energy(V s) const {
     const V u = scaled_power(s);
     return Math::log((one + u) / (u + eps));
+  }
+  void pair_terms(V s, V& rep, V& en) const {
+    const V u = scaled_power(s);
+    rep = neg_b / ((one + u) * (s + eps));
+    en = Math::log((one + u) / (u + eps));
   }
   // a b s^(b - 1) w: unbounded at s = 0 for b < 1, where (y_i - y_j) = 0
   // anyway, so coincident points do not pull

@@ -18,6 +18,9 @@
 // 4 c (y_i - y_j) for the coefficient c, summed over ordered pairs):
 //   repulsion(s)          c of the all-pairs part (gamma included);
 //   energy(s)             the all-pairs cost of an ordered pair (t-SNE: w);
+//   pair_terms(s, c, e)   both at once, sharing their common work;
+// and two traits: kNormalised (the all-pairs part is divided by Z: t-SNE)
+// and kSingular (the repulsion may be infinite at s = 0 when eps = 0).
 //   attraction(s)         c of the attraction per unit of p (= d(-log w)/ds);
 //   sparse_coefficient(s, p), sparse_cost(s, p)
 //                         c and cost of a stored affinity p.
