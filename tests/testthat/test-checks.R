@@ -89,9 +89,9 @@ test_that("parameters out of range are named (issue 11, item 7)", {
   expect_error(umap_affinities(X, 5, bandwidth = 0), "^'bandwidth' must be positive")
   expect_error(extended_knn(X, 5, verbose = NA), "^'verbose' must be TRUE or FALSE")
   # exaggeration or step sizes that blow the coordinates up are an error,
-  # never NaN coordinates
-  expect_error(neighbor_embedding(X, perplexity = 10, exaggeration = 1e300, max_iter = 100,
-                                  stop_lying_iter = 50),
+  # never NaN coordinates (a given eta: the default divides by the exaggeration)
+  expect_error(neighbor_embedding(X, perplexity = 10, exaggeration = 1e300, eta = 100,
+                                  max_iter = 100, stop_lying_iter = 50),
                "the embedding diverged at iteration [0-9]+ .*'exaggeration'")
   expect_error(neighbor_embedding(X, perplexity = 10, init_sdev = 1e300),
                "^'init_sdev' \\(1e\\+300\\) is too large")

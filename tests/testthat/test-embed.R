@@ -242,3 +242,18 @@ test_that("negative sampling rejects what it cannot use", {
   expect_error(neighbor_embedding(X, "umap", gradient = "sampled", negative_sample_rate = NA),
                "'negative_sample_rate'")
 })
+
+test_that("t-SNE's default step is n / exaggeration in each phase; a given eta is kept", {
+  set.seed(4)
+  X <- matrix(rnorm(120 * 4), 120)
+  r <- neighbor_embedding(X, "tsne", perplexity = 10, max_iter = 300, ret_extra = TRUE)
+  expect_equal(r$eta_exaggerated, 120 / 12)
+  expect_equal(r$eta, 120)
+  expect_equal(r$iterations, 300)
+  r2 <- neighbor_embedding(X, "tsne", perplexity = 10, max_iter = 300, eta = 50,
+                           ret_extra = TRUE)
+  expect_equal(c(r2$eta, r2$eta_exaggerated), c(50, 50))
+  # the default step follows the exaggeration, so even a huge one stays finite
+  Y <- neighbor_embedding(X, "tsne", perplexity = 10, exaggeration = 1e6, max_iter = 300)
+  expect_true(all(is.finite(Y)))
+})

@@ -201,8 +201,8 @@ test_that("non-finite costs and coordinates are errors, not NaN (issue 11.7)", {
   expect_error(cost_gradient(matrix(rnorm(100), 50) * 1e200, P), "'Y'")
   res <- cost_gradient(matrix(rnorm(100), 50) * 1e100, P)
   expect_true(is.finite(res$cost) && no_nan(res$gradient))
-  expect_error(neighbor_embedding(X, method = "tsne", perplexity = 10, exaggeration = 1e300, stop_lying_iter = 25,
-                        max_iter = 50))
+  expect_error(neighbor_embedding(X, method = "tsne", perplexity = 10, exaggeration = 1e300, eta = 100,
+                        stop_lying_iter = 25, max_iter = 50))
   expect_error(neighbor_embedding(X, method = "tsne", perplexity = 10, init_sdev = 1e300, max_iter = 50,
                         stop_lying_iter = 25))
 })
