@@ -404,14 +404,19 @@ class InterpolationGrid {
         lo_[c] = mid_[c] - 0.5 * h_[c] * static_cast<double>(nb_[c]);
       }
     };
+    // the FFTs' share of the time below (a lower bound of the whole)
+    auto fft_cost = [&](double scale) {
+      double fft = 1.0;
+      for (std::size_t c = 0; c < d_; ++c) {
+        const double boxes = std::max(1.0, std::ceil(static_cast<double>(base[c]) * scale));
+        fft *= static_cast<double>(fft_size(2 * static_cast<std::size_t>(boxes) * p_));
+      }
+      return fft * std::log2(fft) * static_cast<double>(2 * d_ + 3);
+    };
     // estimated time of one evaluation with the boxes `scale` times finer
     auto cost = [&](double scale, bool& near) {
       place(scale);
-      double fft = 1.0;
-      for (std::size_t c = 0; c < d_; ++c) {
-        fft *= static_cast<double>(fft_size(2 * nb_[c] * p_));
-      }
-      fft *= std::log2(fft) * static_cast<double>(2 * d_ + 3);
+      const double fft = fft_cost(scale);
       double hmax = h_[0];
       if (d_ == 2) hmax = std::max(hmax, h_[1]);
       near = !(gs.smooth_width > 0.0 && hmax <= gs.smooth_width);
@@ -454,17 +459,10 @@ class InterpolationGrid {
       const double table = d_ == 2 ? reach * reach : reach;
       return fft + gs.pair_weight * pairs + filled * pd * table * static_cast<double>(d_ + 1);
     };
-    double best_scale = 1.0;
-    bool best_near = true, near = true;
-    double best = cost(1.0, best_near);
-    auto consider = [&](double scale) {
-      const double t = cost(scale, near);
-      if (t < best) {
-        best = t;
-        best_scale = scale;
-        best_near = near;
-      }
-    };
+    // the candidates, coarsest first: a grid whose FFTs alone cost more than
+    // the best so far is not counted (counting is O(boxes), and a wide
+    // layout's base grid has far more boxes than there are points)
+    std::vector<double> scales;
     for (double scale = 0.5;; scale *= 0.5) {
       // coarser only while the grid outnumbers the points, and never below
       // the floor of boxes per dimension
@@ -476,15 +474,27 @@ class InterpolationGrid {
                       std::ceil(static_cast<double>(base[c]) * scale) >= static_cast<double>(floor_[c]);
       }
       if (nodes <= n_ || !above_floor) break;
-      consider(scale);
+      scales.insert(scales.begin(), scale);
     }
+    scales.push_back(1.0);
     for (double scale = 2.0; scale <= 16.0; scale *= 2.0) {
       bool fits = true;
       for (std::size_t c = 0; c < d_; ++c) {
         fits = fits && static_cast<double>(base[c]) * scale * static_cast<double>(p_) <= 2048.0;
       }
       if (!fits) break;
-      consider(scale);
+      scales.push_back(scale);
+    }
+    double best_scale = 1.0, best = HUGE_VAL;
+    bool best_near = true, near = true;
+    for (const double scale : scales) {
+      if (fft_cost(scale) >= best) continue;
+      const double t = cost(scale, near);
+      if (t < best) {
+        best = t;
+        best_scale = scale;
+        best_near = near;
+      }
     }
     place(best_scale);
     near_ = best_near;
