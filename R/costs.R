@@ -56,28 +56,21 @@
 #'   (`RcppParallel::defaultNumThreads()`).
 #' @param gradient `"exact"` (the default) sums every pair. `"approx"`, in 1
 #'   or 2 dimensions (other dimensions take the exact sum), sums the
-#'   all-pairs part in O(n) for every method: the layout's bounding box is
-#'   cut into equal boxes, each with a few Lagrange interpolation nodes per
-#'   dimension; the pairs of points in neighbouring boxes (the near field)
-#'   are summed directly, exactly; for the others the kernel sums are
-#'   convolutions on the node grid (by FFT, Eigen's FFT module) interpolated
-#'   back to the points, with the near field's node-to-node part taken off.
-#'   Far pairs are at least a box apart, where even the sharp cores of the
-#'   LargeVis and UMAP kernels (\eqn{1 / (\epsilon + d^2)}{1 / (eps + d^2)},
-#'   \eqn{d^{2b}}{d^(2b)}) are smooth. Defaults: t-SNE 5 nodes, boxes at most
-#'   4 units wide, the near field 2 boxes deep; LargeVis, UMAP and t-UMAP 3
-#'   nodes, near field 1 box deep; at least \eqn{(n/4)^{1/d}}{(n/4)^(1/d)}
-#'   boxes per dimension. Measured at 5,000 Fashion-MNIST images (50
-#'   principal components) at converged layouts, the relative gradient error
-#'   \eqn{\|g - g_{exact}\| / \|g_{exact}\|}{|g - g_exact| / |g_exact|}
-#'   was 3.7e-4 for t-SNE and 2.6e-3 to 3.3e-3 for the others, the cost
-#'   within 1.2e-4 (t-SNE: the KL divergence with the interpolated Z, within
-#'   2e-7); for the others the cost is the sum of the same near and
-#'   interpolated far terms. The attraction (and UMAP's \eqn{(1 - v)}{(1 - v)}
-#'   correction of the repulsion) is summed exactly over the stored entries
-#'   of `P`. The result does not depend on `n_threads`.
-#'   `options(lsnn.grid = c(nodes, width, min_boxes, near, points_per_box,
-#'   near_boxes))` changes the grid (for measurements).
+#'   all-pairs part in O(n) for every method: the layout is cut into equal
+#'   boxes, each with a few Lagrange interpolation nodes per dimension; the
+#'   pairs of points in neighbouring boxes (the near field) are summed
+#'   directly, exactly; the others by FFT convolution on the node grid,
+#'   interpolated back to the points. Boxes are narrow enough for the
+#'   kernels' length scale, at least \eqn{(n/4)^{1/d}}{(n/4)^(1/d)} per
+#'   dimension, and wider where the layout is wide, so that the grid never
+#'   holds many more nodes than there are points: the time of one evaluation
+#'   does not grow with the layout's width. The relative gradient error is
+#'   below 1e-3 for t-SNE and 1e-2 for the others, the cost within 1e-3 (the
+#'   measurements are in `bench/README.md`). The attraction (and UMAP's
+#'   \eqn{(1 - v)}{(1 - v)} correction of the repulsion) is summed exactly
+#'   over the stored entries of `P`. The result does not depend on
+#'   `n_threads`. `options(lsnn.grid = c(nodes, width, min_boxes, near,
+#'   points_per_box, near_boxes))` changes the grid (for measurements).
 #' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point
 #'   cost (summing to `cost`: each ordered pair's term counted for its first
 #'   point).

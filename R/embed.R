@@ -2,130 +2,65 @@
 #'
 #' Embeds the rows of a data matrix, or the points of a neighbour graph, in
 #' `n_components` dimensions by minimising the t-SNE, LargeVis or UMAP cost
-#' (see [cost_gradient()]) with its gradient over all pairs of points, by
-#' gradient descent with momentum and delta-bar-delta gains as in t-SNE; or,
-#' for LargeVis, UMAP and t-UMAP above 10,000 points, by stochastic gradient
-#' descent with negative sampling, as LargeVis and UMAP themselves do.
+#' (see [cost_gradient()]): by gradient descent with momentum and
+#' delta-bar-delta gains, as in t-SNE; or, for LargeVis, UMAP and t-UMAP
+#' above 10,000 points, by stochastic gradient descent with negative
+#' sampling, as LargeVis and UMAP themselves do.
 #'
-#' **Gradient.** `gradient = "exact"` sums every pair (O(n^2) time per
-#' iteration); `"approx"` sums the all-pairs (repulsive) part in O(n), by
-#' interpolation on a grid and FFT convolution for the far pairs and a direct
-#' sum over neighbouring boxes for the near ones (see [cost_gradient()]), for
-#' every method in 1 or 2 dimensions (other dimensions use the exact sum).
-#' `"sampled"` (LargeVis, UMAP and t-UMAP only) replaces the sum over all
-#' pairs by negative sampling (see below).
-#' `"auto"` (the default) takes the approximation in 1 or 2 dimensions above
-#' 20,000 points for t-SNE, 2,000 for UMAP, 7,000 for t-UMAP and 5,000 for
-#' LargeVis: where one exact and one approximate evaluation take about the
-#' same time (the measurements are in `bench/README.md` of the source
-#' repository); and `"sampled"` for LargeVis, UMAP and t-UMAP above 10,000
-#' points. The approximate path reports
-#' the cost from the same sums (t-SNE: the KL divergence with the
-#' interpolated Z), within 1e-3 of the exact cost, so `verbose` and the early
-#' stop work as before.
+#' **Input affinities.** `"tsne"` and `"largevis"`: [perplexity_affinities()],
+#' over all pairs for a data matrix of at most 1,000 rows, otherwise over the
+#' `3 * perplexity` nearest neighbours. `"umap"` and `"tumap"`:
+#' [umap_affinities()] over `n_neighbors` neighbours (the point itself
+#' included). The neighbours come from [extended_knn()]: exact up to 20,000
+#' rows, approximate above. A graph given as `nn_method` (such as the locally
+#' scaled neighbours of [locally_scaled_knn()]) is used instead, and `X` may
+#' then be `NULL`, as in `uwot::umap()`.
 #'
-#' **Input affinities.** For `"tsne"` and `"largevis"`,
-#' [perplexity_affinities()]: over all pairs of points when `X` is a data
-#' matrix of at most 1,000 rows, otherwise over an exact k-nearest neighbour
-#' graph of `3 * perplexity` neighbours from [extended_knn()]. For `"umap"`
-#' and `"tumap"`, [umap_affinities()] over an exact graph of `n_neighbors`
-#' neighbours (the point itself included). Above 20,000 rows these graphs
-#' come from lsnn's approximate search (`extended_knn(nn_kind = "approx")`),
-#' whose cost grows about linearly where the exact search's grows as n^2. A
-#' graph passed as `nn_method`
-#' (such as the locally scaled neighbours of [locally_scaled_knn()]) is used
-#' instead, and `X` may then be `NULL`, as in `uwot::umap()`.
+#' **Gradient.** `"exact"` sums every pair (O(n^2) time per iteration);
+#' `"approx"` (1 or 2 dimensions) sums the all-pairs part in O(n) by grid
+#' interpolation, with the near pairs summed exactly (see [cost_gradient()]);
+#' `"sampled"` (not t-SNE) follows the gradient of the attractions and of a
+#' few randomly drawn repulsions per attraction. `"auto"` takes the exact sum
+#' for small data, the approximation above 20,000 points for t-SNE (2,000 for
+#' UMAP, 7,000 for t-UMAP, 5,000 for LargeVis), and negative sampling for
+#' LargeVis, UMAP and t-UMAP above 10,000 points.
 #'
-#' **Optimizer.** Each step computes the gradient, updates the gains (+0.2
-#' where the gradient's sign differs from the last update's, x0.8 where it
-#' agrees, at least `min_gain`), takes the step
+#' **Gradient descent.** Each step updates the gains (+0.2 where the
+#' gradient's sign differs from the last update's, x0.8 where it agrees, at
+#' least `min_gain`), takes the step
 #' `update <- momentum * update - eta * gains * gradient` and recentres the
-#' coordinates. The momentum is `momentum` before iteration
-#' `mom_switch_iter` and `final_momentum` after; the affinities are
-#' multiplied by `exaggeration` up to iteration `stop_lying_iter`. The cost is
-#' evaluated every `epoch` iterations (shown with `verbose = TRUE`); after the
-#' exaggeration phase the run stops early when it changes by less than a
-#' relative `tol` between two epochs. During the exaggeration the approximate
-#' t-SNE gradient uses the coarser grid of FIt-SNE and openTSNE (3 nodes per
-#' 1-unit box, no near field; a gradient error of a few per cent): the
-#' exaggerated attraction dominates there, and the clusters are at their
-#' densest, where the default grid's exact near field is dear (100,000
-#' points in 20 clusters: 0.4 s per iteration instead of 1.7 s). The costs
-#' shown during the exaggeration come from that grid.
+#' coordinates. The momentum is `momentum` before iteration `mom_switch_iter`
+#' and `final_momentum` after; the affinities are multiplied by
+#' `exaggeration` up to iteration `stop_lying_iter`. The cost is evaluated
+#' every `epoch` iterations; after the exaggeration the run stops when it
+#' changes by less than a relative `tol` between two evaluations.
 #'
-#' **Defaults by method.** `"tsne"`: `eta = n / 12`, `exaggeration = 12` up
-#' to iteration 250. `"largevis"`: `gamma = 1 / (10 n)` (with P summing to 1
-#' the repulsion must be about 1/n of t-SNE's: `gamma = 1` gives a uniform
-#' disc), `eta = n / 20`, `exaggeration = 4` up to iteration 250,
-#' `eps = 0.1`. `"umap"` and `"tumap"`: `eta = 0.03`, no exaggeration,
-#' `eps = 0.001`, a and b from [umap_ab()] (1 for `"tumap"`). The initial
-#' coordinates are scaled to a standard deviation of `init_sdev = 1e-4`.
-#' How these were chosen is told in `bench/README.md` in the package's source.
-#'
-#' **The UMAP step size, measured.** On the LSNN-15 graph of the first 2,000
-#' Fashion-MNIST images (exact gradient, spectral start, the same seed), the
-#' UMAP cross-entropy (exact, over all pairs) after 500 and 1,000 iterations
-#' was 25,549 and 23,823 with `eta = 0.003`, 24,118 and 23,495 with `0.01`
-#' and 23,519 and 23,218 with `0.03`; 15-NN preservation 0.495-0.496 for all
-#' three. At 3,000 images, 500 iterations: 41,262 with `0.01`, 40,364 with
-#' `0.03`; larger steps were worse (88,008 with `0.1`, 191,561 with `1`, the
-#' layout blown up to 1,000-13,000 units). The small start matters as much:
-#' `init_sdev = 1e-2` instead of `1e-4` ended at 111,090 (2,000 images,
-#' 1,000 iterations) and `init_sdev = 1` or `3` at 57,768-65,927 (3,000
-#' images), with lower preservation. For comparison, `uwot::umap()` on the
-#' same graph (500 epochs of negative sampling, whose effective repulsion is
-#' much weaker than the cost's) reached 437,003 at 2,000 images and 953,211
-#' at 3,000 under this cost, with 15-NN preservation 0.458 and 0.411 (lsnn
-#' 0.496 and 0.454): uwot's compact layouts (about 16 units wide) are far
-#' from the minimum of the cross-entropy over all pairs, which spreads the
-#' points over 150-270 units. t-UMAP at 2,000 images, 500 iterations:
-#' 23,167 with `eta = 0.01`, 22,743 with `0.03` (preservation 0.496, 0.499);
-#' `uwot::tumap()` 367,056 (0.454). LargeVis (perplexity 30 on 90 exact
-#' neighbours, the defaults above, 500 iterations): 3.356 against
-#' `uwot::lvish()`'s 7.972 under lsnn's cost (preservation 0.513 and 0.446).
-#'
-#' **Negative sampling (`gradient = "sampled"`).** Above some ten thousand
-#' points the repulsion over all pairs of these three costs outweighs the
-#' attraction of the sparse affinities so much that their minimum spreads
-#' the points evenly: on the LSNN-15 graph of all 70,000 Fashion-MNIST
-#' images, 1,000 full-gradient UMAP iterations (114 s) gave a uniform disc
-#' with 14-NN preservation 0.11, where `uwot::umap()` gives 0.17 and
-#' separated classes. The issue is the cost, not the optimiser (its exact
-#' value was 3.8e6 there, 100 times below uwot's layout's 3.6e8). So, as in
-#' LargeVis and UMAP, each epoch samples every edge of P once per
+#' **Negative sampling.** Each epoch samples every edge of P once per
 #' `max(P) / p_ij` epochs; a sampled edge pulls its point towards its
-#' neighbour (the gradient of `-log w`) and pushes it away from
-#' `negative_sample_rate` points drawn at random, each with weight `gamma`
-#' (the gradient of `-log(1 - w)`); every pair's push or pull is clipped to
-#' 4 per coordinate. All points move together after each epoch, by an Adam
-#' step (beta1 = 0.5, beta2 = 0.9) of a learning rate `eta` falling linearly
-#' from 1 to 0 over `max_iter = 500` epochs. Defaults: `gamma = 1` (UMAP,
-#' t-UMAP) or 7 (LargeVis), `init_sdev = 2`. `exaggeration`, the momentum,
-#' gain and `tol` settings are not used. The cost reported is that of the
-#' documented cost (with its own `gamma`), at the end (and from the start
-#' every `epoch` epochs with `verbose = TRUE`). The random draws come from
-#' a seed taken from R's generator, one stream per point and epoch, so the
-#' result is the same for any `n_threads`. On all 70,000 Fashion-MNIST
-#' images (2 threads) it took 29 s for UMAP where `uwot::umap()` took 50 s on
-#' the same graph (t-UMAP 15 s against 26 s, LargeVis 20 s against 20 s),
-#' with a lower cost and the same or higher 15-NN preservation.
+#' neighbour and pushes it away from `negative_sample_rate` random points,
+#' each push weighted by `gamma`; every pull or push is clipped to 4 per
+#' coordinate. All points then move by an Adam step whose learning rate falls
+#' linearly from `eta` to 0 over `max_iter` epochs. The cost is reported at
+#' the end (and every `epoch` epochs with `verbose = TRUE`).
 #'
-#' With `verbose = TRUE` the run reports the cost every `epoch` iterations
-#' and says whether it converged or stopped at `max_iter`. A `max_iter` below
-#' `stop_lying_iter` gives a warning, as the run would end during the early
-#' exaggeration; coordinates that diverge (from a too large `eta` or
-#' `exaggeration`) give an error.
+#' **Defaults.** `"tsne"`: step `n / exaggeration` in each phase (`n / 12`
+#' during the early exaggeration, then `n`; a given `eta` is used in both),
+#' `exaggeration = 12` up to iteration 250, 750 iterations, and a PCA start
+#' when `X` has more than 20,000 rows (else spectral). `"largevis"`:
+#' `gamma = 1 / (10 n)`, `eta = n / 20`, `exaggeration = 4` up to iteration
+#' 250, `eps = 0.1`, 1,000 iterations. `"umap"` and `"tumap"`: `eta = 0.03`,
+#' no exaggeration, `eps = 0.001`, a and b from [umap_ab()] (1 for
+#' `"tumap"`), 1,000 iterations. The start is scaled to a standard deviation
+#' of `init_sdev = 1e-4`. Negative sampling: 500 epochs, `eta = 1`,
+#' `gamma = 1` (7 for LargeVis), `init_sdev = 2`. How each default was
+#' chosen, and what it costs, is in `bench/README.md` of the source package.
 #'
-#' For large data sets these t-SNE defaults are those of the literature on
-#' t-SNE at scale (Belkina et al. 2019; Linderman et al. 2019; Kobak and
-#' Berens 2019): step size n / 12, exaggeration 12 for the first 250
-#' iterations, 1,000 iterations, a spectral (or PCA) start scaled to a small
-#' standard deviation.
-#'
-#' Results are reproducible with [set.seed()] (random numbers are drawn only
-#' for the initialisation and the sampled path's seed) and do not depend on
-#' `n_threads`, on any gradient path. Ctrl-C stops the
-#' run within a second.
+#' With `verbose = TRUE` the run reports its steps, progress bars and the
+#' cost every `epoch` iterations. A `max_iter` below `stop_lying_iter` gives
+#' a warning; coordinates that diverge (from a too large `eta` or
+#' `exaggeration`) give an error. Results are reproducible with
+#' [set.seed()] and do not depend on `n_threads`. Ctrl-C stops the run
+#' within a second.
 #'
 #' @param X A numeric data matrix or data frame (rows are points; the numeric
 #'   columns of a data frame are used, and a message names any others
@@ -142,11 +77,12 @@
 #' @param init `"spectral"` (eigenvectors of the normalised Laplacian of the
 #'   affinity graph, via RSpectra or else irlba), `"pca"` (the first principal
 #'   components of `X`), `"random"` (Gaussian), or an n x `n_components`
-#'   matrix (used as it is).
+#'   matrix (used as it is); `NULL` for `"pca"` for t-SNE of more than 20,000
+#'   rows of `X`, `"spectral"` otherwise.
 #' @param max_iter Maximum number of iterations (epochs for `"sampled"`);
-#'   `NULL` for 1,000 (500 for `"sampled"`).
+#'   `NULL` for 750 for t-SNE, 1,000 for the others (500 for `"sampled"`).
 #' @param eta Step size (the initial learning rate for `"sampled"`); `NULL`
-#'   for the method's default.
+#'   for the method's default (see Defaults).
 #' @param exaggeration,stop_lying_iter Early exaggeration factor and the last
 #'   iteration it applies to; `NULL` for the method's default.
 #' @param momentum,final_momentum,mom_switch_iter Momentum before and from
@@ -181,8 +117,8 @@
 #'   named by iteration: 0 is the initial coordinates), `iterations` (done),
 #'   `converged` (stopped by `tol`), `time` (seconds: affinities,
 #'   initialisation, optimisation, total), the affinity matrix `P` and the
-#'   settings used (`eta`, `exaggeration`, `stop_lying_iter`, `gamma`, `eps`,
-#'   `a`, `b`) and `gradient` (the path taken: `"exact"`, `"approx"` or
+#'   settings used (`eta`, `eta_exaggerated`, `exaggeration`,
+#'   `stop_lying_iter`, `gamma`, `eps`, `a`, `b`) and `gradient` (the path taken: `"exact"`, `"approx"` or
 #'   `"sampled"`).
 #' @seealso [embed()], this function's former name.
 #' @examples

@@ -194,7 +194,6 @@ class InterpolationGrid {
   std::size_t nodes_total() const { return M_[0] * M_[1]; }
   // whether the caller must sum the near field (refine() may drop it)
   bool near_field() const { return near_; }
-  std::size_t fft_total() const { return L_[0] * L_[1]; }
   double node_spacing(std::size_t c) const { return h_[c] / p_; }
 
   // Spreads m charge vectors onto the grid and takes their spectra:
@@ -334,40 +333,12 @@ class InterpolationGrid {
         1024);
   }
 
-  // sum_nodes G_c (K * G_c) for kernel kslot and charge set cslot, which
-  // is the interpolated sum_ij K(y_i - y_j) q_i q_j, from the spectra alone
-  // (Parseval; the half spectrum's inner columns stand for two).
-  double energy(std::size_t kslot, std::size_t cslot) const {
-    const std::size_t S = spectrum_size(), H0 = H0_, L0 = L_[0];
-    const cplx* kh = kernels_.data() + kslot * S;
-    const cplx* ch = spectra_.data() + cslot * S;
-    double total = 0.0;
-    for (std::size_t r = 0; r < L_[1]; ++r) {
-      double row = 0.0;
-      for (std::size_t c = 0; c < H0; ++c) {
-        const std::size_t t = r * H0 + c;
-        const double mult = (c == 0 || 2 * c == L0) ? 1.0 : 2.0;
-        row += mult * (kh[t] * std::norm(ch[t])).real();
-      }
-      total += row;
-    }
-    return total / static_cast<double>(L0 * L_[1]);
-  }
-
-  // The centre of the grid (coordinate c): charges measured from it keep
-  // y_i sum_j K q_j - sum_j K y_j q_j free of cancellation far from 0.
-  double center(std::size_t c) const {
-    return lo_[c] + 0.5 * h_[c] * static_cast<double>(nb_[c]);
-  }
-
   // Points sorted by box, and the boxes' ranges in that order (for near-
   // field corrections).
   const std::vector<std::size_t>& order() const { return order_; }
   const std::vector<std::size_t>& box_start() const { return start_; }
   std::size_t boxes(std::size_t c) const { return nb_[c]; }
   std::size_t near_boxes() const { return R_; }
-  double box_width(std::size_t c) const { return h_[c]; }
-  std::size_t box_of_point(std::size_t i) const { return box_[i]; }
 
  private:
   std::size_t spectrum_size() const { return H0_ * L_[1]; }
