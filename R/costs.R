@@ -64,7 +64,9 @@
 #'   kernels' length scale, at least \eqn{(n/4)^{1/d}}{(n/4)^(1/d)} per
 #'   dimension, and wider where the layout is wide, so that the grid never
 #'   holds many more nodes than there are points: the time of one evaluation
-#'   does not grow with the layout's width. The relative gradient error is
+#'   does not grow with the layout's width (it can still, for a dense
+#'   cluster with a few points far away, which need fine boxes over the
+#'   whole width or a crowded near field). The relative gradient error is
 #'   below 1e-3 for t-SNE and 1e-2 for the others, the cost within 1e-3 (the
 #'   measurements are in `bench/README.md`). The attraction (and UMAP's
 #'   \eqn{(1 - v)}{(1 - v)} correction of the repulsion) is summed exactly
