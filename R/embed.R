@@ -105,11 +105,18 @@
 #'   all-pairs part of the gradient is summed (see Details).
 #' @param negative_sample_rate Points pushed away per sampled edge
 #'   (`"sampled"` only).
+#' @param neighbors Which neighbours of the rows of `X` the affinities use:
+#'   `"knn"`, the nearest ([extended_knn()]), or `"lsnn"`, the locally scaled
+#'   ones ([locally_scaled_knn()]). Not used with `nn_method`.
+#' @param ret_model If `TRUE`, return `list(embedding, model)`: the model
+#'   places new points with [neighbor_embedding_transform()]. It holds the
+#'   embedding, the cost and, when `X` is given, an index of `X` (see
+#'   [extended_knn_query()]); it survives [saveRDS()].
 #' @param ret_extra `TRUE` to return a list with the embedding and details
 #'   (below); or, as in uwot, a character vector of the extras wanted besides
 #'   the embedding: `"nn"` (the neighbour graph used, `NULL` for t-SNE and
 #'   LargeVis affinities over all pairs), `"P"` or `"fgraph"` (the input
-#'   affinities). lsnn keeps no `"model"` for new data.
+#'   affinities). For a model that places new data, see `ret_model`.
 #' @return An n x `n_components` matrix (the row names of `X` kept); with
 #'   `ret_extra` a character vector, a list with `embedding` and the extras
 #'   asked for; with
@@ -140,7 +147,8 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
                   alpha = 1, a = NULL, b = NULL, spread = 1, min_dist = 0.1,
                   n_threads = 1, verbose = FALSE, ret_extra = FALSE,
                   gradient = c("auto", "exact", "approx", "sampled"),
-                  negative_sample_rate = 5) {
+                  negative_sample_rate = 5, neighbors = c("knn", "lsnn"),
+                  ret_model = FALSE) {
   t_start <- proc.time()[["elapsed"]]
   method <- match.arg(method)
   gradient <- ne_gradient_arg(gradient, c("auto", "exact", "approx", "sampled"))
@@ -164,6 +172,9 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1)
   verbose <- check_flag(verbose, "verbose")
   ret_extra <- check_ret_extra(ret_extra)
+  neighbors <- ne_gradient_arg(neighbors, c("knn", "lsnn"))
+  ret_model <- check_flag(ret_model, "ret_model")
+  index <- NULL
 
   # ---- data and graph ----
   inputs <- ne_inputs(X, nn_method)
@@ -180,11 +191,11 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   # ---- affinities ----
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
   if (method %in% c("tsne", "largevis")) {
-    if (is.null(graph) && n > 1000) {
+    if (is.null(graph) && (n > 1000 || neighbors == "lsnn")) {
       k <- min(n - 1L, as.integer(ceiling(3 * perplexity)))
-      ne_msg(verbose, "neighbor_embedding: ", ne_nn_kind(n), " ", k, "-nearest neighbours")
-      graph <- extended_knn(data, n_neighbors = k, n_extra = 0, n_threads = n_threads,
-                            nn_kind = ne_nn_kind(n), verbose = verbose)
+      found <- ne_data_graph(data, k, neighbors, n_threads, verbose, ret_model)
+      graph <- found$graph
+      index <- found$index
     }
     ne_msg(verbose, "neighbor_embedding: perplexity calibration (perplexity ", perplexity, ")")
     P <- if (is.null(graph)) {
@@ -200,10 +211,9 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
       if (k > n) {
         stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ", k, ")")
       }
-      ne_msg(verbose, "neighbor_embedding: ", ne_nn_kind(n), " ", k - 1L,
-             "-nearest neighbours")
-      graph <- extended_knn(data, n_neighbors = k - 1L, n_extra = 0, n_threads = n_threads,
-                            nn_kind = ne_nn_kind(n), verbose = verbose)
+      found <- ne_data_graph(data, k - 1L, neighbors, n_threads, verbose, ret_model)
+      graph <- found$graph
+      index <- found$index
     }
     ne_msg(verbose, "neighbor_embedding: UMAP affinities")
     P <- umap_affinities(nn_method = graph, n_threads = n_threads, verbose = verbose)
@@ -278,12 +288,25 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   }
   Y <- res$Y
   dimnames(Y) <- list(row_names, NULL)
+  if (ret_model) {
+    if (is.null(index) && !is.null(data)) {
+      # (small data whose affinities were over all pairs: the index alone)
+      index <- ne_data_graph(data, ne_query_k(method, n, perplexity, n_neighbors), neighbors,
+                             n_threads, verbose, TRUE)$index
+    }
+    model <- ne_model(method, cost = if (sampled) utils::modifyList(cs, list(gamma = cost_gamma)) else cs,
+                      gradient = grad_kind, embedding = unname(Y), index = index,
+                      neighbors = neighbors, perplexity = perplexity,
+                      n_neighbors = n_neighbors, eta = eta,
+                      negative_sample_rate = negative_sample_rate, sample_gamma = gamma)
+    if (isFALSE(ret_extra)) return(list(embedding = Y, model = model))
+  }
   if (is.character(ret_extra)) {
     extras <- list(nn = graph, P = P, fgraph = P)[ret_extra]
     return(c(list(embedding = Y), extras))
   }
   if (!ret_extra) return(Y)
-  list(embedding = Y, cost = res$cost, iterations = res$iterations,
+  list(embedding = Y, model = if (ret_model) model, cost = res$cost, iterations = res$iterations,
        converged = res$converged,
        time = c(affinities = t_aff - t_start, init = t_init - t_aff,
                 optimize = t_end - t_init, total = t_end - t_start),
@@ -325,6 +348,25 @@ ne_grid_option <- function() {
 # in one process, 2 threads, n = 2,000 to 20,000).
 ne_exact_max_n <- function(method) {
   switch(method, tsne = 20000L, umap = 2000L, tumap = 7000L, largevis = 5000L, 10000L)
+}
+
+# The neighbours of the data's rows: the row itself and its k nearest other
+# rows ("knn"), or its k locally scaled ones ("lsnn"); with `ret_index` also
+# the index that places new rows (neighbor_embedding_transform()).
+ne_data_graph <- function(data, k, neighbors, n_threads, verbose, ret_index) {
+  nn_kind <- ne_nn_kind(nrow(data))
+  ne_msg(verbose, "neighbor_embedding: ", nn_kind, " ", k, "-nearest ",
+         if (neighbors == "lsnn") "locally scaled ", "neighbours")
+  index_arg <- if (ret_index) list(ret_index = TRUE)
+  res <- if (neighbors == "knn") {
+    do.call(extended_knn, c(list(data, n_neighbors = k, n_extra = 0, n_threads = n_threads,
+                                 nn_kind = nn_kind, verbose = verbose), index_arg))
+  } else {
+    do.call(locally_scaled_knn, c(list(data, n_neighbors = k + 1L, n_threads = n_threads,
+                                       nn_kind = nn_kind, verbose = verbose), index_arg))
+  }
+  if (!ret_index) return(list(graph = res, index = NULL))
+  list(graph = if (neighbors == "knn") res$knn else res$lsnn, index = res$index)
 }
 
 # The kNN search neighbor_embedding() runs on a data matrix: exact up to 20,000 rows.
