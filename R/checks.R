@@ -244,8 +244,8 @@ read_graph <- function(graph, name) {
   stop_arg("'", name, "' must be a graph: ", graph_forms)
 }
 
-graph_forms <- paste("list(idx, dist), BiocNeighbors' list(index, distance), uwot's nn",
-                     "or a sparse distance matrix")
+graph_forms <- paste("a list with matrices 'idx' and 'dist' (or BiocNeighbors' 'index' and",
+                     "'distance'), uwot's nn or a sparse distance matrix")
 
 # BiocNeighbors' index and distance, the row itself added in front when no
 # row lists it.

@@ -211,7 +211,7 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   # t-SNE: 750 iterations, as openTSNE and FIt-SNE (bench/README.md)
   if (is.null(max_iter)) max_iter <- if (sampled) 500L else if (method == "tsne") 750L else 1000L
   if (is.null(init_sdev)) init_sdev <- if (sampled) 2 else 1e-4
-  # umap, tumap: 0.03 measured best of 0.003-1 at 2,000-3,000 points (see Details)
+  # umap, tumap: 0.03 measured best of 0.003-1 at 2,000-3,000 points (bench/README.md)
   # t-SNE: n / exaggeration in each phase (openTSNE's rule), unless eta is given
   eta_given <- !is.null(eta)
   if (is.null(eta)) eta <- if (sampled) 1 else switch(method, tsne = n, largevis = n / 20, 0.03)
@@ -296,7 +296,7 @@ ne_gradient_kind <- function(gradient, method, n, n_components) {
 # Above this many points "auto" lays LargeVis, UMAP and t-UMAP out by
 # negative sampling: at 10,000 Fashion-MNIST images the full gradient's
 # layouts already break the classes into loose clumps, at 70,000 they are a
-# uniform disc (see ?neighbor_embedding).
+# uniform disc (bench/README.md).
 ne_sampled_min_n <- function() 10000L
 
 # The approximation's grid, c(nodes, box width, minimum boxes), from the
@@ -306,7 +306,7 @@ ne_grid_option <- function() {
   as.numeric(g)
 }
 
-# Largest n for which gradient = "auto" sums all pairs (see ?neighbor_embedding):
+# Largest n for which gradient = "auto" sums all pairs (bench/README.md):
 # where one exact and one approximate evaluation cost about the same (measured
 # in one process, 2 threads, n = 2,000 to 20,000).
 ne_exact_max_n <- function(method) {
