@@ -2,6 +2,7 @@
 #include <Rcpp.h>
 
 #include <lsnn/exact_knn.h>
+#include <lsnn/low_dim_knn.h>
 #include <lsnn/quality.h>
 
 #include <cstdint>
@@ -42,15 +43,15 @@ Rcpp::List quality_measures(SEXP x_data, Rcpp::NumericMatrix y, std::string metr
       const lsnn::KnnGraph gy =
           yview.d <= 3 ? lsnn::LowDimKnn(yview.data, yview.n, yview.d).knn(kk + 1, executor)
                        : lsnn::exact_knn(yd, kk + 1, executor);
-      const lsnn::IndexView vy{gy.idx.data(), gy.n, gy.k, 0};
+      const lsnn::GraphView vy{gy.idx.data(), nullptr, gy.n, gy.k, 0};
       double np;
       if (Rf_isNull(nn)) {
         const lsnn::KnnGraph gx = lsnn::exact_knn(*x, kk + 1, executor);
-        const lsnn::IndexView vx{gx.idx.data(), gx.n, gx.k, 0};
+        const lsnn::GraphView vx{gx.idx.data(), nullptr, gx.n, gx.k, 0};
         np = lsnn::neighbour_preservation(vx, vy, kk, executor);
       } else {
         Rcpp::IntegerMatrix idx(nn);
-        const lsnn::IndexView vx{idx.begin(), static_cast<std::size_t>(idx.nrow()),
+        const lsnn::GraphView vx{idx.begin(), nullptr, static_cast<std::size_t>(idx.nrow()),
                                  static_cast<std::size_t>(idx.ncol()), 1};
         np = lsnn::neighbour_preservation(vx, vy, kk, executor);
       }
