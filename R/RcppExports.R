@@ -21,12 +21,8 @@
     .Call(`_lsnn_umap_ab_fit`, spread, min_dist)
 }
 
-.approx_knn_dense <- function(x, k, metric, control, seed, n_threads, verbose, simd) {
-    .Call(`_lsnn_approx_knn_dense`, x, k, metric, control, seed, n_threads, verbose, simd)
-}
-
-.approx_knn_sparse <- function(row_ptr, col, val, n, d, k, metric, control, seed, n_threads, verbose, simd) {
-    .Call(`_lsnn_approx_knn_sparse`, row_ptr, col, val, n, d, k, metric, control, seed, n_threads, verbose, simd)
+.approx_knn <- function(data, k, metric, control, seed, n_threads, verbose, simd) {
+    .Call(`_lsnn_approx_knn_cpp`, data, k, metric, control, seed, n_threads, verbose, simd)
 }
 
 .check_tile_rounds <- function(n_blocks) {
@@ -73,12 +69,8 @@
     .Call(`_lsnn_float_gemm_rate`, m, d, reps, n_threads, simd)
 }
 
-.exact_knn_dense <- function(x, k, metric, n_threads, verbose, simd, block_rows) {
-    .Call(`_lsnn_exact_knn_dense`, x, k, metric, n_threads, verbose, simd, block_rows)
-}
-
-.exact_knn_sparse <- function(row_ptr, col, val, n, d, k, metric, n_threads, verbose, simd, block_rows) {
-    .Call(`_lsnn_exact_knn_sparse`, row_ptr, col, val, n, d, k, metric, n_threads, verbose, simd, block_rows)
+.exact_knn <- function(data, k, metric, n_threads, verbose, simd, block_rows) {
+    .Call(`_lsnn_exact_knn_cpp`, data, k, metric, n_threads, verbose, simd, block_rows)
 }
 
 .locally_scaled_distances <- function(idx, dist, scale_from, scale_to, n_threads) {

@@ -20,9 +20,9 @@
 #' @param perplexity The target perplexity, greater than 1 and less than the
 #'   number of neighbours of each point (`nrow(X) - 1` for a data matrix,
 #'   `ncol(nn_method$idx) - 1` for a graph).
-#' @param nn_method A neighbour graph `list(idx, dist)`, as returned by
-#'   [extended_knn()], of which each row's entries other than the point
-#'   itself are its neighbours; used instead of `X`.
+#' @param nn_method A neighbour graph, as returned by [extended_knn()] (or
+#'   another package's, in a form listed there), of which each row's entries
+#'   other than the point itself are its neighbours; used instead of `X`.
 #' @param n_threads Number of threads, capped at what the machine can run
 #'   (`RcppParallel::defaultNumThreads()`).
 #' @param ret_extra If `TRUE`, also return the precisions.
@@ -47,16 +47,19 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
   n_threads <- check_n_threads(n_threads)
   ret_extra <- check_flag(ret_extra, "ret_extra")
   verbose <- check_flag(verbose, "verbose")
+  inputs <- resolve_inputs(X, nn_method, "perplexity_affinities", both = FALSE)
+  res <- perplexity_of_inputs(inputs, perplexity, n_threads, verbose)
+  if (ret_extra) list(P = res$P, beta = res$beta) else res$P
+}
+
+# Perplexity affinities of resolve_inputs()'s points: over the graph when
+# there is one, else over all pairs of the data. Returns list(P, beta).
+perplexity_of_inputs <- function(inputs, perplexity, n_threads, verbose) {
   tol <- 1e-5
   max_steps <- 200L
-  if (!is.null(X) && !is.null(nn_method)) {
-    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
-  }
-  if (!is.null(nn_method)) {
-    if (!is_graph_like(nn_method)) {
-      stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist'")
-    }
-    g <- check_graph(nn_method, "nn_method", min_cols = 2)
+  n <- inputs$n
+  g <- inputs$graph
+  if (!is.null(g)) {
     k <- ncol(g$idx)
     if (perplexity >= k - 1) {
       stop_arg("'perplexity' (", perplexity, ") must be less than the number of neighbours ",
@@ -64,15 +67,7 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
     }
     res <- .perplexity_graph(g$idx, g$dist, perplexity, tol, max_steps, n_threads,
                              simd_option(), verbose)
-    n <- nrow(g$idx)
   } else {
-    if (is.null(X)) stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
-    if (is_graph_like(X)) {
-      stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
-               "(perplexity_affinities(nn_method = graph))")
-    }
-    X <- check_dense_data(X, "X")
-    n <- nrow(X)
     if (perplexity >= n - 1) {
       stop_arg("'perplexity' (", perplexity, ") must be less than the number of other ",
                "points (", n - 1L, ")")
@@ -82,15 +77,14 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
                "matrix holds at most 2^31 - 1 entries): give a neighbour graph from ",
                "extended_knn() as 'nn_method' instead")
     }
-    res <- .perplexity_data(X, perplexity, tol, max_steps, n_threads, simd_option(),
-                            verbose)
+    res <- .perplexity_data(dense_data(inputs$data), perplexity, tol, max_steps, n_threads,
+                            simd_option(), verbose)
   }
   if (res$n_failed > 0) {
     warning(sprintf(paste0("perplexity calibration did not reach the tolerance for ",
                            "%d of %d points"), as.integer(res$n_failed), n), call. = FALSE)
   }
-  P <- ne_dgc(n, res$p, res$i, res$x)
-  if (ret_extra) list(P = P, beta = res$beta) else P
+  list(P = ne_dgc(n, res$p, res$i, res$x), beta = res$beta)
 }
 
 #' UMAP input affinities (fuzzy simplicial set memberships)
@@ -112,13 +106,15 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 #' \eqn{V + V^T - V \circ V^T}{V + t(V) - V * t(V)}, mixed with the intersection
 #' \eqn{V \circ V^T}{V * t(V)} in the proportion `1 - set_op_mix_ratio`.
 #'
-#' @param X A numeric data matrix (or data frame): the memberships are then
-#'   computed over its exact `n_neighbors`-nearest neighbour graph
-#'   ([extended_knn()], Euclidean). `NULL` when `nn_method` is given.
+#' @param X A numeric data matrix (or data frame, or sparse matrix): the
+#'   memberships are then computed over its `n_neighbors`-nearest neighbour
+#'   graph (Euclidean, from the search [extended_knn()] describes under
+#'   "Which search runs"). `NULL` when `nn_method` is given.
 #' @param n_neighbors With `X`: the number of neighbours of each point, the
 #'   point itself included (as uwot counts them).
-#' @param nn_method A neighbour graph `list(idx, dist)`, the point itself in
-#'   the first column, used instead of `X`.
+#' @param nn_method A neighbour graph, the point itself in the first column
+#'   (or another package's, in a form listed in [extended_knn()]), used
+#'   instead of `X`.
 #' @param local_connectivity The number of nearest neighbours each point is
 #'   assumed to be fully connected to (at least 0).
 #' @param bandwidth Scales the target sum of the memberships.
@@ -143,30 +139,26 @@ umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
                             verbose = FALSE) {
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
-  if (!is.null(X) && !is.null(nn_method)) {
-    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
+  inputs <- resolve_inputs(X, nn_method, "umap_affinities", both = FALSE)
+  if (is.null(inputs$graph)) {
+    # (capped at the number of points, as the search caps it)
+    n_neighbors <- min(check_whole(n_neighbors, "n_neighbors", min = 2, clamp = TRUE), inputs$n)
   }
-  if (is.null(nn_method)) {
-    if (is.null(X)) stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
-    if (is_graph_like(X)) {
-      stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
-               "(umap_affinities(nn_method = graph))")
-    }
-    n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 2)
-    nn_method <- extended_knn(X, n_neighbors = n_neighbors - 1L, n_extra = 0,
-                              n_threads = n_threads, nn_kind = "exact", verbose = verbose)
-  } else if (!is_graph_like(nn_method)) {
-    stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist'")
-  }
-  g <- check_graph(nn_method, "nn_method", min_cols = 2)
   local_connectivity <- check_number(local_connectivity, "local_connectivity", min = 0)
   bandwidth <- check_number(bandwidth, "bandwidth", min = 0, above = TRUE)
   set_op_mix_ratio <- check_number(set_op_mix_ratio, "set_op_mix_ratio", min = 0, max = 1)
   ret_extra <- check_flag(ret_extra, "ret_extra")
+  g <- graph_of_inputs(inputs, n_neighbors, n_threads, verbose, "umap_affinities")
+  res <- umap_of_graph(g, local_connectivity, bandwidth, set_op_mix_ratio, n_threads, verbose)
+  if (ret_extra) res else res$V
+}
+
+# UMAP memberships of a checked graph: list(V, sigma, rho).
+umap_of_graph <- function(g, local_connectivity = 1, bandwidth = 1, set_op_mix_ratio = 1,
+                          n_threads = 1L, verbose = FALSE) {
   res <- .umap_graph(g$idx, g$dist, local_connectivity, bandwidth, set_op_mix_ratio,
                      n_threads, verbose)
-  V <- ne_dgc(nrow(g$idx), res$p, res$i, res$x)
-  if (ret_extra) list(V = V, sigma = res$sigma, rho = res$rho) else V
+  list(V = ne_dgc(nrow(g$idx), res$p, res$i, res$x), sigma = res$sigma, rho = res$rho)
 }
 
 #' UMAP's output curve parameters

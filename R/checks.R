@@ -108,11 +108,24 @@ all_finite <- function(x) {
   length(x) == 0 || (is.finite(min(x)) && is.finite(max(x)))
 }
 
+# ---- randomness ----
+
+# The seed of the core's generators, drawn from R's so that set.seed()
+# reproduces a run: two non-negative 31-bit integers, which the glue joins
+# into one 64-bit seed (src/r_inputs.h). Every random step of lsnn takes its
+# seed here.
+draw_seed <- function() {
+  sample.int(.Machine$integer.max, 2L) - 1L
+}
+
 # ---- data ----
 
-# The data a neighbour search runs on: a numeric matrix, the numeric columns
-# of a data frame, or a dgCMatrix. Returns list(kind = "dense", x = double
-# matrix) or list(kind = "sparse", rows = t(X) as dgCMatrix, n, d).
+# The data a neighbour search runs on, checked once: a numeric matrix, the
+# numeric columns of a data frame, or a Matrix (sparse classes such as
+# dgCMatrix, dgTMatrix or dgRMatrix are converted to a dgRMatrix, dense ones to
+# a matrix). Returns list(kind = "dense", x = double matrix, n, d) or
+# list(kind = "sparse", rows = dgRMatrix, n, d): the one form in which data
+# crosses into C++ (src/row_data.h reads either).
 prepare_data <- function(X, metric, caller = "X") {
   if (is.data.frame(X)) {
     numeric_cols <- vapply(X, is.numeric, logical(1))
@@ -123,7 +136,8 @@ prepare_data <- function(X, metric, caller = "X") {
     }
     X <- as.matrix(X[, numeric_cols, drop = FALSE])
   }
-  if (inherits(X, "dgCMatrix")) {
+  if (inherits(X, "Matrix")) X <- read_matrix_class(X, caller)
+  if (inherits(X, "dgRMatrix")) {
     if (nrow(X) < 2) stop_arg("'", caller, "' must have at least 2 rows")
     if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
     if (!all_finite(X@x)) stop_arg("'", caller, "' contains NA, NaN or infinite values")
@@ -131,18 +145,13 @@ prepare_data <- function(X, metric, caller = "X") {
       stop_arg("sparse data supports metric = \"euclidean\" or \"cosine\"; ",
                "use as.matrix() for metric = \"", metric, "\"")
     }
-    return(list(kind = "sparse", rows = Matrix::t(X), n = nrow(X), d = ncol(X)))
-  }
-  if (inherits(X, "Matrix")) {
-    stop_arg("'", caller, "' is a ", class(X)[1], "; lsnn takes a numeric matrix, a data ",
-             "frame or a Matrix::dgCMatrix (convert with as(", caller,
-             ", \"CsparseMatrix\") or as.matrix())")
+    return(list(kind = "sparse", rows = X, n = nrow(X), d = ncol(X)))
   }
   if (is_graph_like(X)) {
     stop_arg("'", caller, "' is a neighbour graph (a list with 'idx' and 'dist'), not data")
   }
   if (!is.matrix(X)) {
-    stop_arg("'", caller, "' must be a numeric matrix, a data frame or a Matrix::dgCMatrix, ",
+    stop_arg("'", caller, "' must be a numeric matrix, a data frame or a sparse Matrix, ",
              "with one row per observation")
   }
   if (!is.numeric(X)) stop_arg("'", caller, "' must be numeric (it is ", typeof(X), ")")
@@ -160,41 +169,124 @@ prepare_data <- function(X, metric, caller = "X") {
   list(kind = "dense", x = X, n = nrow(X), d = ncol(X))
 }
 
-# Data as a dense double matrix (for the all-pairs affinities and the
-# embedding's initialisation): the checks of prepare_data(), sparse data
-# made dense.
-check_dense_data <- function(X, name) {
-  data <- prepare_data(X, "euclidean", name)
-  if (data$kind == "sparse") Matrix::t(as.matrix(data$rows)) else data$x
+# A Matrix-package object as lsnn reads data: a sparse one as a general
+# double dgRMatrix (its slots list the rows, as the core reads them), a dense
+# one as a base matrix.
+read_matrix_class <- function(X, caller) {
+  out <- tryCatch(
+    if (methods::is(X, "sparseMatrix")) as_general_sparse(X, "RsparseMatrix") else as.matrix(X),
+    error = function(e) NULL)
+  if (is.null(out)) {
+    stop_arg("'", caller, "' is a ", class(X)[1], " that lsnn cannot read as numbers; give a ",
+             "numeric matrix, a data frame or a numeric sparse Matrix")
+  }
+  out
+}
+
+# Any Matrix as a general double sparse matrix of the given kind
+# ("CsparseMatrix" for a dgCMatrix, "RsparseMatrix" for a dgRMatrix).
+as_general_sparse <- function(X, kind) {
+  methods::as(methods::as(methods::as(X, "dMatrix"), "generalMatrix"), kind)
+}
+
+dense_or_rows <- function(data) if (data$kind == "dense") data$x else data$rows
+
+# The prepared data as a dense double matrix (for the all-pairs affinities
+# and the embedding's PCA start).
+dense_data <- function(data) {
+  if (data$kind == "dense") data$x else as.matrix(data$rows)
 }
 
 # ---- graphs ----
 
-# Whether x is a neighbour graph (a list with idx and dist), or uwot's
-# nn output, a list of graphs named by metric.
+# Every function that takes a neighbour graph reads it with read_graph() and
+# checks it with check_graph(), once, where it enters. The forms read:
+# - list(idx, dist) (lsnn, uwot, rnndescent, RcppHNSW); other elements dropped;
+# - BiocNeighbors' list(index, distance): its rows do not list the point
+#   itself, so when no row does, a first column of the row itself at
+#   distance 0 is added (a graph in which some rows list themselves is taken
+#   as it is);
+# - uwot's ret_nn = TRUE output, a list of such graphs named by metric, of
+#   which there must be one;
+# - the sparse distance matrix uwot::umap(nn_method = ) takes: n x n, column
+#   j holding the distances from point j to its neighbours (diagonal entries
+#   ignored; every column must hold the same number of neighbours). Its rows
+#   become list(idx, dist), the point itself first.
+
+# Whether x is one of the list forms of a graph (a sparse matrix is data
+# where data is expected, so it is not "graph-like").
 is_graph <- function(x) {
-  is.list(x) && !is.data.frame(x) && !is.null(x$idx) && !is.null(x$dist)
+  is.list(x) && !is.data.frame(x) &&
+    ((!is.null(x$idx) && !is.null(x$dist)) || (!is.null(x$index) && !is.null(x$distance)))
 }
 
 is_graph_like <- function(x) {
   is_graph(x) || (is.list(x) && !is.data.frame(x) && length(x) > 0 &&
-                    all(vapply(x, is_graph, logical(1))))
+                    all(vapply(x, function(g) is_graph(g) || is_sparse_graph(g), logical(1))))
 }
 
-# A graph as given by lsnn, uwot, rnndescent or RcppHNSW: list(idx, dist)
-# itself (extra elements are dropped), or uwot's `ret_nn = TRUE` output, a
-# list of such graphs named by metric, of which there must be one.
+is_sparse_graph <- function(x) inherits(x, "Matrix") && methods::is(x, "sparseMatrix")
+
+# A graph in any of the forms above as list(idx, dist), not yet checked.
 read_graph <- function(graph, name) {
-  if (is_graph(graph)) return(graph)
-  if (is.list(graph) && !is.data.frame(graph) && length(graph) > 0 &&
-      all(vapply(graph, is_graph, logical(1)))) {
-    if (length(graph) == 1) return(graph[[1]])
+  if (is_graph(graph)) {
+    if (!is.null(graph$idx)) return(list(idx = graph$idx, dist = graph$dist))
+    return(with_self_column(graph$index, graph$distance))
+  }
+  if (is_sparse_graph(graph)) return(sparse_distances_to_graph(graph, name))
+  if (is_graph_like(graph)) {
+    if (length(graph) == 1) return(read_graph(graph[[1]], name))
     metrics <- names(graph)
     if (is.null(metrics)) metrics <- paste0("[[", seq_along(graph), "]]")
     stop_arg("'", name, "' holds ", length(graph), " graphs (", paste(metrics, collapse = ", "),
              "): choose one, e.g. ", name, "$", metrics[1])
   }
-  stop_arg("'", name, "' must be a graph: a list with matrices 'idx' and 'dist'")
+  stop_arg("'", name, "' must be a graph: ", graph_forms)
+}
+
+graph_forms <- paste("a list with matrices 'idx' and 'dist' (or BiocNeighbors' 'index' and",
+                     "'distance'), uwot's nn or a sparse distance matrix")
+
+# BiocNeighbors' index and distance, the row itself added in front when no
+# row lists it.
+with_self_column <- function(index, distance) {
+  if (!is.matrix(index) || !is.numeric(index) || nrow(index) < 1 ||
+      any(index == row(index), na.rm = TRUE)) {
+    return(list(idx = index, dist = distance))
+  }
+  if (!is.matrix(distance) || !is.numeric(distance) || nrow(distance) != nrow(index)) {
+    return(list(idx = index, dist = distance))
+  }
+  list(idx = cbind(seq_len(nrow(index)), index), dist = cbind(0, distance))
+}
+
+# uwot's sparse distance matrix as list(idx, dist): row j of the graph lists
+# the entries of column j by increasing distance (ties by row number), after
+# j itself at distance 0.
+sparse_distances_to_graph <- function(M, name) {
+  M <- tryCatch(as_general_sparse(M, "CsparseMatrix"), error = function(e) NULL)
+  if (is.null(M)) stop_arg("'", name, "' must be a numeric sparse distance matrix")
+  n <- nrow(M)
+  if (n != ncol(M)) {
+    stop_arg("'", name, "' must be a square sparse distance matrix (it is ", n, " x ",
+             ncol(M), ")")
+  }
+  to <- rep.int(seq_len(n), diff(M@p))
+  from <- M@i + 1L
+  keep <- from != to
+  from <- from[keep]
+  to <- to[keep]
+  d <- M@x[keep]
+  counts <- tabulate(to, n)
+  if (n < 1 || min(counts) < 1 || max(counts) != min(counts)) {
+    stop_arg("'", name, "' must hold the same number of neighbours (at least 1) in every ",
+             "column of the sparse distance matrix (it holds ", min(counts, 0L), " to ",
+             max(counts, 0L), ")")
+  }
+  o <- order(to, d, from)
+  k <- counts[1]
+  list(idx = cbind(seq_len(n), matrix(from[o], n, k, byrow = TRUE)),
+       dist = cbind(0, matrix(d[o], n, k, byrow = TRUE)))
 }
 
 # A graph is list(idx, dist): n x k matrices, idx whole numbers in 1..n,
@@ -300,6 +392,57 @@ check_scale_columns <- function(scale_from, scale_to, n_cols) {
   c(scale_from, scale_to)
 }
 
+# ---- X or nn_method ----
+
+# The points of a function that takes data `X`, a neighbour graph
+# `nn_method`, or (with both = TRUE) both, each read and checked once here:
+# `data` from prepare_data() or NULL, `graph` from check_graph() or NULL, and
+# `n`, the number of points. Every function with these arguments starts here;
+# when it needs a graph that was not given, graph_of_inputs() finds one.
+resolve_inputs <- function(X, nn_method, caller, both = TRUE) {
+  if (!is.null(X) && is_graph_like(X)) {
+    stop_arg("'X' is a neighbour graph: pass it as 'nn_method' (", caller,
+             "(nn_method = graph)", if (both) ", X = NULL or the data", ")")
+  }
+  if (!both && !is.null(X) && !is.null(nn_method)) {
+    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
+  }
+  if (is.null(X) && is.null(nn_method)) {
+    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
+  }
+  data <- if (!is.null(X)) prepare_data(X, "euclidean", "X")
+  graph <- NULL
+  if (!is.null(nn_method)) {
+    if (!is_graph_like(nn_method) && !is_sparse_graph(nn_method)) {
+      stop_arg("'nn_method' must be a neighbour graph: ", graph_forms)
+    }
+    graph <- check_graph(nn_method, "nn_method", min_cols = 2)
+    if (!is.null(data) && nrow(graph$idx) != data$n) {
+      stop_arg("'nn_method' has ", nrow(graph$idx), " rows but 'X' has ", data$n)
+    }
+  }
+  list(data = data, graph = graph, n = if (is.null(graph)) data$n else nrow(graph$idx),
+       row_names = if (is.null(data)) NULL else rownames(dense_or_rows(data)))
+}
+
+# The graph of resolve_inputs()'s points: nn_method as given, or else the
+# n_cols nearest neighbours of each row of X (itself included, as every count
+# of graph columns inside lsnn is), from the search search_kind() picks.
+graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller) {
+  if (!is.null(inputs$graph)) return(inputs$graph)
+  kind <- search_kind(inputs$n)
+  if (verbose) message(caller, ": ", kind, " ", n_cols - 1L, "-nearest neighbours")
+  search_knn(inputs$data, n_cols, "euclidean", kind, n_threads, verbose)
+}
+
+# The one rule for the functions that search neighbours themselves
+# (neighbor_embedding(), umap_affinities()): the exact search up to 20,000
+# rows, the approximate one above (documented in ?extended_knn, "Which search
+# runs").
+search_kind <- function(n) {
+  if (n > 20000) "approx" else "exact"
+}
+
 # ---- embedding inputs ----
 
 # Output coordinates: a numeric n x d matrix (or data frame), finite.
@@ -326,7 +469,7 @@ check_affinity_matrix <- function(P, n, name = "P", n_threads = 1L) {
   if (d[1] != n) {
     stop_arg("'", name, "' is ", d[1], " x ", d[2], " but the coordinates have ", n, " rows")
   }
-  P <- methods::as(methods::as(methods::as(P, "dMatrix"), "generalMatrix"), "CsparseMatrix")
+  P <- as_general_sparse(P, "CsparseMatrix")
   x <- P@x
   if (!all_finite(x)) stop_arg("'", name, "' must be finite (no NA, NaN or Inf)")
   if (length(x) > 0 && min(x) < 0) stop_arg("'", name, "' must be non-negative")

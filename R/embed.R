@@ -11,8 +11,8 @@
 #' over all pairs for a data matrix of at most 1,000 rows, otherwise over the
 #' `3 * perplexity` nearest neighbours. `"umap"` and `"tumap"`:
 #' [umap_affinities()] over `n_neighbors` neighbours (the point itself
-#' included). The neighbours come from [extended_knn()]: exact up to 20,000
-#' rows, approximate above. A graph given as `nn_method` (such as the locally
+#' included). The neighbours come from [extended_knn()], by the search
+#' described there ("Which search runs"). A graph given as `nn_method` (such as the locally
 #' scaled neighbours of [locally_scaled_knn()]) is used instead, and `X` may
 #' then be `NULL`, as in `uwot::umap()`.
 #'
@@ -62,14 +62,14 @@
 #' [set.seed()] and do not depend on `n_threads`. Ctrl-C stops the run
 #' within a second.
 #'
-#' @param X A numeric data matrix or data frame (rows are points; the numeric
-#'   columns of a data frame are used, and a message names any others
-#'   dropped), or `NULL` when `nn_method` is given.
+#' @param X A numeric data matrix, data frame or sparse matrix (rows are
+#'   points; the numeric columns of a data frame are used, and a message
+#'   names any others dropped), or `NULL` when `nn_method` is given.
 #' @param method `"tsne"`, `"largevis"`, `"umap"` or `"tumap"`.
-#' @param nn_method A neighbour graph `list(idx, dist)` of the points (such
-#'   as one from [extended_knn()] or [locally_scaled_knn()], or uwot's
-#'   `nn`), used for the affinities in place of one computed from `X`. As in
-#'   uwot, `X` may then be `NULL`.
+#' @param nn_method A neighbour graph of the points (such as one from
+#'   [extended_knn()] or [locally_scaled_knn()], or another package's in a
+#'   form listed in [extended_knn()]), used for the affinities in place of
+#'   one computed from `X`. As in uwot, `X` may then be `NULL`.
 #' @param perplexity Perplexity of the t-SNE and LargeVis affinities.
 #' @param n_neighbors Neighbours of each point (itself included) for UMAP's
 #'   affinities when `X` is a data matrix.
@@ -177,11 +177,8 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   index <- NULL
 
   # ---- data and graph ----
-  inputs <- ne_inputs(X, nn_method)
-  data <- inputs$data
-  graph <- inputs$graph
-  row_names <- if (is.null(data)) NULL else rownames(data)
-  n <- if (is.null(graph)) nrow(data) else nrow(graph$idx)
+  inputs <- resolve_inputs(X, nn_method, "neighbor_embedding")
+  n <- inputs$n
   if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")
   if (n_components > n) {
     stop_arg("'n_components' must be at most the number of points, ", n,
@@ -190,33 +187,30 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
 
   # ---- affinities ----
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
+  graph <- inputs$graph
   if (method %in% c("tsne", "largevis")) {
+    # all pairs up to 1,000 rows of data, else the 3 * perplexity nearest
     if (is.null(graph) && (n > 1000 || neighbors == "lsnn")) {
-      k <- min(n - 1L, as.integer(ceiling(3 * perplexity)))
-      found <- ne_data_graph(data, k, neighbors, n_threads, verbose, ret_model)
+      n_cols <- min(n, as.integer(ceiling(3 * perplexity)) + 1L)
+      found <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_model)
       graph <- found$graph
       index <- found$index
     }
     ne_msg(verbose, "neighbor_embedding: perplexity calibration (perplexity ", perplexity, ")")
-    P <- if (is.null(graph)) {
-      perplexity_affinities(data, perplexity = perplexity, n_threads = n_threads,
-                            verbose = verbose)
-    } else {
-      perplexity_affinities(nn_method = graph, perplexity = perplexity, n_threads = n_threads,
-                            verbose = verbose)
-    }
+    P <- perplexity_of_inputs(list(data = inputs$data, graph = graph, n = n), perplexity,
+                              n_threads, verbose)$P
   } else {
     if (is.null(graph)) {
-      k <- n_neighbors
-      if (k > n) {
-        stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ", k, ")")
+      if (n_neighbors > n) {
+        stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ",
+                 n_neighbors, ")")
       }
-      found <- ne_data_graph(data, k - 1L, neighbors, n_threads, verbose, ret_model)
+      found <- ne_data_graph(inputs, n_neighbors, neighbors, n_threads, verbose, ret_model)
       graph <- found$graph
       index <- found$index
     }
     ne_msg(verbose, "neighbor_embedding: UMAP affinities")
-    P <- umap_affinities(nn_method = graph, n_threads = n_threads, verbose = verbose)
+    P <- umap_of_graph(graph, n_threads = n_threads, verbose = verbose)$V
   }
   t_aff <- proc.time()[["elapsed"]]
 
@@ -232,7 +226,7 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   # t-SNE: 750 iterations, as openTSNE and FIt-SNE (bench/README.md)
   if (is.null(max_iter)) max_iter <- if (sampled) 500L else if (method == "tsne") 750L else 1000L
   if (is.null(init_sdev)) init_sdev <- if (sampled) 2 else 1e-4
-  # umap, tumap: 0.03 measured best of 0.003-1 at 2,000-3,000 points (see Details)
+  # umap, tumap: 0.03 measured best of 0.003-1 at 2,000-3,000 points (bench/README.md)
   # t-SNE: n / exaggeration in each phase (openTSNE's rule), unless eta is given
   eta_given <- !is.null(eta)
   if (is.null(eta)) eta <- if (sampled) 1 else switch(method, tsne = n, largevis = n / 20, 0.03)
@@ -254,8 +248,10 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
 
   # ---- initial coordinates ----
   # PCA at scale: as good a t-SNE start as the spectral one, for a third of its time
-  if (is.null(init)) init <- if (method == "tsne" && !is.null(data) && n > 20000) "pca" else "spectral"
-  Y0 <- ne_init(init, data, P, n, n_components, init_sdev, verbose)
+  if (is.null(init)) {
+    init <- if (method == "tsne" && !is.null(inputs$data) && n > 20000) "pca" else "spectral"
+  }
+  Y0 <- ne_init(init, inputs$data, P, n, n_components, init_sdev, verbose)
   t_init <- proc.time()[["elapsed"]]
 
   layout <- if (sampled) {
@@ -264,7 +260,7 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
     cost_kind <- if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
     list(stepper = "sampled", max_iter = max_iter, epoch = if (verbose) epoch else 0L,
          learning_rate = eta, negative_sample_rate = negative_sample_rate, gamma = gamma,
-         seed = ne_seed())
+         seed = draw_seed())
   } else {
     list(stepper = "gradient_descent", max_iter = max_iter, epoch = epoch, tol = tol,
          eta = eta, eta_exaggerated = eta_exaggerated, momentum = momentum,
@@ -287,12 +283,12 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
            else "a convergence test (tol = 0)")
   }
   Y <- res$Y
-  dimnames(Y) <- list(row_names, NULL)
+  dimnames(Y) <- list(inputs$row_names, NULL)
   if (ret_model) {
-    if (is.null(index) && !is.null(data)) {
+    if (is.null(index) && !is.null(inputs$data)) {
       # (small data whose affinities were over all pairs: the index alone)
-      index <- ne_data_graph(data, ne_query_k(method, n, perplexity, n_neighbors), neighbors,
-                             n_threads, verbose, TRUE)$index
+      index <- ne_data_graph(inputs, ne_query_k(method, n, perplexity, n_neighbors) + 1L,
+                             neighbors, n_threads, verbose, TRUE)$index
     }
     model <- ne_model(method, cost = if (sampled) utils::modifyList(cs, list(gamma = cost_gamma)) else cs,
                       gradient = grad_kind, embedding = unname(Y), index = index,
@@ -328,13 +324,8 @@ ne_gradient_kind <- function(gradient, method, n, n_components) {
 # Above this many points "auto" lays LargeVis, UMAP and t-UMAP out by
 # negative sampling: at 10,000 Fashion-MNIST images the full gradient's
 # layouts already break the classes into loose clumps, at 70,000 they are a
-# uniform disc (see ?neighbor_embedding).
+# uniform disc (bench/README.md).
 ne_sampled_min_n <- function() 10000L
-
-# A seed for the core's generators, from R's: set.seed() fixes it.
-ne_seed <- function() {
-  floor(stats::runif(1) * 2^31) * 2^20 + floor(stats::runif(1) * 2^20)
-}
 
 # The approximation's grid, c(nodes, box width, minimum boxes), from the
 # option lsnn.grid (for measurements; numeric(0) keeps the core's defaults).
@@ -343,63 +334,35 @@ ne_grid_option <- function() {
   as.numeric(g)
 }
 
-# Largest n for which gradient = "auto" sums all pairs (see ?neighbor_embedding):
+# Largest n for which gradient = "auto" sums all pairs (bench/README.md):
 # where one exact and one approximate evaluation cost about the same (measured
 # in one process, 2 threads, n = 2,000 to 20,000).
 ne_exact_max_n <- function(method) {
   switch(method, tsne = 20000L, umap = 2000L, tumap = 7000L, largevis = 5000L, 10000L)
 }
 
-# The neighbours of the data's rows: the row itself and its k nearest other
-# rows ("knn"), or its k locally scaled ones ("lsnn"); with `ret_index` also
-# the index that places new rows (neighbor_embedding_transform()).
-ne_data_graph <- function(data, k, neighbors, n_threads, verbose, ret_index) {
-  nn_kind <- ne_nn_kind(nrow(data))
-  ne_msg(verbose, "neighbor_embedding: ", nn_kind, " ", k, "-nearest ",
+# The neighbours of the data's rows, a graph of `n_cols` columns (the row
+# itself first): the nearest ("knn", by the one search rule of
+# graph_of_inputs()) or the locally scaled ones ("lsnn"); with `ret_index`
+# also the index that places new rows (neighbor_embedding_transform()).
+ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_index) {
+  if (neighbors == "knn" && !ret_index) {
+    return(list(graph = graph_of_inputs(inputs, n_cols, n_threads, verbose,
+                                        "neighbor_embedding"), index = NULL))
+  }
+  kind <- search_kind(inputs$n)
+  ne_msg(verbose, "neighbor_embedding: ", kind, " ", n_cols - 1L, "-nearest ",
          if (neighbors == "lsnn") "locally scaled ", "neighbours")
-  index_arg <- if (ret_index) list(ret_index = TRUE)
+  X <- dense_or_rows(inputs$data)
   res <- if (neighbors == "knn") {
-    do.call(extended_knn, c(list(data, n_neighbors = k, n_extra = 0, n_threads = n_threads,
-                                 nn_kind = nn_kind, verbose = verbose), index_arg))
+    extended_knn(X, n_neighbors = n_cols - 1L, n_extra = 0, n_threads = n_threads,
+                 nn_kind = kind, verbose = verbose, ret_index = ret_index)
   } else {
-    do.call(locally_scaled_knn, c(list(data, n_neighbors = k + 1L, n_threads = n_threads,
-                                       nn_kind = nn_kind, verbose = verbose), index_arg))
+    locally_scaled_knn(X, n_neighbors = n_cols, n_threads = n_threads, nn_kind = kind,
+                       verbose = verbose, ret_index = ret_index)
   }
   if (!ret_index) return(list(graph = res, index = NULL))
   list(graph = if (neighbors == "knn") res$knn else res$lsnn, index = res$index)
-}
-
-# The kNN search neighbor_embedding() runs on a data matrix: exact up to 20,000 rows.
-ne_nn_kind <- function(n) {
-  if (n > 20000) "approx" else "exact"
-}
-
-# The data matrix and the graph the affinities come from: X is data (or
-# NULL), nn_method a graph (or NULL), at least one of them given.
-ne_inputs <- function(X, nn_method) {
-  data <- NULL
-  graph <- NULL
-  if (!is.null(X)) {
-    if (is_graph_like(X)) {
-      stop_arg("'X' is a neighbour graph: pass it as 'nn_method' ",
-               "(neighbor_embedding(nn_method = graph), X = NULL or the data)")
-    }
-    data <- check_dense_data(X, "X")
-  }
-  if (!is.null(nn_method)) {
-    if (!is_graph_like(nn_method)) {
-      stop_arg("'nn_method' must be a neighbour graph: a list with matrices 'idx' and 'dist' ",
-               "(NULL computes exact neighbours from 'X')")
-    }
-    graph <- check_graph(nn_method, "nn_method", min_cols = 2)
-    if (!is.null(data) && nrow(graph$idx) != nrow(data)) {
-      stop_arg("'nn_method' has ", nrow(graph$idx), " rows but 'X' has ", nrow(data))
-    }
-  }
-  if (is.null(data) && is.null(graph)) {
-    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
-  }
-  list(data = data, graph = graph)
 }
 
 ne_msg <- function(verbose, ...) {
@@ -431,13 +394,13 @@ ne_init <- function(init, data, P, n, k, init_sdev, verbose) {
   ne_msg(verbose, "neighbor_embedding: ", init, " initialisation")
   Y <- switch(init,
     random = matrix(stats::rnorm(n * k), n, k),
-    pca = ne_pca(data, k),
+    pca = ne_pca(dense_data(data), k),
     spectral = ne_spectral(P, k)
   )
   if (is.null(Y)) {
     fallback <- if (is.null(data)) "random" else "pca"
     warning(sprintf("spectral initialisation failed; using \"%s\"", fallback), call. = FALSE)
-    Y <- if (is.null(data)) matrix(stats::rnorm(n * k), n, k) else ne_pca(data, k)
+    Y <- if (is.null(data)) matrix(stats::rnorm(n * k), n, k) else ne_pca(dense_data(data), k)
   }
   Y <- sweep(Y, 2, colMeans(Y))
   s <- stats::sd(Y[, 1])

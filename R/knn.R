@@ -40,13 +40,27 @@
 #' as fast, and it is run instead when there are few rows (at most twice the
 #' tree leaf size) or when `k` is above a quarter of the rows.
 #'
+#' **Which search runs.** The functions that find neighbours themselves,
+#' [neighbor_embedding()] and [umap_affinities()] given `X`, run the exact
+#' search up to 20,000 rows and the approximate one above.
+#'
+#' **Graphs from other packages.** Every lsnn function that takes a graph
+#' reads `list(idx, dist)` (from lsnn, uwot, rnndescent or RcppHNSW), uwot's
+#' `ret_nn = TRUE` output holding one metric, BiocNeighbors'
+#' `list(index, distance)` (the row itself, which BiocNeighbors leaves out,
+#' is put in front at distance 0 when no row lists itself), and the sparse
+#' distance matrix `uwot::umap(nn_method = )` takes (n x n, column j holding
+#' the distances from j to its neighbours, the same number in every column;
+#' the diagonal is ignored).
+#'
 #' Ties between equally distant rows are broken by the smaller row number, and
 #' the row itself is in column 1 even when it has exact duplicates. Results
 #' are identical for every `n_threads`.
 #'
 #' @param X The data: a numeric matrix, a data frame (its numeric columns are
-#'   used; a message names any other columns dropped) or a sparse
-#'   `Matrix::dgCMatrix` (metrics "euclidean" and "cosine"), one row per
+#'   used; a message names any other columns dropped) or a sparse matrix of
+#'   the Matrix package (`dgCMatrix`, `dgRMatrix`, `dgTMatrix` ...; metrics
+#'   "euclidean" and "cosine"), one row per
 #'   observation. No missing or infinite values. Sparse data with at least
 #'   0.5% non-zero entries (approximate search) or 5% (exact search) is
 #'   searched on a dense copy, which is faster, when that copy takes at most
@@ -98,13 +112,21 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
   verbose <- check_flag(verbose, "verbose")
   metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
   if (nn_kind == "approx") nn_args <- check_approx_control(nn_args)
-  data <- prepare_data(dense_if_faster(X, metric, nn_kind, verbose), metric)
+  data <- prepare_data(X, metric)
   # (in double: the sum of two clamped counts overflows an integer)
   k <- as.integer(min(as.double(n_neighbors) + n_extra, data$n - 1) + 1)
+  search_knn(data, k, metric, nn_kind, n_threads, verbose, nn_args)
+}
+
+# The n_cols-column kNN graph (the row itself included) of prepared data
+# (see prepare_data()), by the search nn_kind.
+search_knn <- function(data, n_cols, metric, nn_kind, n_threads, verbose,
+                       nn_args = approx_control()) {
+  data <- dense_if_faster(data, nn_kind, verbose)
   if (nn_kind == "exact") {
-    exact_knn(data, k, metric, n_threads, verbose)
+    exact_knn(data, n_cols, metric, n_threads, verbose)
   } else {
-    approx_knn(data, k, metric, n_threads, verbose, nn_args)
+    approx_knn(data, n_cols, metric, n_threads, verbose, nn_args)
   }
 }
 
@@ -114,40 +136,33 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
 # (bench/bench-sparse.R): the approximate search on the sparse kernels took
 # 1.7x the dense time at 1% non-zero and 4x at 2%; the exact search's sparse
 # tiles were faster up to 5% (0.9x) and 1.6x slower at 10%.
-dense_if_faster <- function(X, metric, nn_kind, verbose) {
-  # (other classes and metrics are prepare_data()'s to accept or refuse)
-  if (!inherits(X, "dgCMatrix") || !metric %in% c("euclidean", "cosine")) return(X)
-  density <- length(X@x) / (as.double(nrow(X)) * ncol(X))
+dense_if_faster <- function(data, nn_kind, verbose) {
+  if (data$kind != "sparse") return(data)
+  density <- length(data$rows@x) / (as.double(data$n) * data$d)
   threshold <- if (nn_kind == "approx") 0.005 else 0.05
-  dense_bytes <- 8 * as.double(nrow(X)) * ncol(X)
+  dense_bytes <- 8 * as.double(data$n) * data$d
   budget <- getOption("lsnn.max_dense_bytes", 4e9)
   if (density < threshold || dense_bytes > budget) {
     if (verbose) {
       message(sprintf("sparse data (%.1f%% non-zero): sparse %s search", 100 * density, nn_kind))
     }
-    return(X)
+    return(data)
   }
   if (verbose) {
     message(sprintf("sparse data (%.1f%% non-zero): %s search on a dense copy (%.0f MB)",
                     100 * density, nn_kind, dense_bytes / 2^20))
   }
-  as.matrix(X)
+  list(kind = "dense", x = dense_data(data), n = data$n, d = data$d)
 }
 
 # The exact search on prepared data (see prepare_data()).
 exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
-  graph <- if (data$kind == "dense") {
-    .exact_knn_dense(data$x, k, metric, n_threads, verbose, simd_option(), block_rows)
-  } else {
-    .exact_knn_sparse(data$rows@p, data$rows@i, data$rows@x, data$n, data$d, k, metric,
-                      n_threads, verbose, simd_option(), block_rows)
-  }
+  graph <- .exact_knn(data, k, metric, n_threads, verbose, simd_option(), block_rows)
   attr(graph, "lsnn_refined_rows") <- NULL
   graph
 }
 
-# The approximate search on prepared data. The seed is drawn here, on the
-# main thread, from R's generator: two 31-bit integers.
+# The approximate search on prepared data, seeded from R's generator.
 approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control()) {
   # Every tree lists every row: beyond 2^31 entries (8 GB of row numbers
   # and more for the nodes) the forest cannot be held.
@@ -156,15 +171,8 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
              "forest would hold ", format(as.double(control$n_trees) * data$n, big.mark = ","),
              " row entries (at most 2^31 - 1); use fewer trees (default 10 or 20)")
   }
-  seed <- sample.int(.Machine$integer.max, 2L) - 1L
   ctl <- lapply(control, function(v) if (is.null(v)) NA_integer_ else v)
-  graph <- if (data$kind == "dense") {
-    .approx_knn_dense(data$x, k, metric, ctl, seed, n_threads, verbose, simd_option())
-  } else {
-    .approx_knn_sparse(data$rows@p, data$rows@i, data$rows@x, data$n, data$d, k, metric,
-                       ctl, seed, n_threads, verbose, simd_option())
-  }
-  graph
+  .approx_knn(data, k, metric, ctl, draw_seed(), n_threads, verbose, simd_option())
 }
 
 #' Settings of the approximate nearest-neighbour search

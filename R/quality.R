@@ -212,12 +212,13 @@ run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triple
       stop_arg("'X' must be the data, not a graph: only neighbor_preservation() takes a graph",
                if ("np" %in% what) " (embedding_quality() takes one as 'nn')")
     }
-    nn <- check_graph(read_graph(X, "X"), "X")
-    data <- list(kind = "graph", n = nrow(nn$idx))
+    nn <- check_graph(X, "X")
+    data <- NULL
+    n <- nrow(nn$idx)
   } else {
     data <- prepare_data(X, metric, "X")
+    n <- data$n
   }
-  n <- data$n
   y <- prepare_data(Y, "euclidean", "Y")
   if (y$kind != "dense") stop_arg("'Y' must be a dense numeric matrix (the embedding)")
   if (y$n != n) {
@@ -234,8 +235,8 @@ run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triple
     k <- 1L
   }
   if ("np" %in% what && !is.null(nn)) {
-    if (data$kind != "graph") nn <- check_graph(read_graph(nn, "nn"), "nn")
-    name <- if (data$kind == "graph") "X" else "nn"
+    if (!is.null(data)) nn <- check_graph(nn, "nn")
+    name <- if (is.null(data)) "X" else "nn"
     if (nrow(nn$idx) != n) {
       stop_arg("'", name, "' must have one row per row of 'Y' (", n, "); it has ", nrow(nn$idx))
     }
@@ -260,11 +261,10 @@ run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triple
   all_pairs <- n * (n - 1) / 2
   sampled <- ("triplets" %in% what && n_triplets < all_triplets) ||
     ("pairs" %in% what && n_pairs < all_pairs)
-  seed <- if (sampled) sample.int(.Machine$integer.max, 2L) - 1L else c(0L, 0L)
+  seed <- if (sampled) draw_seed() else c(0L, 0L)
 
   flags <- c("np", "tc", "triplets", "pairs") %in% what
-  x_data <- if (data$kind == "graph") list(kind = "dense", x = matrix(0, 1, 1)) else data
-  res <- .quality_measures(x_data, y$x, metric, flags, k, if (is.null(nn)) NULL else nn$idx,
+  res <- .quality_measures(data, y$x, metric, flags, k, if (is.null(nn)) NULL else nn$idx,
                            rows, as.numeric(n_triplets), as.numeric(n_pairs), seed, n_threads,
                            FALSE, simd_option())
   if (flags[1]) out$neighbor_preservation <- res$neighbor_preservation

@@ -36,7 +36,8 @@
 #' @param max_iter Iterations (epochs for a sampled model); `NULL` for 250
 #'   (100 epochs).
 #' @param eta Step size (the initial learning rate for a sampled model);
-#'   `NULL` for `n` (a quarter of the model's learning rate).
+#'   `NULL` for twice the model's step size after its exaggeration (a
+#'   quarter of its learning rate for a sampled model).
 #' @param n_threads Number of threads.
 #' @param verbose If `TRUE`, report the steps and the cost.
 #' @return An `nrow(X_new) x n_components` matrix of coordinates (row names
@@ -62,13 +63,10 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
   Y_ref <- model$embedding
   n_ref <- nrow(Y_ref)
-  row_names <- NULL
-  if (!is.null(X_new)) {
-    X_new <- check_dense_data(X_new, "X_new")
-    row_names <- rownames(X_new)
-  }
+  # (the query checks X_new itself)
+  row_names <- if (!is.null(X_new)) rownames(X_new)
   graph <- if (!is.null(nn_method)) {
-    check_query_graph(nn_method, n_ref, if (is.null(X_new)) NULL else nrow(X_new), "nn_method")
+    check_query_graph(nn_method, n_ref, if (!is.null(X_new)) NROW(X_new), "nn_method")
   } else {
     if (is.null(X_new)) stop_arg("give the new data as 'X_new' or their neighbours as 'nn_method'")
     if (is.null(model$index)) {
@@ -76,7 +74,7 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
                "neighbours among the reference rows as 'nn_method'")
     }
     ne_msg(verbose, "neighbor_embedding_transform: ", model$neighbors, " neighbours of ",
-           nrow(X_new), " new rows")
+           NROW(X_new), " new rows")
     model_query(model, X_new, n_threads, verbose)
   }
   m <- nrow(graph$idx)
@@ -94,7 +92,10 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
 
   sampled <- identical(model$gradient, "sampled")
   if (is.null(max_iter)) max_iter <- if (sampled) 100L else 250L
-  if (is.null(eta)) eta <- if (sampled) model$eta / 4 else n_ref
+  # the reference's own step (after any exaggeration), for a gradient of half
+  # its size (each new pair counts once); a quarter of its learning rate
+  # for negative sampling, as uwot's transform
+  if (is.null(eta)) eta <- if (sampled) model$eta / 4 else 2 * model$eta
   layout <- if (sampled) {
     list(stepper = "sampled", max_iter = max_iter, epoch = if (verbose) 10L else 0L,
          learning_rate = eta, negative_sample_rate = model$negative_sample_rate,

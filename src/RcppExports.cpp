@@ -93,13 +93,13 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// approx_knn_dense
-Rcpp::List approx_knn_dense(Rcpp::NumericMatrix x, int k, std::string metric, Rcpp::List control, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_approx_knn_dense(SEXP xSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP controlSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+// approx_knn_cpp
+Rcpp::List approx_knn_cpp(Rcpp::List data, int k, std::string metric, Rcpp::List control, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_approx_knn_cpp(SEXP dataSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP controlSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
@@ -107,29 +107,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(approx_knn_dense(x, k, metric, control, seed, n_threads, verbose, simd));
-    return rcpp_result_gen;
-END_RCPP
-}
-// approx_knn_sparse
-Rcpp::List approx_knn_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, int n, int d, int k, std::string metric, Rcpp::List control, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_approx_knn_sparse(SEXP row_ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP nSEXP, SEXP dSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP controlSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type row_ptr(row_ptrSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< int >::type d(dSEXP);
-    Rcpp::traits::input_parameter< int >::type k(kSEXP);
-    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type control(controlSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(approx_knn_sparse(row_ptr, col, val, n, d, k, metric, control, seed, n_threads, verbose, simd));
+    rcpp_result_gen = Rcpp::wrap(approx_knn_cpp(data, k, metric, control, seed, n_threads, verbose, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -298,41 +276,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// exact_knn_dense
-Rcpp::List exact_knn_dense(Rcpp::NumericMatrix x, int k, std::string metric, int n_threads, bool verbose, std::string simd, int block_rows);
-RcppExport SEXP _lsnn_exact_knn_dense(SEXP xSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP block_rowsSEXP) {
+// exact_knn_cpp
+Rcpp::List exact_knn_cpp(Rcpp::List data, int k, std::string metric, int n_threads, bool verbose, std::string simd, int block_rows);
+RcppExport SEXP _lsnn_exact_knn_cpp(SEXP dataSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP block_rowsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     Rcpp::traits::input_parameter< int >::type block_rows(block_rowsSEXP);
-    rcpp_result_gen = Rcpp::wrap(exact_knn_dense(x, k, metric, n_threads, verbose, simd, block_rows));
-    return rcpp_result_gen;
-END_RCPP
-}
-// exact_knn_sparse
-Rcpp::List exact_knn_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, int n, int d, int k, std::string metric, int n_threads, bool verbose, std::string simd, int block_rows);
-RcppExport SEXP _lsnn_exact_knn_sparse(SEXP row_ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP nSEXP, SEXP dSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP block_rowsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type row_ptr(row_ptrSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< int >::type d(dSEXP);
-    Rcpp::traits::input_parameter< int >::type k(kSEXP);
-    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
-    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    Rcpp::traits::input_parameter< int >::type block_rows(block_rowsSEXP);
-    rcpp_result_gen = Rcpp::wrap(exact_knn_sparse(row_ptr, col, val, n, d, k, metric, n_threads, verbose, simd, block_rows));
+    rcpp_result_gen = Rcpp::wrap(exact_knn_cpp(data, k, metric, n_threads, verbose, simd, block_rows));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -412,12 +369,12 @@ BEGIN_RCPP
 END_RCPP
 }
 // quality_measures
-Rcpp::List quality_measures(Rcpp::List x_data, Rcpp::NumericMatrix y, std::string metric, Rcpp::LogicalVector what, int k, SEXP nn, Rcpp::IntegerVector rows, double n_triplets, double n_pairs, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
+Rcpp::List quality_measures(SEXP x_data, Rcpp::NumericMatrix y, std::string metric, Rcpp::LogicalVector what, int k, SEXP nn, Rcpp::IntegerVector rows, double n_triplets, double n_pairs, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
 RcppExport SEXP _lsnn_quality_measures(SEXP x_dataSEXP, SEXP ySEXP, SEXP metricSEXP, SEXP whatSEXP, SEXP kSEXP, SEXP nnSEXP, SEXP rowsSEXP, SEXP n_tripletsSEXP, SEXP n_pairsSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::List >::type x_data(x_dataSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x_data(x_dataSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type y(ySEXP);
     Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
     Rcpp::traits::input_parameter< Rcpp::LogicalVector >::type what(whatSEXP);
@@ -441,8 +398,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 7},
     {"_lsnn_query_affinities", (DL_FUNC) &_lsnn_query_affinities, 8},
     {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},
-    {"_lsnn_approx_knn_dense", (DL_FUNC) &_lsnn_approx_knn_dense, 8},
-    {"_lsnn_approx_knn_sparse", (DL_FUNC) &_lsnn_approx_knn_sparse, 12},
+    {"_lsnn_approx_knn_cpp", (DL_FUNC) &_lsnn_approx_knn_cpp, 8},
     {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
     {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
     {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
@@ -454,8 +410,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_affinities_symmetric", (DL_FUNC) &_lsnn_affinities_symmetric, 3},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
-    {"_lsnn_exact_knn_dense", (DL_FUNC) &_lsnn_exact_knn_dense, 7},
-    {"_lsnn_exact_knn_sparse", (DL_FUNC) &_lsnn_exact_knn_sparse, 11},
+    {"_lsnn_exact_knn_cpp", (DL_FUNC) &_lsnn_exact_knn_cpp, 7},
     {"_lsnn_locally_scaled_distances_cpp", (DL_FUNC) &_lsnn_locally_scaled_distances_cpp, 5},
     {"_lsnn_locally_scaled_graph_cpp", (DL_FUNC) &_lsnn_locally_scaled_graph_cpp, 7},
     {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},

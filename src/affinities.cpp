@@ -98,7 +98,6 @@ Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
   s.tol = tol;
   s.max_steps = max_steps;
   lsnn_r::RExecutor ex(n_threads, verbose);
-  lsnn_r::check_graph_shape(idx, dist, idx.ncol());
   const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
   Rcpp::NumericVector beta(n);
   return lsnn_r::run_core([&]() {
@@ -122,7 +121,6 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
   s.bandwidth = bandwidth;
   s.set_op_mix_ratio = mix;
   lsnn_r::RExecutor ex(n_threads, verbose);
-  lsnn_r::check_graph_shape(idx, dist, idx.ncol());
   const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
   Rcpp::NumericVector sigma(n), rho(n);
   return lsnn_r::run_core([&]() {

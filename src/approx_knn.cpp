@@ -4,11 +4,10 @@
 
 #include <lsnn/nndescent.h>
 
-#include <cstdint>
-
 #include "graph_convert.h"
 #include "kernels.h"
 #include "r_executor.h"
+#include "r_inputs.h"
 
 namespace {
 
@@ -26,9 +25,7 @@ Rcpp::List run_approx(const lsnn::RowData& data, int k, Rcpp::List control,
   params.n_iters = size_param(Rcpp::as<int>(control["n_iters"]));
   params.delta = Rcpp::as<double>(control["delta"]);
   params.target_recall = Rcpp::as<double>(control["target_recall"]);
-  // Two non-negative 31-bit integers drawn from R's generator.
-  params.seed = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(seed[0])) << 32) |
-                static_cast<std::uint32_t>(seed[1]);
+  params.seed = lsnn_r::seed_from_r(seed);
   lsnn_r::RExecutor executor(n_threads, verbose);
   lsnn::KnnGraph graph = lsnn_r::run_core([&] {
     return lsnn::approx_knn(data, static_cast<std::size_t>(k), params, executor);
@@ -38,24 +35,11 @@ Rcpp::List run_approx(const lsnn::RowData& data, int k, Rcpp::List control,
 
 }  // namespace
 
-// [[Rcpp::export(.approx_knn_dense)]]
-Rcpp::List approx_knn_dense(Rcpp::NumericMatrix x, int k, std::string metric, Rcpp::List control,
-                            Rcpp::IntegerVector seed, int n_threads, bool verbose,
-                            std::string simd) {
-  const lsnn::DenseColumnMajor view{x.begin(), static_cast<std::size_t>(x.nrow()),
-                                    static_cast<std::size_t>(x.ncol())};
-  const lsnn::RowData data(view, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
-  return run_approx(data, k, control, seed, n_threads, verbose);
-}
-
-// The rows of a dgCMatrix X arrive as the columns of t(X): p, i, x are CSR.
-// [[Rcpp::export(.approx_knn_sparse)]]
-Rcpp::List approx_knn_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col,
-                             Rcpp::NumericVector val, int n, int d, int k, std::string metric,
-                             Rcpp::List control, Rcpp::IntegerVector seed, int n_threads,
-                             bool verbose, std::string simd) {
-  const lsnn::SparseRows view{row_ptr.begin(), col.begin(), val.begin(),
-                              static_cast<std::size_t>(n), static_cast<std::size_t>(d)};
-  const lsnn::RowData data(view, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
-  return run_approx(data, k, control, seed, n_threads, verbose);
+// `data`: prepare_data()'s list; `seed`: draw_seed()'s (src/r_inputs.h).
+// [[Rcpp::export(.approx_knn)]]
+Rcpp::List approx_knn_cpp(Rcpp::List data, int k, std::string metric, Rcpp::List control,
+                          Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd) {
+  const auto rows = lsnn_r::row_data(data, lsnn::parse_metric(metric),
+                                     lsnn_r::distance_kernels(simd));
+  return run_approx(*rows, k, control, seed, n_threads, verbose);
 }

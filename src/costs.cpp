@@ -16,6 +16,7 @@
 
 #include "kernels.h"
 #include "r_executor.h"
+#include "r_inputs.h"
 
 namespace {
 
@@ -100,7 +101,7 @@ lsnn::LayoutSettings layout_settings(const Rcpp::List& layout) {
     g.learning_rate = number(layout, "learning_rate");
     g.negative_sample_rate = whole(layout, "negative_sample_rate");
     g.gamma = number(layout, "gamma");
-    g.seed = static_cast<std::uint64_t>(number(layout, "seed"));
+    g.seed = lsnn_r::seed_from_r(element(layout, "seed"));
   } else {
     Rcpp::stop("unknown stepper '%s'", stepper);
   }

@@ -30,9 +30,10 @@ inline Rcpp::List graph_to_r(const lsnn::KnnGraph& g) {
   return Rcpp::List::create(Rcpp::Named("idx") = idx, Rcpp::Named("dist") = dist);
 }
 
-// Both matrices are checked in R (shapes, types, ranges) before they get
-// here; this second, cheap check keeps the core safe from any caller: the
-// first n_cols columns of idx within 1..n, dist of the same shape.
+// Graphs are checked once, in R (check_graph(): shapes, types, ranges, order),
+// where they enter. This guard is not a second validation but what keeps the
+// core from reading out of bounds whatever the caller: the first n_cols
+// columns of idx within 1..n, dist of the same shape. O(n k), no allocation.
 inline void check_graph_shape(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericMatrix& dist,
                               int n_cols) {
   if (dist.nrow() != idx.nrow() || dist.ncol() != idx.ncol()) {

@@ -6,6 +6,7 @@
 #include "graph_convert.h"
 #include "kernels.h"
 #include "r_executor.h"
+#include "r_inputs.h"
 
 namespace {
 
@@ -24,22 +25,11 @@ Rcpp::List run_exact(const lsnn::RowData& data, int k, int n_threads, bool verbo
 
 }  // namespace
 
-// [[Rcpp::export(.exact_knn_dense)]]
-Rcpp::List exact_knn_dense(Rcpp::NumericMatrix x, int k, std::string metric, int n_threads,
-                           bool verbose, std::string simd, int block_rows) {
-  const lsnn::DenseColumnMajor view{x.begin(), static_cast<std::size_t>(x.nrow()),
-                                    static_cast<std::size_t>(x.ncol())};
-  const lsnn::RowData data(view, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
-  return run_exact(data, k, n_threads, verbose, block_rows);
-}
-
-// The rows of a dgCMatrix X arrive as the columns of t(X): p, i, x are CSR.
-// [[Rcpp::export(.exact_knn_sparse)]]
-Rcpp::List exact_knn_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col,
-                            Rcpp::NumericVector val, int n, int d, int k, std::string metric,
-                            int n_threads, bool verbose, std::string simd, int block_rows) {
-  const lsnn::SparseRows view{row_ptr.begin(), col.begin(), val.begin(),
-                              static_cast<std::size_t>(n), static_cast<std::size_t>(d)};
-  const lsnn::RowData data(view, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
-  return run_exact(data, k, n_threads, verbose, block_rows);
+// `data`: prepare_data()'s list (src/r_inputs.h).
+// [[Rcpp::export(.exact_knn)]]
+Rcpp::List exact_knn_cpp(Rcpp::List data, int k, std::string metric, int n_threads, bool verbose,
+                         std::string simd, int block_rows) {
+  const auto rows = lsnn_r::row_data(data, lsnn::parse_metric(metric),
+                                     lsnn_r::distance_kernels(simd));
+  return run_exact(*rows, k, n_threads, verbose, block_rows);
 }

@@ -2,6 +2,7 @@
 #include <Rcpp.h>
 
 #include <lsnn/exact_knn.h>
+#include <lsnn/low_dim_knn.h>
 #include <lsnn/quality.h>
 
 #include <cstdint>
@@ -9,38 +10,16 @@
 
 #include "kernels.h"
 #include "r_executor.h"
-
-namespace {
-
-// The rows of prepare_data()'s result as RowData: a dense double matrix, or
-// t(X) as a dgCMatrix (its column pointers are the rows of X).
-std::unique_ptr<lsnn::RowData> row_data(const Rcpp::List& data, lsnn::Metric metric,
-                                        const lsnn::DistanceKernels& kernels) {
-  const std::string kind = Rcpp::as<std::string>(data["kind"]);
-  if (kind == "dense") {
-    Rcpp::NumericMatrix x = data["x"];
-    const lsnn::DenseColumnMajor view{x.begin(), static_cast<std::size_t>(x.nrow()),
-                                      static_cast<std::size_t>(x.ncol())};
-    return std::make_unique<lsnn::RowData>(view, metric, kernels);
-  }
-  Rcpp::S4 rows = data["rows"];
-  Rcpp::IntegerVector p = rows.slot("p"), i = rows.slot("i");
-  Rcpp::NumericVector v = rows.slot("x");
-  const lsnn::SparseRows view{p.begin(), i.begin(), v.begin(),
-                              static_cast<std::size_t>(Rcpp::as<int>(data["n"])),
-                              static_cast<std::size_t>(Rcpp::as<int>(data["d"]))};
-  return std::make_unique<lsnn::RowData>(view, metric, kernels);
-}
-
-}  // namespace
+#include "r_inputs.h"
 
 // `what`: neighbour preservation, trustworthiness and continuity (penalties
 // of the rows `rows`, 0-based), triplet accuracy, distance correlation. `nn`
 // is NULL or the 1-based index matrix of a kNN graph of X (k + 1 columns at
-// least), used instead of an exact search of X. The measures' data (prepared
-// and checked in R) is read in place.
+// least), used instead of an exact search of X. `x_data` is prepare_data()'s
+// list (NULL when X is a graph: then only `nn` is read), `seed` draw_seed()'s
+// (src/r_inputs.h).
 // [[Rcpp::export(.quality_measures)]]
-Rcpp::List quality_measures(Rcpp::List x_data, Rcpp::NumericMatrix y, std::string metric,
+Rcpp::List quality_measures(SEXP x_data, Rcpp::NumericMatrix y, std::string metric,
                             Rcpp::LogicalVector what, int k, SEXP nn, Rcpp::IntegerVector rows,
                             double n_triplets, double n_pairs, Rcpp::IntegerVector seed,
                             int n_threads, bool verbose, std::string simd) {
@@ -48,12 +27,14 @@ Rcpp::List quality_measures(Rcpp::List x_data, Rcpp::NumericMatrix y, std::strin
   lsnn_r::RExecutor executor(n_threads, verbose);
   const bool need_x = what[1] || what[2] || what[3] || (what[0] && Rf_isNull(nn));
   std::unique_ptr<lsnn::RowData> x;
-  if (need_x) x = row_data(x_data, lsnn::parse_metric(metric), kernels);
+  if (need_x) {
+    if (Rf_isNull(x_data)) Rcpp::stop("internal: these measures need the data");
+    x = lsnn_r::row_data(Rcpp::List(x_data), lsnn::parse_metric(metric), kernels);
+  }
   const lsnn::DenseColumnMajor yview{y.begin(), static_cast<std::size_t>(y.nrow()),
                                      static_cast<std::size_t>(y.ncol())};
   const lsnn::RowData yd(yview, lsnn::Metric::euclidean, kernels);
-  const std::uint64_t s = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(seed[0])) << 32) ^
-                          static_cast<std::uint32_t>(seed[1]);
+  const std::uint64_t s = lsnn_r::seed_from_r(seed);
   Rcpp::List out;
   lsnn_r::run_core([&] {
     const std::size_t kk = static_cast<std::size_t>(k);
@@ -62,15 +43,15 @@ Rcpp::List quality_measures(Rcpp::List x_data, Rcpp::NumericMatrix y, std::strin
       const lsnn::KnnGraph gy =
           yview.d <= 3 ? lsnn::LowDimKnn(yview.data, yview.n, yview.d).knn(kk + 1, executor)
                        : lsnn::exact_knn(yd, kk + 1, executor);
-      const lsnn::IndexView vy{gy.idx.data(), gy.n, gy.k, 0};
+      const lsnn::GraphView vy{gy.idx.data(), nullptr, gy.n, gy.k, 0};
       double np;
       if (Rf_isNull(nn)) {
         const lsnn::KnnGraph gx = lsnn::exact_knn(*x, kk + 1, executor);
-        const lsnn::IndexView vx{gx.idx.data(), gx.n, gx.k, 0};
+        const lsnn::GraphView vx{gx.idx.data(), nullptr, gx.n, gx.k, 0};
         np = lsnn::neighbour_preservation(vx, vy, kk, executor);
       } else {
         Rcpp::IntegerMatrix idx(nn);
-        const lsnn::IndexView vx{idx.begin(), static_cast<std::size_t>(idx.nrow()),
+        const lsnn::GraphView vx{idx.begin(), nullptr, static_cast<std::size_t>(idx.nrow()),
                                  static_cast<std::size_t>(idx.ncol()), 1};
         np = lsnn::neighbour_preservation(vx, vy, kk, executor);
       }

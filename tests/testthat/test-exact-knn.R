@@ -117,7 +117,6 @@ test_that("bad input gives clear errors", {
   expect_error(extended_knn(X, nn_kind = "fast"), "nn_kind")
   expect_error(extended_knn(X, nn_kind = "exact", metric = "hamming"), "metric")
   expect_error(extended_knn(data.frame(a = letters), nn_kind = "exact"), "no numeric columns")
-  expect_error(extended_knn(Matrix::Diagonal(5), nn_kind = "exact"), "dgCMatrix")
 })
 
 test_that("rows that float cannot rank are settled by the second pass", {
@@ -125,7 +124,7 @@ test_that("rows that float cannot rank are settled by the second pass", {
   # 30 near-copies of each point, apart by far less than float resolution
   X <- matrix(rep(rnorm(20), each = 30), ncol = 2) + rnorm(600, sd = 1e-9)
   data <- lsnn:::prepare_data(X, "euclidean")
-  g <- lsnn:::.exact_knn_dense(data$x, 12, "euclidean", 2L, FALSE, "auto", 0L)
+  g <- lsnn:::.exact_knn(data, 12, "euclidean", 2L, FALSE, "auto", 0L)
   expect_gt(attr(g, "lsnn_refined_rows"), 0)
   ref <- ref_knn(X, 12)
   expect_identical(g$idx, ref$idx)

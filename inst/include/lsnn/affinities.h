@@ -47,6 +47,13 @@
 
 namespace lsnn {
 
+// The power of two p with p <= x < 2p, for x positive and finite.
+inline double power_of_two_below(double x) {
+  int e;
+  std::frexp(x, &e);  // 2^(e-1) <= x < 2^e
+  return std::ldexp(1.0, e - 1);
+}
+
 // A power of two that brings `biggest` (a largest distance or |value|)
 // near 1 when it lies beyond 2^250 or below 2^-250, where its square would
 // overflow or underflow; 1 otherwise (ordinary data are left bit for bit as
@@ -57,9 +64,8 @@ inline double safe_unit(double biggest) {
   if (!(biggest > 0.0) || !std::isfinite(biggest) || (biggest <= big && biggest >= small)) {
     return 1.0;
   }
-  int e;
-  std::frexp(biggest, &e);
-  return std::ldexp(1.0, std::min(1 - e, 1000));  // a finite power for subnormal input
+  // (capped for subnormal input, whose reciprocal power would overflow)
+  return std::min(1.0 / power_of_two_below(biggest), std::ldexp(1.0, 1000));
 }
 
 // beta computed on distances multiplied by `unit`, per squared given distance
@@ -480,9 +486,7 @@ CsrMatrix umap_memberships(const GraphView& g, const UmapSettings& s, double* si
           // where the answer is (the result is then scale-free).
           double lo = 0.0, hi = std::numeric_limits<double>::infinity(), mid = 1.0;
           if (row_mean > 0.0 && (row_mean > 0x1p16 || row_mean < 0x1p-16)) {
-            int e;
-            std::frexp(row_mean, &e);  // 2^(e-1) <= row_mean < 2^e
-            mid = std::ldexp(1.0, e - 1);
+            mid = power_of_two_below(row_mean);
           }
           for (int step = 0; step < s.max_steps; ++step) {
             double psum = 0.0;

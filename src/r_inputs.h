@@ -1,0 +1,47 @@
+// How data and seeds cross from R into the core, the one convention of every
+// entry point:
+// - data is the list prepare_data() (R/checks.R) returns, checked in R:
+//   list(kind = "dense", x = double matrix) or list(kind = "sparse",
+//   rows = dgRMatrix), whose slots p, j, x list the rows as the core reads them;
+// - a seed is two non-negative 31-bit integers drawn from R's generator by
+//   draw_seed() (R/checks.R), joined into one 64-bit seed here.
+#ifndef LSNN_R_INPUTS_H
+#define LSNN_R_INPUTS_H
+
+#include <Rcpp.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <lsnn/distance.h>
+
+namespace lsnn_r {
+
+inline std::unique_ptr<lsnn::RowData> row_data(const Rcpp::List& data, lsnn::Metric metric,
+                                               const lsnn::DistanceKernels& kernels) {
+  const std::string kind = Rcpp::as<std::string>(data["kind"]);
+  if (kind == "dense") {
+    const Rcpp::NumericMatrix x = data["x"];
+    const lsnn::DenseColumnMajor view{x.begin(), static_cast<std::size_t>(x.nrow()),
+                                      static_cast<std::size_t>(x.ncol())};
+    return std::make_unique<lsnn::RowData>(view, metric, kernels);
+  }
+  if (kind != "sparse") Rcpp::stop("internal: unknown kind of data '%s'", kind);
+  const Rcpp::S4 rows = data["rows"];
+  const Rcpp::IntegerVector dim = rows.slot("Dim"), p = rows.slot("p"), j = rows.slot("j");
+  const Rcpp::NumericVector v = rows.slot("x");
+  const lsnn::SparseRows view{p.begin(), j.begin(), v.begin(), static_cast<std::size_t>(dim[0]),
+                              static_cast<std::size_t>(dim[1])};
+  return std::make_unique<lsnn::RowData>(view, metric, kernels);
+}
+
+inline std::uint64_t seed_from_r(const Rcpp::IntegerVector& seed) {
+  if (seed.size() != 2) Rcpp::stop("internal: a seed is two integers");
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(seed[0])) << 32) |
+         static_cast<std::uint32_t>(seed[1]);
+}
+
+}  // namespace lsnn_r
+
+#endif  // LSNN_R_INPUTS_H
