@@ -21,7 +21,7 @@ new_index <- function(X, data, metric, graph, scale_from, scale_to, n_threads) {
     sigma = sigma,
     scale_from = as.integer(scale_from),
     scale_to = as.integer(scale_to),
-    search = list(degree = 30L, n_entry = 0L)
+    search = list(degree = 16L, n_entry = 0L)
   ), class = "lsnn_index")
 }
 
@@ -144,7 +144,7 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #' nn$idx[1:3, ]
 #' @export
 extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_threads = 1,
-                               verbose = FALSE, epsilon = 0.1) {
+                               verbose = FALSE, epsilon = 0.02) {
   index <- check_index(index)
   if (missing(n_neighbors)) stop_arg("'n_neighbors' is missing")
   n_ref <- nrow(index$data)
@@ -210,7 +210,7 @@ extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_
 #' @export
 locally_scaled_knn_query <- function(index, query, n_neighbors = 15, n_extra = 50,
                                      nn_kind = "approx", n_threads = 1, verbose = FALSE,
-                                     epsilon = 0.1) {
+                                     epsilon = 0.02) {
   index <- check_index(index)
   n_ref <- nrow(index$data)
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)

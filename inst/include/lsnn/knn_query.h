@@ -237,8 +237,8 @@ inline SearchGraph build_search_graph(const GraphView& g, std::size_t degree) {
 }
 
 struct GraphQueryParams {
-  double epsilon = 0.1;        // relative slack of the stopping rule
-  std::size_t n_entry = 0;     // entry points; 0: 4 sqrt(n_ref), at least 64
+  double epsilon = 0.02;       // relative slack of the stopping rule
+  std::size_t n_entry = 0;     // entry points; 0: sqrt(n_ref), within [64, 256]
   std::uint64_t seed = 0;
 };
 
@@ -266,7 +266,7 @@ class QueryScorer {
     if (!space_.dense()) return;
     const char* p = reinterpret_cast<const char*>(space_.row(j));
     const std::size_t bytes = space_.d() * sizeof(float);
-    for (std::size_t b = 0; b < bytes && b < 512; b += 64) __builtin_prefetch(p + b);
+    for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
 #else
     (void)j;
 #endif
@@ -284,6 +284,7 @@ struct GraphSearchState {
   std::vector<std::pair<float, int>> best;   // max-heap of the k best
   std::vector<std::pair<float, int>> queue;  // min-heap of rows to expand
   std::vector<float> entry_scores, query_sqnorm;
+  std::vector<int> fresh;
   std::vector<std::pair<double, int>> cand;
   TileBuffers buf;
   std::size_t scored = 0;
@@ -349,15 +350,19 @@ inline void graph_search(const SearchGraph& graph, const QueryScorer& score, std
     std::pop_heap(st.queue.begin(), st.queue.end(), NearerFirst());
     st.queue.pop_back();
     const std::size_t u = static_cast<std::size_t>(c.second);
-    const int* nb = &graph.adj[graph.start[u]];
-    const std::size_t deg = graph.start[u + 1] - graph.start[u];
-    for (std::size_t t = 0; t < deg; ++t) {
-      const std::size_t v = static_cast<std::size_t>(nb[t]);
+    // The row's unvisited neighbours, all fetched before any is scored: the
+    // rows are far apart in memory, and their loads then overlap.
+    st.fresh.clear();
+    for (std::size_t t = graph.start[u]; t < graph.start[u + 1]; ++t) {
+      const std::size_t v = static_cast<std::size_t>(graph.adj[t]);
       if (st.visited[v] == st.stamp) continue;
       st.visited[v] = st.stamp;
-      for (std::size_t a = t + 1; a < std::min(deg, t + 3); ++a) score.prefetch(ref0 + static_cast<std::size_t>(nb[a]));
-      ++st.scored;
-      offer_found(st, k, epsilon, score(q, ref0 + v), static_cast<int>(v));
+      st.fresh.push_back(static_cast<int>(v));
+      score.prefetch(ref0 + v);
+    }
+    st.scored += st.fresh.size();
+    for (const int v : st.fresh) {
+      offer_found(st, k, epsilon, score(q, ref0 + static_cast<std::size_t>(v)), v);
     }
   }
 }
@@ -387,7 +392,11 @@ KnnGraph approx_knn_query(const RowData& data, const RowRange& reference, const 
 
   // Entry points: a seeded sample of reference rows, in increasing order.
   std::size_t n_entry = params.n_entry;
-  if (n_entry == 0) n_entry = std::max<std::size_t>(64, static_cast<std::size_t>(4.0 * std::sqrt(static_cast<double>(n_ref))));
+  // (Measured on Fashion-MNIST: from 64 to 1,000 entry points the recall
+  // hardly changes; the walk finds its way from any of them.)
+  if (n_entry == 0) {
+    n_entry = std::min<std::size_t>(256, std::max<std::size_t>(64, static_cast<std::size_t>(std::sqrt(static_cast<double>(n_ref)))));
+  }
   n_entry = std::min(n_entry, n_ref);
   std::vector<int> entries(n_ref);
   for (std::size_t j = 0; j < n_ref; ++j) entries[j] = static_cast<int>(j);
