@@ -107,11 +107,12 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #' own exact graph without column 1 (when no two rows are equal).
 #'
 #' With `nn_kind = "approx"` (the default) each query walks the index's
-#' neighbour graph, with its reverse edges, from the nearest of a random
-#' sample of reference rows: a best-first search that keeps the
-#' `n_neighbors` nearest rows found and stops when the nearest row not yet
-#' expanded is farther than the farthest of those by more than the relative
-#' slack `epsilon` (in squared distance for the euclidean metric). Larger
+#' neighbour graph (each reference row's 16 nearest neighbours and up to 16
+#' rows that list it), starting from a random sample of reference rows: a
+#' best-first search that keeps the `n_neighbors` nearest rows found and
+#' stops when the nearest row not yet expanded is farther than the farthest
+#' of those by more than the relative slack `epsilon` (in squared distance
+#' for the euclidean metric). Larger
 #' `epsilon` finds more of the true neighbours, at more time. Distances are
 #' recomputed in double precision, as the exact search gives them. The
 #' sample is drawn from R's generator, so [set.seed()] reproduces the

@@ -18,6 +18,12 @@
 //
 // Output: self first at distance 0, then the k - 1 nearest other rows by
 // (distance, index).
+//
+// The steps are shared with the query of new rows (knn_query.h): a tile's
+// scores offered to the lists of its first block's rows (offer_to_rows) and,
+// here only, of its second's (offer_to_columns); and the per-row finish,
+// exact scores, proof and refinement, against a range of candidate rows
+// (finish_row, refine_row).
 #ifndef LSNN_EXACT_KNN_H
 #define LSNN_EXACT_KNN_H
 

@@ -283,7 +283,7 @@ struct GraphSearchState {
   std::uint32_t stamp = 0;
   std::vector<std::pair<float, int>> best;   // max-heap of the k best
   std::vector<std::pair<float, int>> queue;  // min-heap of rows to expand
-  std::vector<float> entry_scores, query_sqnorm;
+  std::vector<float> entry_scores, query_rows, query_sqnorm;
   std::vector<int> fresh;
   std::vector<std::pair<double, int>> cand;
   TileBuffers buf;
@@ -421,46 +421,81 @@ KnnGraph approx_knn_query(const RowData& data, const RowRange& reference, const 
     }
   }
 
-  const std::size_t block = 64;  // queries per task
-  const std::size_t n_blocks = (m + block - 1) / block;
-  std::vector<unsigned char> exhaustive(m, 0);
-  std::vector<std::size_t> scored(n_blocks, 0);
-  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
-  batched_for(executor, n_blocks, 8 * n_threads, [&](std::size_t g0, std::size_t g1) {
-    detail::GraphSearchState state;
-    const DistanceKernels& kern = data.kernels();
-    for (std::size_t g = g0; g < g1; ++g) {
-      const std::size_t q0 = g * block, q1 = std::min(m, q0 + block), mq = q1 - q0;
-      // The entry points' scores for the block's queries.
-      std::vector<float>& es = state.entry_scores;
-      es.resize(mq * n_entry);
-      if (tiles) {
-        const float* qrows = space.row(query.begin + q0);
-        if (data.metric() == Metric::manhattan) {
-          kern.l1_tile(qrows, mq, entry_rows.data(), n_entry, d, es.data());
-        } else {
-          std::vector<float>& qn = state.query_sqnorm;
-          qn.resize(mq);
-          for (std::size_t a = 0; a < mq; ++a) qn[a] = space.sqnorm(query.begin + q0 + a);
-          kern.dot_tile(qrows, mq, entry_rows.data(), n_entry, d, es.data());
-          kern.finish_sqdist_tile(qn.data(), mq, entry_sqnorm.data(), n_entry, es.data());
-        }
-      } else {
-        for (std::size_t a = 0; a < mq; ++a) {
-          for (std::size_t e = 0; e < n_entry; ++e) {
-            es[a * n_entry + e] = score(query.begin + q0 + a, reference.begin + static_cast<std::size_t>(entries[e]));
-          }
+  // The entry points' scores for the queries qs[0, mq) (offsets in the
+  // query range), into state.entry_scores (mq x n_entry).
+  auto score_entries = [&](const std::size_t* qs, std::size_t mq, detail::GraphSearchState& state) {
+    std::vector<float>& es = state.entry_scores;
+    es.resize(mq * n_entry);
+    if (!tiles) {
+      for (std::size_t a = 0; a < mq; ++a) {
+        for (std::size_t e = 0; e < n_entry; ++e) {
+          es[a * n_entry + e] = score(query.begin + qs[a], reference.begin + static_cast<std::size_t>(entries[e]));
         }
       }
+      return;
+    }
+    const DistanceKernels& kern = data.kernels();
+    std::vector<float>& qrows = state.query_rows;
+    std::vector<float>& qn = state.query_sqnorm;
+    qrows.resize(mq * d);
+    qn.resize(mq);
+    for (std::size_t a = 0; a < mq; ++a) {
+      const std::size_t i = query.begin + qs[a];
+      std::copy(space.row(i), space.row(i) + d, &qrows[a * d]);
+      qn[a] = space.sqnorm(i);
+    }
+    if (data.metric() == Metric::manhattan) {
+      kern.l1_tile(qrows.data(), mq, entry_rows.data(), n_entry, d, es.data());
+    } else {
+      kern.dot_tile(qrows.data(), mq, entry_rows.data(), n_entry, d, es.data());
+      kern.finish_sqdist_tile(qn.data(), mq, entry_sqnorm.data(), n_entry, es.data());
+    }
+  };
+
+  const std::size_t block = 64;  // queries per task
+  const std::size_t n_blocks = (m + block - 1) / block;
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  // The queries are searched in the order of their nearest entry point:
+  // queries searched one after the other then walk the same part of the
+  // graph, whose rows stay in cache.
+  std::vector<std::size_t> order(m);
+  {
+    std::vector<int> nearest(m);
+    executor.parallel_for(0, n_blocks, [&](std::size_t g0, std::size_t g1) {
+      detail::GraphSearchState state;
+      std::vector<std::size_t> qs;
+      for (std::size_t g = g0; g < g1; ++g) {
+        const std::size_t q0 = g * block, q1 = std::min(m, q0 + block);
+        qs.resize(q1 - q0);
+        for (std::size_t a = 0; a < qs.size(); ++a) qs[a] = q0 + a;
+        score_entries(qs.data(), qs.size(), state);
+        for (std::size_t a = 0; a < qs.size(); ++a) {
+          const float* es = &state.entry_scores[a * n_entry];
+          nearest[q0 + a] = static_cast<int>(std::min_element(es, es + n_entry) - es);
+        }
+      }
+    });
+    for (std::size_t q = 0; q < m; ++q) order[q] = q;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return nearest[a] < nearest[b]; });
+  }
+  checkpoint(executor);
+
+  std::vector<unsigned char> exhaustive(m, 0);
+  std::vector<std::size_t> scored(n_blocks, 0);
+  batched_for(executor, n_blocks, 8 * n_threads, [&](std::size_t g0, std::size_t g1) {
+    detail::GraphSearchState state;
+    for (std::size_t g = g0; g < g1; ++g) {
+      const std::size_t s0 = g * block, s1 = std::min(m, s0 + block), mq = s1 - s0;
+      score_entries(&order[s0], mq, state);
       state.scored = 0;
       for (std::size_t a = 0; a < mq; ++a) {
-        const std::size_t q = q0 + a, i = query.begin + q;
+        const std::size_t q = order[s0 + a], i = query.begin + q;
         std::vector<std::pair<double, int>>& cand = state.cand;
         if (data.needs_exact_search(i)) {
           exhaustive[q] = 1;
         } else {
-          detail::graph_search(graph, score, reference.begin, i, entries.data(), &es[a * n_entry], n_entry, k,
-                               params.epsilon, state);
+          detail::graph_search(graph, score, reference.begin, i, entries.data(), &state.entry_scores[a * n_entry],
+                               n_entry, k, params.epsilon, state);
           exhaustive[q] = state.best.size() < k;
         }
         if (exhaustive[q]) {
