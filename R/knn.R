@@ -135,6 +135,9 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
   data <- prepare_data(X, metric)
   # (in double: the sum of two clamped counts overflows an integer)
   k <- as.integer(min(as.double(n_neighbors) + n_extra, data$n - 1) + 1)
+  # (the index keeps the rows as the search read them, dense or sparse, so
+  # that a query computes the same distances)
+  data <- dense_if_faster(data, nn_kind, verbose)
   graph <- search_knn(data, k, metric, nn_kind, n_threads, verbose, nn_args)
   if (!ret_index) return(graph)
   list(enn = graph, index = new_index(data, metric, graph, scale[1], scale[2], n_threads))
