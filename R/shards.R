@@ -532,10 +532,14 @@ run_tasks <- function(run, phase, tasks, fun) {
   pending <- list()
   collect <- function(wait) {
     repeat {
-      ready <- names(pending)[vapply(pending, future::resolved, logical(1))]
+      # (a worker that died makes resolved() itself fail)
+      state <- lapply(pending, function(f) tryCatch(future::resolved(f), error = function(e) e))
+      ready <- names(pending)[vapply(state, function(x) !isFALSE(x), logical(1))]
       for (id in ready) {
         t <- todo[[as.integer(id)]]
-        res <- tryCatch(future::value(pending[[id]]), error = function(e) e)
+        res <- if (inherits(state[[id]], "error")) state[[id]] else {
+          tryCatch(future::value(pending[[id]]), error = function(e) e)
+        }
         pending[[id]] <<- NULL
         if (inherits(res, "error")) {
           stop("task '", t$name, "' failed: ", conditionMessage(res), call. = FALSE)
@@ -750,12 +754,17 @@ write_graph_shard <- function(run, s, lists, file) {
   if (!is.null(run$lsnn)) {
     sigma <- pmax(rowMeans(g$dist[, run$lsnn$scale[1]:run$lsnn$scale[2], drop = FALSE]),
                   min_local_scale)
-    written <- save_atomic(sigma, sub("graph-", "sigma-", file))
+    written <- save_atomic(sigma, sigma_file_of(file))
   }
   written + save_atomic(g, file)
 }
 
 min_local_scale <- 1e-10
+
+# The local scales' file beside a graph shard's file.
+sigma_file_of <- function(graph_file) {
+  file.path(dirname(graph_file), sub("^graph-", "sigma-", basename(graph_file)))
+}
 
 # ---- the kNN graph phase ----
 
@@ -844,8 +853,8 @@ approx_phase <- function(run) {
   # The graph of the last round is the result.
   last <- round_graph_files(run, round)
   file.rename(last, graph_files(run, "knn"))
-  sig <- sub("graph-", "sigma-", last)
-  if (!is.null(run$lsnn)) file.rename(sig, sub("graph-", "sigma-", graph_files(run, "knn")))
+  sig <- sigma_file_of(last)
+  if (!is.null(run$lsnn)) file.rename(sig, sigma_file_of(graph_files(run, "knn")))
   invisible()
 }
 
@@ -962,7 +971,7 @@ approx_round <- function(run, round, n_parts) {
          parts = candidates(from, s), previous = previous[s], run = run_for_worker(run))
   })
   run_tasks(run, sprintf("round %d: merge", round), merges, merge_candidates_task)
-  if (round > 1) unlink(c(previous, sub("graph-", "sigma-", previous)))
+  if (round > 1) unlink(c(previous, sigma_file_of(previous)))
   invisible()
 }
 
@@ -1100,7 +1109,7 @@ lsnn_phase <- function(run) {
   knn <- graph_files(run, "knn")
   sigma_file <- file.path(run$dir, "work", "sigma.rds")
   if (!file.exists(sigma_file)) {
-    sigma <- unlist(lapply(sub("graph-", "sigma-", knn), readRDS))
+    sigma <- unlist(lapply(sigma_file_of(knn), readRDS))
     save_atomic(sigma, sigma_file)
   }
   tasks <- lapply(seq_along(knn), function(s) {
