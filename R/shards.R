@@ -416,8 +416,9 @@ read_graph_shards <- function(x, which = NULL) {
 #' @method print lsnn_graph_shards
 #' @export
 print.lsnn_graph_shards <- function(x, ...) {
+  what <- c(knn = "extended kNN", lsnn = "locally scaled (LSNN)")[[x$what]]
   cat(sprintf("lsnn %s graph in shards: %s rows x %d columns in %d files in %s\n",
-              x$what, format(x$n, big.mark = ","), x$k, length(x$files),
+              what, format(x$n, big.mark = ","), x$k, length(x$files),
               dirname(x$files[1])))
   if (!is.null(x$recall)) {
     cat("estimated recall by round:", paste(format(x$recall, digits = 4), collapse = ", "), "\n")

@@ -115,7 +115,7 @@ test_that("a run resumes from its out_dir and refuses other settings", {
   on.exit(unlink(out, recursive = TRUE), add = TRUE)
   res <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
   expect_equal(nrow(res$tasks), 16 + 4 + 4)
-  expect_output(print(res), "lsnn graph in shards: 400 rows x 10 columns in 4 files")
+  expect_output(print(res), "LSNN\\) graph in shards: 400 rows x 10 columns in 4 files")
   # a lost output is computed again, and only that
   unlink(c(res$files[2], res$knn$files[3], file.path(out, "complete.rds")))
   res2 <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
