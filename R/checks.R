@@ -126,7 +126,7 @@ draw_seed <- function() {
 # a matrix). Returns list(kind = "dense", x = double matrix, n, d) or
 # list(kind = "sparse", rows = dgRMatrix, n, d): the one form in which data
 # crosses into C++ (src/row_data.h reads either).
-prepare_data <- function(X, metric, caller = "X") {
+prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
   if (is.data.frame(X)) {
     numeric_cols <- vapply(X, is.numeric, logical(1))
     if (!any(numeric_cols)) stop_arg("'", caller, "' has no numeric columns")
@@ -138,7 +138,7 @@ prepare_data <- function(X, metric, caller = "X") {
   }
   if (inherits(X, "Matrix")) X <- read_matrix_class(X, caller)
   if (inherits(X, "dgRMatrix")) {
-    if (nrow(X) < 2) stop_arg("'", caller, "' must have at least 2 rows")
+    if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", min_rows, " rows")
     if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
     if (!all_finite(X@x)) stop_arg("'", caller, "' contains NA, NaN or infinite values")
     if (!metric %in% c("euclidean", "cosine")) {
@@ -155,7 +155,7 @@ prepare_data <- function(X, metric, caller = "X") {
              "with one row per observation")
   }
   if (!is.numeric(X)) stop_arg("'", caller, "' must be numeric (it is ", typeof(X), ")")
-  if (nrow(X) < 2) stop_arg("'", caller, "' must have at least 2 rows")
+  if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", min_rows, " rows")
   if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
   # min() and max() are NA or infinite exactly when some value is; unlike
   # is.finite(X) or range(X), they allocate nothing. Details only on failure.

@@ -362,7 +362,7 @@ ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_ind
                        verbose = verbose, ret_index = ret_index)
   }
   if (!ret_index) return(list(graph = res, index = NULL))
-  list(graph = if (neighbors == "knn") res$knn else res$lsnn, index = res$index)
+  list(graph = if (neighbors == "knn") res$enn else res$lsnn, index = res$index)
 }
 
 ne_msg <- function(verbose, ...) {

@@ -81,11 +81,25 @@
 #' @param nn_args Settings of the approximate search (`nn_kind = "approx"`):
 #'   the result of [approx_control()], or a list of some of its arguments.
 #'   Ignored by the exact search.
+#' @param ret_index If `TRUE`, also return an index of the data for
+#'   [extended_knn_query()] and [locally_scaled_knn_query()].
+#' @param scale_from,scale_to With `ret_index = TRUE`: the columns of the
+#'   graph whose mean distance is each row's local scale, stored in the index
+#'   for [locally_scaled_knn_query()] (see [locally_scaled_knn()]).
 #' @return A graph: `list(idx, dist)`, two `n x k` matrices with
 #'   `k = min(n_neighbors + n_extra, n - 1) + 1`. `idx` is an integer matrix
 #'   of 1-based row numbers with the row itself in column 1; `dist` holds the
 #'   distances, 0 in column 1 and increasing along each row. This is the
 #'   format `uwot::umap(nn_method = )` takes.
+#'
+#'   With `ret_index = TRUE`, a list with elements `enn`, that graph, and
+#'   `index`, an object of class `lsnn_index`: a plain list that [saveRDS()]
+#'   stores and [readRDS()] restores, giving the same query results. It
+#'   holds `data`, the data (a double matrix, or a `dgCMatrix` for sparse
+#'   data); `metric`; `graph`, the graph above; `sigma`, each row's local
+#'   scale (`NULL` when the graph has fewer than `scale_to` columns);
+#'   `scale_from` and `scale_to`; `search`, the settings of the approximate
+#'   query; and `format_version`.
 #' @references
 #' Dong, W., Moses, C. and Li, K. (2011). Efficient k-nearest neighbor graph
 #' construction for generic similarity measures. \emph{Proceedings of the
@@ -97,13 +111,19 @@
 #' enn <- extended_knn(X, n_neighbors = 15, n_extra = 10, nn_kind = "exact")
 #' dim(enn$idx)
 #' enn$idx[1:3, 1:5]
+#' res <- extended_knn(X, n_neighbors = 15, n_extra = 10, nn_kind = "exact",
+#'                     ret_index = TRUE)
+#' res$index
 #' set.seed(1)
 #' approx <- extended_knn(X, n_neighbors = 15, n_extra = 10)
 #' neighbor_overlap(approx, enn)
 #' @export
 extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
                          nn_kind = "approx", verbose = FALSE, metric = "euclidean",
-                         nn_args = approx_control()) {
+                         nn_args = approx_control(), ret_index = FALSE, scale_from = 5,
+                         scale_to = 7) {
+  ret_index <- check_flag(ret_index, "ret_index")
+  if (ret_index) scale <- check_scale_columns(scale_from, scale_to, big_int)
   # both are capped at n - 1 below, so any larger whole number is taken
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
   n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE)
@@ -115,7 +135,12 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
   data <- prepare_data(X, metric)
   # (in double: the sum of two clamped counts overflows an integer)
   k <- as.integer(min(as.double(n_neighbors) + n_extra, data$n - 1) + 1)
-  search_knn(data, k, metric, nn_kind, n_threads, verbose, nn_args)
+  # (the index keeps the rows as the search read them, dense or sparse, so
+  # that a query computes the same distances)
+  data <- dense_if_faster(data, nn_kind, verbose)
+  graph <- search_knn(data, k, metric, nn_kind, n_threads, verbose, nn_args)
+  if (!ret_index) return(graph)
+  list(enn = graph, index = new_index(data, metric, graph, scale[1], scale[2], n_threads))
 }
 
 # The n_cols-column kNN graph (the row itself included) of prepared data

@@ -37,9 +37,13 @@
 #'   it replaces the real local scales, and the neighbours chosen differ from
 #'   those of the same data in ordinary units. Rescale such data first.
 #' @param ret_knn If `TRUE`, also return the plain kNN graph of the same size.
+#' @param ret_index If `TRUE`, also return an index of the data (see
+#'   [extended_knn()]) for [locally_scaled_knn_query()] and
+#'   [extended_knn_query()], holding the extended graph and the local scales.
 #' @return A graph `list(idx, dist)` with `n_neighbors` columns (see
-#'   [extended_knn()] for the format); with `ret_knn = TRUE`, a list with
-#'   elements `lsnn` and `knn`, both graphs.
+#'   [extended_knn()] for the format); with `ret_knn = TRUE` or `ret_index =
+#'   TRUE`, a list with element `lsnn`, that graph, and `knn`, the plain kNN
+#'   graph of the same size, and `index`, as asked.
 #' @references
 #' Zelnik-Manor, L. and Perona, P. (2004). Self-tuning spectral clustering.
 #' \emph{Advances in Neural Information Processing Systems}, 17.
@@ -64,23 +68,31 @@
 locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5, scale_to = 7,
                                n_threads = 1, nn_kind = "approx", ret_knn = FALSE,
                                verbose = FALSE, metric = "euclidean",
-                               nn_args = approx_control()) {
+                               nn_args = approx_control(), ret_index = FALSE) {
   # both are capped by the number of rows, so any larger whole number is taken
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
   n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE, max = big_int - 1L)
   ret_knn <- check_flag(ret_knn, "ret_knn")
+  ret_index <- check_flag(ret_index, "ret_index")
   n <- NROW(X)
   if (n >= 2) n_neighbors <- min(n_neighbors, n - 1L)
   enn <- extended_knn(X, n_neighbors, n_extra = n_extra, n_threads = n_threads,
                       nn_kind = nn_kind, verbose = verbose, metric = metric,
-                      nn_args = nn_args)
+                      nn_args = nn_args, ret_index = ret_index, scale_from = scale_from,
+                      scale_to = scale_to)
+  index <- NULL
+  if (ret_index) {
+    index <- enn$index
+    enn <- enn$enn
+  }
   # All n_extra + 1 further columns of the extended graph are candidates.
   lsnn <- enn_to_lsnn(enn, n_neighbors, scale_from, scale_to, n_extra = n_extra + 1L,
                       n_threads = n_threads)
-  if (ret_knn) {
-    return(list(lsnn = lsnn, knn = truncate_graph(enn, n_neighbors)))
-  }
-  lsnn
+  if (!ret_knn && !ret_index) return(lsnn)
+  out <- list(lsnn = lsnn)
+  if (ret_knn) out$knn <- truncate_graph(enn, n_neighbors)
+  if (ret_index) out$index <- index
+  out
 }
 
 #' Locally scaled neighbours from an extended graph

@@ -293,6 +293,82 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// knn_query_dense
+Rcpp::List knn_query_dense(Rcpp::NumericMatrix reference, Rcpp::NumericMatrix query, int k, std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_knn_query_dense(SEXP referenceSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP exactSEXP, SEXP searchSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type reference(referenceSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type query(querySEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< bool >::type exact(exactSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type search(searchSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(knn_query_dense(reference, query, k, metric, exact, search, seed, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// knn_query_sparse
+Rcpp::List knn_query_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, int n, int d, int n_ref, int k, std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_knn_query_sparse(SEXP row_ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP nSEXP, SEXP dSEXP, SEXP n_refSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP exactSEXP, SEXP searchSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type row_ptr(row_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type n_ref(n_refSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< bool >::type exact(exactSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type search(searchSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(knn_query_sparse(row_ptr, col, val, n, d, n_ref, k, metric, exact, search, seed, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// local_scales_cpp
+Rcpp::NumericVector local_scales_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int scale_from, int scale_to, int n_threads);
+RcppExport SEXP _lsnn_local_scales_cpp(SEXP idxSEXP, SEXP distSEXP, SEXP scale_fromSEXP, SEXP scale_toSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< int >::type scale_from(scale_fromSEXP);
+    Rcpp::traits::input_parameter< int >::type scale_to(scale_toSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(local_scales_cpp(idx, dist, scale_from, scale_to, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// locally_scaled_query_cpp
+Rcpp::List locally_scaled_query_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, Rcpp::NumericVector sigma, int n_neighbors, int scale_from, int scale_to, int n_threads);
+RcppExport SEXP _lsnn_locally_scaled_query_cpp(SEXP idxSEXP, SEXP distSEXP, SEXP sigmaSEXP, SEXP n_neighborsSEXP, SEXP scale_fromSEXP, SEXP scale_toSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type sigma(sigmaSEXP);
+    Rcpp::traits::input_parameter< int >::type n_neighbors(n_neighborsSEXP);
+    Rcpp::traits::input_parameter< int >::type scale_from(scale_fromSEXP);
+    Rcpp::traits::input_parameter< int >::type scale_to(scale_toSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(locally_scaled_query_cpp(idx, dist, sigma, n_neighbors, scale_from, scale_to, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // locally_scaled_distances_cpp
 Rcpp::NumericMatrix locally_scaled_distances_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int scale_from, int scale_to, int n_threads);
 RcppExport SEXP _lsnn_locally_scaled_distances_cpp(SEXP idxSEXP, SEXP distSEXP, SEXP scale_fromSEXP, SEXP scale_toSEXP, SEXP n_threadsSEXP) {
@@ -411,6 +487,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
     {"_lsnn_exact_knn_cpp", (DL_FUNC) &_lsnn_exact_knn_cpp, 7},
+    {"_lsnn_knn_query_dense", (DL_FUNC) &_lsnn_knn_query_dense, 10},
+    {"_lsnn_knn_query_sparse", (DL_FUNC) &_lsnn_knn_query_sparse, 14},
+    {"_lsnn_local_scales_cpp", (DL_FUNC) &_lsnn_local_scales_cpp, 5},
+    {"_lsnn_locally_scaled_query_cpp", (DL_FUNC) &_lsnn_locally_scaled_query_cpp, 7},
     {"_lsnn_locally_scaled_distances_cpp", (DL_FUNC) &_lsnn_locally_scaled_distances_cpp, 5},
     {"_lsnn_locally_scaled_graph_cpp", (DL_FUNC) &_lsnn_locally_scaled_graph_cpp, 7},
     {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},

@@ -10,9 +10,9 @@ what="${1:-demo}"
 
 debs="r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-matrix r-cran-uwot
       r-cran-rspectra r-cran-irlba r-cran-knitr r-cran-rmarkdown r-cran-png r-cran-testthat
-      r-cran-cli pandoc dataset-fashion-mnist"
+      r-cran-cli r-cran-future r-cran-future.apply pandoc dataset-fashion-mnist"
 cran='c("Rcpp", "RcppEigen", "RcppParallel", "Matrix", "uwot", "RSpectra", "irlba",
-        "knitr", "rmarkdown", "png", "testthat", "cli")'
+        "knitr", "rmarkdown", "png", "testthat", "cli", "future", "future.apply")'
 
 missing=$(Rscript -e "p <- $cran; cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])")
 on_debian_as_root() {

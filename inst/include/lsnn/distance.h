@@ -58,7 +58,18 @@ class RowData {
  public:
   RowData(const DenseColumnMajor& x, Metric metric, const DistanceKernels& kernels)
       : metric_(metric), kernels_(&kernels), n_(x.n), d_(x.d) {
-    prepare_dense(x);
+    prepare_dense({x});
+  }
+
+  // The rows of several matrices with the same columns, stacked in order
+  // (reference rows over query rows, say), without copying them together.
+  RowData(const std::vector<DenseColumnMajor>& parts, Metric metric, const DistanceKernels& kernels)
+      : metric_(metric), kernels_(&kernels), n_(0), d_(parts.empty() ? 0 : parts[0].d) {
+    for (const DenseColumnMajor& p : parts) {
+      if (p.d != d_) throw std::invalid_argument("the stacked matrices must have the same columns");
+      n_ += p.n;
+    }
+    prepare_dense(parts);
   }
 
   RowData(const SparseRows& x, Metric metric, const DistanceKernels& kernels)
@@ -288,10 +299,8 @@ class RowData {
     return std::ldexp(1.0, e - 1);
   }
 
-  // The power of two the values are stored multiplied by: 1 unless the
-  // largest |value| is beyond 2^250 or below 2^-250 (then it becomes about
-  // 1). Throws on NA, NaN or infinite values.
-  static double storage_unit(const double* v, std::size_t count) {
+  // The largest |value|; throws on NA, NaN or infinite values.
+  static double largest_abs(const double* v, std::size_t count) {
     double biggest = 0.0;
     for (std::size_t t = 0; t < count; ++t) {
       const double a = std::fabs(v[t]);
@@ -300,6 +309,13 @@ class RowData {
       }
       biggest = std::max(biggest, a);
     }
+    return biggest;
+  }
+
+  // The power of two the values are stored multiplied by: 1 unless the
+  // largest |value| is beyond 2^250 or below 2^-250 (then it becomes about
+  // 1).
+  static double unit_of_largest(double biggest) {
     const double big = std::ldexp(1.0, 250), small = std::ldexp(1.0, -250);
     if (biggest == 0.0 || (biggest <= big && biggest >= small)) return 1.0;
     int e;
@@ -309,20 +325,30 @@ class RowData {
     return std::ldexp(1.0, std::min(1 - e, 1000));
   }
 
-  void prepare_dense(const DenseColumnMajor& x) {
+  static double storage_unit(const double* v, std::size_t count) {
+    return unit_of_largest(largest_abs(v, count));
+  }
+
+  void prepare_dense(const std::vector<DenseColumnMajor>& parts) {
     if (d_ != 0 && n_ > std::numeric_limits<std::size_t>::max() / d_) {
       throw std::length_error("the data matrix is too large");
     }
-    unit_ = storage_unit(x.data, n_ * d_);
-    const double unit = unit_;
+    double biggest = 0.0;
+    for (const DenseColumnMajor& x : parts) biggest = std::max(biggest, largest_abs(x.data, x.n * d_));
+    const double unit = unit_of_largest(biggest);
+    unit_ = unit;
     // Correlation is cosine of rows centred on their means, computed once in
     // double; everything else keeps the values as given.
     std::vector<double> row_mean;
     if (metric_ == Metric::correlation) {
       row_mean.assign(n_, 0.0);
-      for (std::size_t k = 0; k < d_; ++k) {
-        const double* col = x.data + k * n_;
-        for (std::size_t i = 0; i < n_; ++i) row_mean[i] += col[i] * unit;
+      std::size_t first = 0;
+      for (const DenseColumnMajor& x : parts) {
+        for (std::size_t k = 0; k < d_; ++k) {
+          const double* col = x.data + k * x.n;
+          for (std::size_t i = 0; i < x.n; ++i) row_mean[first + i] += col[i] * unit;
+        }
+        first += x.n;
       }
       for (double& m : row_mean) m /= static_cast<double>(d_);
     }
@@ -330,9 +356,11 @@ class RowData {
     // intensities, counts) is stored as float, halving the memory the search
     // needs and feeding the matrix products without conversion.
     store_float_ = metric_ != Metric::correlation;
-    for (std::size_t t = 0; store_float_ && t < n_ * d_; ++t) {
-      const double v = x.data[t] * unit;
-      store_float_ = static_cast<double>(static_cast<float>(v)) == v;
+    for (const DenseColumnMajor& x : parts) {
+      for (std::size_t t = 0; store_float_ && t < x.n * d_; ++t) {
+        const double v = x.data[t] * unit;
+        store_float_ = static_cast<double>(static_cast<float>(v)) == v;
+      }
     }
     if (store_float_) {
       xf_.resize(n_ * d_);
@@ -343,19 +371,24 @@ class RowData {
     // in cache while every column fills them (a column at a time over all
     // rows would touch a new cache line with every value).
     const std::size_t rows_per_block = 64;
-    for (std::size_t i0 = 0; i0 < n_; i0 += rows_per_block) {
-      const std::size_t i1 = std::min(n_, i0 + rows_per_block);
-      for (std::size_t k = 0; k < d_; ++k) {
-        const double* col = x.data + k * n_;
-        for (std::size_t i = i0; i < i1; ++i) {
-          const double v = row_mean.empty() ? col[i] * unit : col[i] * unit - row_mean[i];
-          if (store_float_) {
-            xf_[i * d_ + k] = static_cast<float>(v);
-          } else {
-            xd_[i * d_ + k] = v;
+    std::size_t first = 0;
+    for (const DenseColumnMajor& x : parts) {
+      for (std::size_t i0 = 0; i0 < x.n; i0 += rows_per_block) {
+        const std::size_t i1 = std::min(x.n, i0 + rows_per_block);
+        for (std::size_t k = 0; k < d_; ++k) {
+          const double* col = x.data + k * x.n;
+          for (std::size_t i = i0; i < i1; ++i) {
+            const std::size_t r = first + i;
+            const double v = row_mean.empty() ? col[i] * unit : col[i] * unit - row_mean[r];
+            if (store_float_) {
+              xf_[r * d_ + k] = static_cast<float>(v);
+            } else {
+              xd_[r * d_ + k] = v;
+            }
           }
         }
       }
+      first += x.n;
     }
     norm_.assign(n_, 0.0);
     double biggest_norm = 0.0;
@@ -377,9 +410,11 @@ class RowData {
     center_.assign(d_, 0.0);
     if (!unit_rows() && !direct_) {
       for (std::size_t k = 0; k < d_; ++k) {
-        const double* col = x.data + k * n_;
         double s = 0.0;
-        for (std::size_t i = 0; i < n_; ++i) s += col[i] * unit;
+        for (const DenseColumnMajor& x : parts) {
+          const double* col = x.data + k * x.n;
+          for (std::size_t i = 0; i < x.n; ++i) s += col[i] * unit;
+        }
         center_[k] = s / static_cast<double>(n_);
       }
     }

@@ -18,6 +18,12 @@
 //
 // Output: self first at distance 0, then the k - 1 nearest other rows by
 // (distance, index).
+//
+// The steps are shared with the query of new rows (knn_query.h): a tile's
+// scores offered to the lists of its first block's rows (offer_to_rows) and,
+// here only, of its second's (offer_to_columns); and the per-row finish,
+// exact scores, proof and refinement, against a range of candidate rows
+// (finish_row, refine_row).
 #ifndef LSNN_EXACT_KNN_H
 #define LSNN_EXACT_KNN_H
 
@@ -100,27 +106,46 @@ inline void score_tile(const RowData& data, std::size_t a0, std::size_t a1,
   kern.finish_sqdist_tile(na, ma, nb, mb, buf.score.data());
 }
 
-inline void update_from_tile(const RowData& data, NeighbourHeaps<>& heaps,
-                             std::size_t a0, std::size_t a1, std::size_t b0,
-                             std::size_t b1, TileBuffers& buf) {
+// A candidate list is never offered its own row, nor the row `skip`
+// names for it (another copy of the same row, say; -1 for none).
+struct Exclusion {
+  const int* skip = nullptr;  // per row of the block, or null for none
+  std::size_t skip_base = 0;  // skip[i - skip_base] belongs to data row i
+  int row_skip(std::size_t i) const { return skip ? skip[i - skip_base] : -1; }
+};
+
+// Rows [a0, a1) take candidates from rows [b0, b1), reading the scores of
+// score_tile(data, a0, a1, b0, b1, buf); row a0 + a keeps its list in heap
+// row a0 + a - heap_base.
+inline void offer_to_rows(const RowData& data, NeighbourHeaps<>& heaps, std::size_t heap_base,
+                          std::size_t a0, std::size_t a1, std::size_t b0, std::size_t b1,
+                          const Exclusion& exclude, TileBuffers& buf) {
+  const std::size_t ma = a1 - a0, mb = b1 - b0;
+  const DistanceKernels& kern = data.kernels();
+  buf.pos.resize(mb);
+  const bool overlap = a0 < b1 && b0 < a1;
+  for (std::size_t a = 0; a < ma; ++a) {
+    const std::size_t row = a0 + a, h = row - heap_base;
+    const int skip = exclude.row_skip(row);
+    const float* s = &buf.score[a * mb];
+    const float t = heaps.threshold(h);
+    const std::size_t count = kern.positions_at_most(s, &t, true, mb, buf.pos.data());
+    for (std::size_t c = 0; c < count; ++c) {
+      const std::size_t b = buf.pos[c];
+      if ((overlap && b0 + b == row) || static_cast<int>(b0 + b) == skip) continue;
+      heaps.push_new(h, s[b], static_cast<int>(b0 + b));
+    }
+  }
+}
+
+// The other half of a tile of the all-pairs search: rows [b0, b1) take
+// candidates from the disjoint rows [a0, a1), reading the same scores.
+inline void offer_to_columns(const RowData& data, NeighbourHeaps<>& heaps, std::size_t a0,
+                             std::size_t a1, std::size_t b0, std::size_t b1, TileBuffers& buf) {
   const std::size_t ma = a1 - a0, mb = b1 - b0;
   const DistanceKernels& kern = data.kernels();
   buf.pos.resize(mb);
   buf.threshold.resize(mb);
-  const bool diagonal = a0 == b0;
-  // Rows of block A take candidates from block B.
-  for (std::size_t a = 0; a < ma; ++a) {
-    const float* s = &buf.score[a * mb];
-    const float t = heaps.threshold(a0 + a);
-    const std::size_t count = kern.positions_at_most(s, &t, true, mb, buf.pos.data());
-    for (std::size_t c = 0; c < count; ++c) {
-      const std::size_t b = buf.pos[c];
-      if (diagonal && a == b) continue;
-      heaps.push_new(a0 + a, s[b], static_cast<int>(b0 + b));
-    }
-  }
-  if (diagonal) return;
-  // Rows of block B take candidates from block A, reading the same scores.
   for (std::size_t b = 0; b < mb; ++b) buf.threshold[b] = heaps.threshold(b0 + b);
   for (std::size_t a = 0; a < ma; ++a) {
     const float* s = &buf.score[a * mb];
@@ -134,41 +159,50 @@ inline void update_from_tile(const RowData& data, NeighbourHeaps<>& heaps,
   }
 }
 
-// The `others` nearest rows to i other than i, by exact score then index,
-// from a list of candidates; candidates is overwritten.
 // (A NaN score, which finite data cannot produce, would sort as +Inf rather
 // than break the ordering std::sort relies on.)
 inline double sortable_score(double score) {
   return std::isnan(score) ? std::numeric_limits<double>::infinity() : score;
 }
 
-inline void sort_candidates(const RowData& data, std::size_t i,
-                            std::vector<std::pair<double, int>>& candidates) {
-  for (auto& c : candidates) {
-    c.first = sortable_score(data.exact_score(i, static_cast<std::size_t>(c.second)));
+// The reference rows a row is searched among: [begin, end), less the row
+// itself and `skip` (a row number, or -1).
+struct SearchRange {
+  std::size_t begin, end;
+  int skip;
+  bool excludes(std::size_t i, std::size_t j) const {
+    return j == i || static_cast<int>(j) == skip;
   }
-  std::sort(candidates.begin(), candidates.end());
-}
+  std::size_t count(std::size_t i) const {
+    std::size_t c = end - begin;
+    if (i >= begin && i < end) --c;
+    if (skip >= 0 && static_cast<std::size_t>(skip) != i && static_cast<std::size_t>(skip) >= begin &&
+        static_cast<std::size_t>(skip) < end) {
+      --c;
+    }
+    return c;
+  }
+};
 
-// Row i's neighbours when its candidate list cannot prove itself: every row
-// whose float score is within the error bound of the best k-th exact score
-// found so far (`bound`) is a candidate for the true neighbours, so those
-// are scored exactly; rows whose float scores mean nothing (zero rows under
-// cosine) are searched exhaustively in double precision, and so is any row
-// the float scores leave with fewer than `others` candidates (which the
-// error bound rules out; the fallback keeps the result exact regardless).
-inline void refine_row(const RowData& data, std::size_t i, std::size_t others, double bound,
-                       TileBuffers& buf, std::vector<std::pair<double, int>>& out) {
-  const std::size_t n = data.n();
+// Row i's `others` nearest candidates when its candidate list cannot prove
+// itself: every row whose float score is within the error bound of the best
+// k-th exact score found so far (`bound`) is a candidate for the true
+// neighbours, so those are scored exactly; rows whose float scores mean
+// nothing (zero rows under cosine) are searched exhaustively in double
+// precision, and so is any row the float scores leave with fewer than
+// `others` candidates (which the error bound rules out; the fallback keeps
+// the result exact regardless). Output by (exact score, index).
+inline void refine_row(const RowData& data, std::size_t i, const SearchRange& among, std::size_t others,
+                       double bound, TileBuffers& buf, std::vector<std::pair<double, int>>& out) {
   out.clear();
   const float cut = static_cast<float>(bound + data.score_tolerance(i));
   if (!data.needs_exact_search(i) && !std::isnan(cut)) {
     const std::size_t chunk = 1024;
-    for (std::size_t b0 = 0; b0 < n; b0 += chunk) {
-      const std::size_t b1 = std::min(n, b0 + chunk);
+    for (std::size_t b0 = among.begin; b0 < among.end; b0 += chunk) {
+      const std::size_t b1 = std::min(among.end, b0 + chunk);
       score_tile(data, i, i + 1, b0, b1, buf);
       for (std::size_t b = b0; b < b1; ++b) {
-        if (b != i && buf.score[b - b0] <= cut) {
+        if (!among.excludes(i, b) && buf.score[b - b0] <= cut) {
           out.emplace_back(sortable_score(data.exact_score(i, b)), static_cast<int>(b));
         }
       }
@@ -176,12 +210,45 @@ inline void refine_row(const RowData& data, std::size_t i, std::size_t others, d
   }
   if (out.size() < others) {
     out.clear();
-    for (std::size_t j = 0; j < n; ++j) {
-      if (j != i) out.emplace_back(sortable_score(data.exact_score(i, j)), static_cast<int>(j));
+    for (std::size_t j = among.begin; j < among.end; ++j) {
+      if (!among.excludes(i, j)) out.emplace_back(sortable_score(data.exact_score(i, j)), static_cast<int>(j));
     }
   }
   std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(others), out.end());
   out.resize(others);
+}
+
+// The all-pairs search with the candidate list of row i in heap row h
+// (both searches): sorts the list by exact score, checks the proof of
+// exactness and, where it fails, refines the row; the `others` nearest
+// candidates, by (exact score, index), end in cand[0, others). Returns
+// whether the row needed refining.
+inline bool finish_row(const RowData& data, std::size_t i, const NeighbourHeaps<>& heaps, std::size_t h,
+                       const SearchRange& among, std::size_t others, TileBuffers& buf,
+                       std::vector<std::pair<double, int>>& cand) {
+  const std::size_t size = heaps.size(h);
+  cand.resize(size);
+  const int* ix = heaps.indices(h);
+  for (std::size_t c = 0; c < size; ++c) {
+    cand[c] = {sortable_score(data.exact_score(i, static_cast<std::size_t>(ix[c]))), ix[c]};
+  }
+  std::sort(cand.begin(), cand.end());
+  // A row can hold fewer than `others` candidates only if some float
+  // scores were not numbers; it is then refined like an unproven row.
+  const bool enough = size >= others;
+  bool proven = size == among.count(i);
+  if (!proven && enough && !data.needs_exact_search(i)) {
+    // Every row left out scored at least the largest kept score.
+    const double kth = cand[others - 1].first;
+    proven = kth + data.score_tolerance(i) < static_cast<double>(heaps.top_value(h));
+  }
+  if (proven) {
+    cand.resize(others);
+    return false;
+  }
+  const double bound = enough ? cand[others - 1].first : std::numeric_limits<double>::infinity();
+  refine_row(data, i, among, others, bound, buf, cand);
+  return true;
 }
 
 }  // namespace detail
@@ -226,7 +293,8 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
         const std::size_t a0 = round[t].first * bs, a1 = std::min(n, a0 + bs);
         const std::size_t b0 = round[t].second * bs, b1 = std::min(n, b0 + bs);
         detail::score_tile(data, a0, a1, b0, b1, buf);
-        detail::update_from_tile(data, heaps, a0, a1, b0, b1, buf);
+        detail::offer_to_rows(data, heaps, 0, a0, a1, b0, b1, detail::Exclusion(), buf);
+        if (a0 != b0) detail::offer_to_columns(data, heaps, a0, a1, b0, b1, buf);
       }
     });
     done += round.size();
@@ -240,24 +308,7 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
     std::vector<std::pair<double, int>> cand;
     detail::TileBuffers buf;
     for (std::size_t i = begin; i < end; ++i) {
-      const std::size_t size = heaps.size(i);
-      cand.resize(size);
-      const int* ix = heaps.indices(i);
-      for (std::size_t c = 0; c < size; ++c) cand[c].second = ix[c];
-      detail::sort_candidates(data, i, cand);
-      // A row can hold fewer than `others` candidates only if some float
-      // scores were not numbers; it is then refined like an unproven row.
-      const bool enough = size >= others;
-      bool proven = size == n - 1;
-      if (!proven && enough && !data.needs_exact_search(i)) {
-        const double kth = cand[others - 1].first;
-        proven = kth + data.score_tolerance(i) < static_cast<double>(heaps.top_value(i));
-      }
-      if (!proven) {
-        refined[i] = 1;
-        const double bound = enough ? cand[others - 1].first : std::numeric_limits<double>::infinity();
-        detail::refine_row(data, i, others, bound, buf, cand);
-      }
+      refined[i] = detail::finish_row(data, i, heaps, i, {0, n, -1}, others, buf, cand);
       for (std::size_t c = 0; c < others; ++c) {
         graph.index(i, c + 1) = cand[c].second;
         graph.distance(i, c + 1) = data.distance_from_exact_score(cand[c].first);

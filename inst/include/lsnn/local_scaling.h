@@ -75,6 +75,45 @@ void locally_scaled_distances(const GraphView& g, std::size_t scale_from,
   });
 }
 
+namespace detail {
+
+// A chosen neighbour, listed by (distance, scaled value, column): by
+// distance, ties in the order of the choice.
+struct ScaledChoice {
+  double dist, scaled;
+  std::size_t col;
+  bool operator<(const ScaledChoice& o) const {
+    if (dist != o.dist) return dist < o.dist;
+    if (scaled != o.scaled) return scaled < o.scaled;
+    return col < o.col;
+  }
+};
+
+// Of a row's candidates in columns [first, k) (distances dist[], reference
+// rows idx[] counted from 0), the `keep` with the smallest locally scaled
+// values d^2 / sigma_i / sigma_j, into chosen[0, keep) by (distance, scaled
+// value, column). (value, column) pairs in lexicographic order are R's
+// stable order by value, so the chosen set is the `keep` smallest pairs.
+inline void choose_locally_scaled(const double* dist, const int* idx, std::size_t first, std::size_t k,
+                                  double sigma_i, const double* sigma, std::size_t keep,
+                                  std::vector<std::pair<double, std::size_t>>& by_scaled,
+                                  std::vector<ScaledChoice>& chosen) {
+  by_scaled.resize(k - first);
+  for (std::size_t c = first; c < k; ++c) {
+    by_scaled[c - first] = {locally_scaled(dist[c], sigma_i, sigma[idx[c]]), c};
+  }
+  if (keep < by_scaled.size()) {
+    std::nth_element(by_scaled.begin(), by_scaled.begin() + static_cast<std::ptrdiff_t>(keep), by_scaled.end());
+  }
+  chosen.resize(keep);
+  for (std::size_t r = 0; r < keep; ++r) {
+    chosen[r] = {dist[by_scaled[r].second], by_scaled[r].first, by_scaled[r].second};
+  }
+  std::sort(chosen.begin(), chosen.end());
+}
+
+}  // namespace detail
+
 // The locally scaled graph: n x n_neighbors into out_idx / out_dist, from the
 // first g.k columns of an extended graph (self in column 0).
 template <typename Executor>
@@ -87,21 +126,8 @@ void locally_scaled_graph(const GraphView& g, std::size_t n_neighbors,
   const std::vector<double> sigma = local_scales(g, scale_from, scale_to, executor);
   const std::size_t n = g.n, k = g.k, keep = n_neighbors - 1;
   batched_for(executor, n, 8192, [&](std::size_t begin, std::size_t end) {
-    // (value, column) pairs in lexicographic order are R's stable order by
-    // value, so the chosen set is the `keep` smallest pairs; the final order
-    // is by distance, ties in the order of the first sort: by (distance,
-    // scaled value, column).
-    std::vector<std::pair<double, std::size_t>> by_scaled(k > 0 ? k - 1 : 0);
-    struct Chosen {
-      double dist, scaled;
-      std::size_t col;
-      bool operator<(const Chosen& o) const {
-        if (dist != o.dist) return dist < o.dist;
-        if (scaled != o.scaled) return scaled < o.scaled;
-        return col < o.col;
-      }
-    };
-    std::vector<Chosen> chosen(keep);
+    std::vector<std::pair<double, std::size_t>> by_scaled;
+    std::vector<detail::ScaledChoice> chosen;
     // Rows are read a block at a time, column by column, into row-major
     // scratch: reading one row across k columns of R's column-major
     // matrices would touch k distant cache lines.
@@ -119,17 +145,7 @@ void locally_scaled_graph(const GraphView& g, std::size_t n_neighbors,
       for (std::size_t i = b0; i < b1; ++i) {
         const double* dist = &dist_rows[(i - b0) * k];
         int* idx = &idx_rows[(i - b0) * k];
-        for (std::size_t c = 1; c < k; ++c) {
-          by_scaled[c - 1] = {locally_scaled(dist[c], sigma[i], sigma[idx[c]]), c};
-        }
-        if (keep < by_scaled.size()) {
-          std::nth_element(by_scaled.begin(), by_scaled.begin() + static_cast<std::ptrdiff_t>(keep),
-                           by_scaled.end());
-        }
-        for (std::size_t r = 0; r < keep; ++r) {
-          chosen[r] = {dist[by_scaled[r].second], by_scaled[r].first, by_scaled[r].second};
-        }
-        std::sort(chosen.begin(), chosen.end());
+        detail::choose_locally_scaled(dist, idx, 1, k, sigma[i], sigma.data(), keep, by_scaled, chosen);
         for (std::size_t c = 0; c < keep; ++c) {
           const std::size_t col = chosen[c].col;
           out_idx[i + (c + 1) * n] = idx[col] + g.base;
@@ -137,6 +153,56 @@ void locally_scaled_graph(const GraphView& g, std::size_t n_neighbors,
         }
         out_idx[i] = idx[0] + g.base;
         out_dist[i] = dist[0];
+      }
+    }
+  });
+}
+
+// The locally scaled neighbours of query rows among reference rows, defined
+// as for a reference row: `q` (m x k) lists each query row's k nearest
+// reference rows (no self column: a query row is not a reference row),
+// `sigma` (n_ref) the reference rows' local scales. A query row's own scale
+// is the mean distance to the neighbours a reference row's columns
+// scale_from..scale_to would hold, counting the row itself as column 1
+// (distance 0): by default its 4th to 6th nearest reference rows. Each
+// candidate j scores d^2 / sigma_q / sigma_j; the n_neighbors best, by
+// distance, go to out_idx / out_dist (m x n_neighbors, column-major,
+// reference rows counted from q.base).
+template <typename Executor>
+void locally_scaled_query(const GraphView& q, const double* sigma, std::size_t n_ref, std::size_t n_neighbors,
+                          std::size_t scale_from, std::size_t scale_to, int* out_idx, double* out_dist,
+                          Executor& executor) {
+  if (n_neighbors < 1 || n_neighbors > q.k) {
+    throw std::invalid_argument("n_neighbors must be between 1 and the query graph's columns");
+  }
+  if (scale_from < 1 || scale_from > scale_to || scale_to > q.k + 1) {
+    throw std::invalid_argument("the local scale's columns must satisfy 1 <= from <= to <= the query graph's columns + 1");
+  }
+  for (std::size_t e = 0; e < q.n * q.k; ++e) {
+    const long v = static_cast<long>(q.idx[e]) - q.base;
+    if (v < 0 || v >= static_cast<long>(n_ref)) throw std::invalid_argument("the query graph has indices outside the reference rows");
+  }
+  const std::size_t m = q.n, k = q.k;
+  const long double count = static_cast<long double>(scale_to - scale_from + 1);
+  batched_for(executor, m, 8192, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<double, std::size_t>> by_scaled;
+    std::vector<detail::ScaledChoice> chosen;
+    std::vector<double> dist(k);
+    std::vector<int> idx(k);
+    for (std::size_t i = begin; i < end; ++i) {
+      for (std::size_t c = 0; c < k; ++c) {
+        dist[c] = q.dist[i + c * m];
+        idx[c] = q.idx[i + c * m] - q.base;
+      }
+      // As local_scales() sums a reference row's columns, the row itself
+      // (column 1, distance 0) included.
+      long double sum = 0.0L;
+      for (std::size_t c = scale_from; c <= scale_to; ++c) sum += c == 1 ? 0.0 : dist[c - 2];
+      const double sigma_i = std::max(static_cast<double>(sum / count), min_local_scale);
+      detail::choose_locally_scaled(dist.data(), idx.data(), 0, k, sigma_i, sigma, n_neighbors, by_scaled, chosen);
+      for (std::size_t c = 0; c < n_neighbors; ++c) {
+        out_idx[i + c * m] = idx[chosen[c].col] + q.base;
+        out_dist[i + c * m] = dist[chosen[c].col];
       }
     }
   });

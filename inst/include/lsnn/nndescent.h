@@ -700,7 +700,7 @@ std::size_t final_pass(const RowData& data, const std::vector<int>& perm, const 
       const std::size_t size = heaps.size(t);
       if (size < others || data.needs_exact_search(i)) {
         exhaustive[t] = 1;
-        refine_row(data, i, others, std::numeric_limits<double>::infinity(), buf, cand);
+        refine_row(data, i, {0, n, -1}, others, std::numeric_limits<double>::infinity(), buf, cand);
       } else {
         cand.resize(size);
         const int* ix = heaps.indices(t);

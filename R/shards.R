@@ -1,0 +1,1158 @@
+# Graphs of data held on disk in row shards, computed as independent tasks
+# that run wherever the user's future::plan() sends them.
+#
+# Layout of a run's directory (`out_dir`):
+#   run.rds             what the run computes (checked when it is resumed)
+#   knn/graph-S.rds     the extended graph of shard S's rows (global row numbers)
+#   knn/sigma-S.rds     their local scales (LSNN runs)
+#   lsnn/lsnn-S.rds     the locally scaled graph of shard S's rows
+#   work/...            pieces of tasks, removed once merged
+#   tasks.rds           one row per task run: time, bytes read and written, peak memory
+#   complete.rds        written last: the description of the finished result
+# Every file is written under a temporary name and renamed, so a file that
+# exists is complete; a task whose output exists is not run again.
+
+# ---- shard sets ----
+
+#' Data in row shards on disk
+#'
+#' `write_shards()` cuts a matrix into files of consecutive rows, one numeric
+#' matrix per file (written with `saveRDS(compress = FALSE)`, which any R
+#' process reads at disk speed); `shard_set()` describes shards already on
+#' disk, written by `write_shards()` or by any program that saves one
+#' numeric matrix per `.rds` file; `check_shards()` reads every shard and
+#' checks that it is a finite numeric matrix with the same columns as the
+#' others. The shards are read by the tasks of [extended_knn_sharded()] and
+#' [locally_scaled_knn_sharded()], on whatever workers `future::plan()`
+#' chooses, so on a cluster `dir` must be on a filesystem every node sees.
+#'
+#' Rows are numbered across the shards in order: the rows of the first shard,
+#' then those of the second, and so on.
+#'
+#' @param X A numeric matrix or data frame (its numeric columns), one row per
+#'   observation.
+#' @param dir Directory to write the shards into (created if needed); or, for
+#'   `shard_set()`, a directory of shards.
+#' @param rows_per_shard Number of rows per shard (the last may have fewer).
+#' @param overwrite If `FALSE`, refuse to write into a directory that
+#'   already holds shards.
+#' @return An object of class `lsnn_shards`: a list with the shard `files`
+#'   (absolute paths), the `rows` of each, the number of columns `n_col` and
+#'   the total number of rows `n`. `check_shards()` returns it invisibly.
+#' @seealso [extended_knn_sharded()]
+#' @examples
+#' dir <- file.path(tempdir(), "iris-shards")
+#' shards <- write_shards(as.matrix(iris[, 1:4]), dir, rows_per_shard = 50)
+#' shards
+#' check_shards(shards)
+#' identical(shard_set(dir)$files, shards$files)
+#' unlink(dir, recursive = TRUE)
+#' @export
+write_shards <- function(X, dir, rows_per_shard = 100000, overwrite = FALSE) {
+  X <- prepare_data(X, "euclidean")
+  if (X$kind != "dense") stop_arg("'X' must be dense (a numeric matrix or data frame)")
+  X <- X$x
+  dir <- check_dir_name(dir, "dir")
+  rows_per_shard <- check_whole(rows_per_shard, "rows_per_shard", min = 1)
+  overwrite <- check_flag(overwrite, "overwrite")
+  dir.create(dir, showWarnings = FALSE, recursive = TRUE)
+  old <- list.files(dir, pattern = "^shard-[0-9]+[.]rds$", full.names = TRUE)
+  if (length(old) > 0) {
+    if (!overwrite) {
+      stop_arg("'dir' (", dir, ") already holds ", length(old),
+               " shards; use overwrite = TRUE to replace them")
+    }
+    unlink(c(old, file.path(dir, "shards.rds")))
+  }
+  n <- nrow(X)
+  starts <- seq(1, n, by = rows_per_shard)
+  files <- file.path(dir, sprintf(paste0("shard-%0", max(5, nchar(length(starts))), "d.rds"),
+                                  seq_along(starts)))
+  for (s in seq_along(starts)) {
+    rows <- starts[s]:min(n, starts[s] + rows_per_shard - 1)
+    save_atomic(X[rows, , drop = FALSE], files[s])
+  }
+  index <- list(files = basename(files), rows = as.integer(diff(c(starts, n + 1))),
+                n_col = ncol(X))
+  save_atomic(index, file.path(dir, "shards.rds"))
+  shard_set(dir)
+}
+
+#' @rdname write_shards
+#' @param path A directory of shards (their index `shards.rds` when
+#'   `write_shards()` wrote it, else every file named `*.rds` in
+#'   alphabetical order), or a character vector of shard files in row order.
+#' @export
+shard_set <- function(path) {
+  if (!is.character(path) || length(path) < 1 || anyNA(path)) {
+    stop_arg("'path' must be a directory or a character vector of shard files")
+  }
+  if (length(path) == 1 && dir.exists(path)) {
+    index_file <- file.path(path, "shards.rds")
+    if (file.exists(index_file)) {
+      index <- readRDS(index_file)
+      files <- file.path(path, index$files)
+      missing <- files[!file.exists(files)]
+      if (length(missing) > 0) {
+        stop_arg("shard file '", missing[1], "' listed in '", index_file, "' does not exist")
+      }
+      return(new_shard_set(files, index$rows, index$n_col))
+    }
+    path <- sort(list.files(path, pattern = "[.]rds$", full.names = TRUE))
+    if (length(path) == 0) stop_arg("'path' holds no .rds files")
+  }
+  missing <- path[!file.exists(path)]
+  if (length(missing) > 0) stop_arg("shard file '", missing[1], "' does not exist")
+  # Without an index, each shard is read (one at a time) for its size.
+  dims <- vapply(path, function(f) {
+    x <- read_shard(f)
+    c(nrow(x), ncol(x))
+  }, numeric(2))
+  if (any(dims[2, ] != dims[2, 1])) {
+    bad <- which(dims[2, ] != dims[2, 1])[1]
+    stop_arg("shard file '", path[bad], "' has ", dims[2, bad], " columns, '", path[1],
+             "' has ", dims[2, 1])
+  }
+  new_shard_set(path, dims[1, ], dims[2, 1])
+}
+
+new_shard_set <- function(files, rows, n_col) {
+  structure(list(files = normalizePath(files, mustWork = TRUE), rows = as.integer(rows),
+                 n_col = as.integer(n_col), n = sum(as.double(rows))),
+            class = "lsnn_shards")
+}
+
+#' @method print lsnn_shards
+#' @export
+print.lsnn_shards <- function(x, ...) {
+  cat(sprintf("lsnn shards: %s rows x %d columns in %d files (%s rows per shard) in %s\n",
+              format(x$n, big.mark = ","), x$n_col, length(x$files),
+              paste(unique(range(x$rows)), collapse = " to "),
+              paste(unique(dirname(x$files)), collapse = ", ")))
+  invisible(x)
+}
+
+#' @rdname write_shards
+#' @param shards An `lsnn_shards` object (from `write_shards()` or
+#'   `shard_set()`), or anything `shard_set()` takes.
+#' @details `check_shards()` reads the shards as tasks of the current
+#'   `future::plan()`; an error names the first shard file at fault.
+#' @export
+check_shards <- function(shards) {
+  shards <- as_shard_set(shards)
+  problems <- future.apply::future_lapply(seq_along(shards$files), function(s, files, rows, n_col) {
+    x <- tryCatch(readRDS(files[s]), error = function(e) e)
+    if (inherits(x, "error")) return(paste("cannot be read:", conditionMessage(x)))
+    if (!is.matrix(x) || !is.numeric(x)) return("is not a numeric matrix")
+    if (ncol(x) != n_col) return(paste0("has ", ncol(x), " columns, the set has ", n_col))
+    if (nrow(x) != rows[s]) return(paste0("has ", nrow(x), " rows, the set says ", rows[s]))
+    if (!all_finite(x)) {
+      bad <- !is.finite(x)
+      return(paste0("contains ", sum(bad), " NA, NaN or infinite values (first in row ",
+                    which(rowSums(bad) > 0)[1], ")"))
+    }
+    ""
+  }, files = shards$files, rows = shards$rows, n_col = shards$n_col, future.seed = NULL)
+  bad <- which(unlist(problems) != "")
+  if (length(bad) > 0) {
+    stop_arg("shard file '", shards$files[bad[1]], "' ", problems[[bad[1]]],
+             if (length(bad) > 1) paste0(" (", length(bad) - 1, " more shards have problems)"))
+  }
+  invisible(shards)
+}
+
+as_shard_set <- function(shards, name = "shards") {
+  if (inherits(shards, "lsnn_shards")) return(shards)
+  if (is.character(shards)) return(shard_set(shards))
+  stop_arg("'", name, "' must be an lsnn_shards object (see write_shards() and shard_set()) ",
+           "or a directory or files of shards")
+}
+
+check_dir_name <- function(dir, name) {
+  if (!is.character(dir) || length(dir) != 1 || is.na(dir) || dir == "") {
+    stop_arg("'", name, "' must be a directory name")
+  }
+  path.expand(dir)
+}
+
+# A shard as the tasks read it: a double matrix (errors name the file).
+read_shard <- function(file, n_col = NULL) {
+  x <- tryCatch(readRDS(file), error = function(e) {
+    stop("shard file '", file, "' cannot be read: ", conditionMessage(e), call. = FALSE)
+  })
+  if (!is.matrix(x) || !is.numeric(x)) {
+    stop("shard file '", file, "' is not a numeric matrix", call. = FALSE)
+  }
+  if (!is.null(n_col) && ncol(x) != n_col) {
+    stop("shard file '", file, "' has ", ncol(x), " columns, the set has ", n_col, call. = FALSE)
+  }
+  if (!is.double(x)) storage.mode(x) <- "double"
+  x
+}
+
+# The first global row number of each shard, and one past the last.
+shard_offsets <- function(shards) c(0, cumsum(as.double(shards$rows)))
+
+# Write under a temporary name, then rename: a file that exists is whole.
+save_atomic <- function(object, file) {
+  # (tempfile() draws its name without R's generator)
+  tmp <- tempfile(paste0(basename(file), ".tmp-"), tmpdir = dirname(file))
+  on.exit(unlink(tmp))
+  saveRDS(object, tmp, compress = FALSE)
+  if (!file.rename(tmp, file)) stop("cannot write '", file, "'", call. = FALSE)
+  invisible(file.size(file))
+}
+
+# ---- settings ----
+
+#' Settings of the sharded searches
+#'
+#' Tuning parameters of [extended_knn_sharded()] and
+#' [locally_scaled_knn_sharded()], passed as their `control` argument.
+#'
+#' The exact search runs one task per pair of shards (the rows of one shard
+#' against those of another), then one task per shard that merges its rows'
+#' lists. The approximate search partitions the rows around centres found
+#' by k-means on a sample, puts each row in the partitions of its 2 nearest
+#' centres, runs the approximate search of [extended_knn()] on each
+#' partition as a task, and merges each row's candidates from its
+#' partitions; it estimates the recall on `recall_rows` rows whose exact
+#' neighbours it finds by the exact sharded search, and while that estimate
+#' is below `target_recall` runs another round on a new partition (new
+#' sample, new centres), merging its candidates into the lists, at most
+#' `max_rounds` rounds in all.
+#'
+#' @param rows_per_partition Rows per partition of the approximate search
+#'   (each row is in 2): the number of partitions is
+#'   `ceiling(2 * n / rows_per_partition)`. A partition's task holds its rows
+#'   and their search, so this bounds a worker's memory.
+#' @param sample_rows Rows sampled for the k-means of each round (default
+#'   `min(n, max(10000, 100 * partitions))`).
+#' @param recall_rows Rows whose exact neighbours estimate the recall.
+#' @param target_recall Stop once the estimated recall reaches this value.
+#' @param max_rounds Largest number of partition rounds.
+#' @return A list of class `lsnn_shard_control`.
+#' @seealso [extended_knn_sharded()]
+#' @examples
+#' shard_control(rows_per_partition = 50000)
+#' @export
+shard_control <- function(rows_per_partition = 200000, sample_rows = NULL, recall_rows = 200,
+                          target_recall = 0.99, max_rounds = 4) {
+  structure(list(
+    rows_per_partition = check_whole(rows_per_partition, "rows_per_partition", min = 2),
+    sample_rows = if (is.null(sample_rows)) NULL else check_whole(sample_rows, "sample_rows", min = 2),
+    recall_rows = check_whole(recall_rows, "recall_rows", min = 1),
+    target_recall = check_number(target_recall, "target_recall", min = 0, max = 1),
+    max_rounds = check_whole(max_rounds, "max_rounds", min = 1)
+  ), class = "lsnn_shard_control")
+}
+
+check_shard_control <- function(control) {
+  if (inherits(control, "lsnn_shard_control")) return(control)
+  if (is.null(control)) return(shard_control())
+  if (!is.list(control) || (length(control) > 0 && is.null(names(control)))) {
+    stop_arg("'control' must be the result of shard_control() or a named list of its arguments")
+  }
+  unknown <- setdiff(names(control), names(formals(shard_control)))
+  if (length(unknown) > 0) {
+    stop_arg("'control' has unknown settings: ", paste(unknown, collapse = ", "))
+  }
+  do.call(shard_control, control)
+}
+
+# ---- the graphs ----
+
+#' Extended kNN graph of data in row shards
+#'
+#' The graph of [extended_knn()] for data held on disk in row shards (see
+#' [write_shards()]), computed as independent tasks that run where the
+#' user's `future::plan()` sends them: in this R session by default
+#' (`plan(sequential)`), on local worker processes
+#' (`plan(multisession)`), on other machines (`plan(cluster)`) or as jobs of
+#' a cluster's scheduler (`future.batchtools`). Each task reads the shards
+#' it needs, so no process ever holds all the data.
+#'
+#' With `nn_kind = "exact"` a task finds, for the rows of one shard, their
+#' nearest rows in another shard, and a task per shard merges its rows'
+#' lists by distance, then row number: the graph is identical to that of
+#' `extended_knn(X, nn_kind = "exact")` on the whole data (distances are
+#' computed in double precision from each pair of rows alone, so they do not
+#' depend on which rows share a task; all workers must use the same vector
+#' kernels, see [simd_kernels()]). It takes time proportional to `n^2`.
+#'
+#' With `nn_kind = "approx"` the rows are partitioned with overlap, the
+#' approximate search of [extended_knn()] runs on each partition as a task,
+#' and rounds on new partitions run until the estimated recall reaches the
+#' target (see [shard_control()]). It is random: [set.seed()] before the call
+#' makes it reproducible, for any plan and number of workers.
+#'
+#' **Resuming.** With `out_dir` given, every task writes its output there
+#' (under a temporary name, then renamed), and a call with the same
+#' arguments and `out_dir` skips the tasks whose output exists: a run that
+#' was interrupted, or whose worker failed, continues where it stopped. A
+#' task that fails gives an R error naming it; no graph is returned from a
+#' run that did not finish.
+#'
+#' @param shards The data: an `lsnn_shards` object from [write_shards()] or
+#'   [shard_set()], or a directory of shards.
+#' @inheritParams extended_knn
+#' @param n_threads Number of threads of each task.
+#' @param out_dir `NULL` (the default) to compute in a temporary directory
+#'   and return the graph; or a directory to keep the graph in, as one file
+#'   per shard, and resume from.
+#' @param verbose If `TRUE`, report each phase and its tasks' progress.
+#' @param control Settings of the sharded search: [shard_control()], or a
+#'   list of some of its arguments.
+#' @return With `out_dir = NULL`, the graph `list(idx, dist)`, as
+#'   [extended_knn()] returns it. Otherwise an object of class
+#'   `lsnn_graph_shards` describing the graph files in `out_dir` (read the
+#'   graph with [read_graph_shards()]); its element `tasks` is a data frame of
+#'   the tasks run, with their time in seconds, the bytes they read and
+#'   wrote and the peak memory of their process in bytes (where the system
+#'   reports it), and for the approximate search `recall` holds the estimate
+#'   after each round.
+#' @seealso [write_shards()], [locally_scaled_knn_sharded()],
+#'   [read_graph_shards()], `vignette("large-data", package = "lsnn")`.
+#' @examples
+#' X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+#' dir <- file.path(tempdir(), "iris-shards")
+#' shards <- write_shards(X, dir, rows_per_shard = 50, overwrite = TRUE)
+#' future::plan(future::sequential)
+#' g <- extended_knn_sharded(shards, n_neighbors = 10, n_extra = 5, nn_kind = "exact")
+#' identical(g, extended_knn(X, n_neighbors = 10, n_extra = 5, nn_kind = "exact"))
+#' unlink(dir, recursive = TRUE)
+#' @export
+extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kind = "approx",
+                                 metric = "euclidean", out_dir = NULL, n_threads = 1,
+                                 verbose = FALSE, nn_args = approx_control(),
+                                 control = shard_control()) {
+  run <- sharded_run(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads, verbose,
+                     nn_args, control, lsnn = NULL)
+  knn_graph_phase(run)
+  finish_run(run, "knn")
+}
+
+#' Locally scaled neighbours of data in row shards
+#'
+#' The graph of [locally_scaled_knn()] for data held on disk in row shards:
+#' the extended graph of [extended_knn_sharded()], the local scales of all
+#' rows from it, then a task per shard that picks its rows' locally scaled
+#' neighbours with those scales. With `nn_kind = "exact"` the result is
+#' identical to `locally_scaled_knn(X, nn_kind = "exact")` on the whole
+#' data.
+#'
+#' @inheritParams extended_knn_sharded
+#' @inheritParams locally_scaled_knn
+#' @return With `out_dir = NULL`, the graph `list(idx, dist)` with
+#'   `n_neighbors` columns; otherwise an `lsnn_graph_shards` object (see
+#'   [extended_knn_sharded()]) for the locally scaled graph, whose element
+#'   `knn` describes the extended graph it came from.
+#' @seealso [extended_knn_sharded()], [read_graph_shards()]
+#' @examples
+#' X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+#' dir <- file.path(tempdir(), "iris-shards")
+#' shards <- write_shards(X, dir, rows_per_shard = 50, overwrite = TRUE)
+#' future::plan(future::sequential)
+#' g <- locally_scaled_knn_sharded(shards, n_neighbors = 10, nn_kind = "exact")
+#' identical(g, locally_scaled_knn(X, n_neighbors = 10, nn_kind = "exact"))
+#' unlink(dir, recursive = TRUE)
+#' @export
+locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, scale_from = 5,
+                                       scale_to = 7, nn_kind = "approx", metric = "euclidean",
+                                       out_dir = NULL, n_threads = 1, verbose = FALSE,
+                                       nn_args = approx_control(), control = shard_control()) {
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE, max = big_int - 1L)
+  shards <- as_shard_set(shards)
+  if (shards$n >= 2) n_neighbors <- as.integer(min(n_neighbors, shards$n - 1))
+  lsnn <- list(n_neighbors = n_neighbors, scale_from = scale_from, scale_to = scale_to)
+  run <- sharded_run(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads, verbose,
+                     nn_args, control, lsnn = lsnn)
+  knn_graph_phase(run)
+  lsnn_phase(run)
+  finish_run(run, "lsnn")
+}
+
+#' Read a graph kept in shards
+#'
+#' The whole graph `list(idx, dist)` from the files a sharded search kept in
+#' its `out_dir`, or the rows of some shards only.
+#'
+#' @param x An `lsnn_graph_shards` object returned by
+#'   [extended_knn_sharded()] or [locally_scaled_knn_sharded()] with
+#'   `out_dir` given, or that directory.
+#' @param which The shards to read (by default all).
+#' @return A graph `list(idx, dist)` of the rows of the shards read, in
+#'   order; `idx` holds global row numbers.
+#' @examples
+#' X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+#' dir <- file.path(tempdir(), "iris-shards")
+#' out <- file.path(tempdir(), "iris-graph")
+#' shards <- write_shards(X, dir, rows_per_shard = 50, overwrite = TRUE)
+#' res <- extended_knn_sharded(shards, 10, 5, nn_kind = "exact", out_dir = out)
+#' res
+#' g <- read_graph_shards(res)
+#' dim(g$idx)
+#' unlink(c(dir, out), recursive = TRUE)
+#' @export
+read_graph_shards <- function(x, which = NULL) {
+  if (is.character(x) && length(x) == 1 && dir.exists(x)) {
+    done <- file.path(x, "complete.rds")
+    if (!file.exists(done)) stop_arg("'x' (", x, ") holds no finished sharded graph")
+    x <- readRDS(done)
+  }
+  if (!inherits(x, "lsnn_graph_shards")) {
+    stop_arg("'x' must be an lsnn_graph_shards object or the out_dir of a finished run")
+  }
+  if (is.null(which)) which <- seq_along(x$files)
+  if (!is.numeric(which) || anyNA(which) || any(which < 1 | which > length(x$files))) {
+    stop_arg("'which' must be shard numbers between 1 and ", length(x$files))
+  }
+  parts <- lapply(x$files[which], readRDS)
+  list(idx = do.call(rbind, lapply(parts, `[[`, "idx")),
+       dist = do.call(rbind, lapply(parts, `[[`, "dist")))
+}
+
+#' @method print lsnn_graph_shards
+#' @export
+print.lsnn_graph_shards <- function(x, ...) {
+  what <- c(knn = "extended kNN", lsnn = "locally scaled (LSNN)")[[x$what]]
+  cat(sprintf("lsnn %s graph in shards: %s rows x %d columns in %d files in %s\n",
+              what, format(x$n, big.mark = ","), x$k, length(x$files),
+              dirname(x$files[1])))
+  if (!is.null(x$recall)) {
+    cat("estimated recall by round:", paste(format(x$recall, digits = 4), collapse = ", "), "\n")
+  }
+  invisible(x)
+}
+
+# ---- a run: settings, directory, resume ----
+
+sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads,
+                        verbose, nn_args, control, lsnn) {
+  shards <- as_shard_set(shards)
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE)
+  nn_kind <- check_choice(nn_kind, "nn_kind", c("exact", "approx"))
+  metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
+  n_threads <- check_n_threads(n_threads)
+  verbose <- check_flag(verbose, "verbose")
+  nn_args <- check_approx_control(nn_args)
+  control <- check_shard_control(control)
+  if (shards$n < 2) stop_arg("'shards' must hold at least 2 rows")
+  k <- as.integer(min(as.double(n_neighbors) + n_extra, shards$n - 1) + 1)
+  if (!is.null(lsnn)) {
+    lsnn$scale <- check_scale_columns(lsnn$scale_from, lsnn$scale_to, k)
+    lsnn$scale_from <- lsnn$scale_to <- NULL
+  }
+  keep <- !is.null(out_dir)
+  out_dir <- if (keep) check_dir_name(out_dir, "out_dir") else tempfile("lsnn-shards-")
+  for (sub in c("knn", "work", if (!is.null(lsnn)) "lsnn")) {
+    dir.create(file.path(out_dir, sub), showWarnings = FALSE, recursive = TRUE)
+  }
+  # The seed is drawn once and kept, so that a resumed run continues the
+  # same computation.
+  settings <- list(files = shards$files, rows = shards$rows, k = k, nn_kind = nn_kind,
+                   metric = metric, nn_args = unclass(nn_args), control = unclass(control),
+                   lsnn = lsnn)
+  run_file <- file.path(out_dir, "run.rds")
+  if (file.exists(run_file)) {
+    old <- readRDS(run_file)
+    if (!identical(old$settings, settings)) {
+      stop_arg("'out_dir' (", out_dir, ") holds a run with other data or settings; ",
+               "use another directory, or delete it to start again")
+    }
+    seed <- old$seed
+  } else {
+    seed <- if (nn_kind == "approx") sample.int(.Machine$integer.max, 1) else 0L
+    save_atomic(list(settings = settings, seed = seed), run_file)
+  }
+  # Tasks run with this process's choice of kernels (an option would not
+  # reach a worker otherwise).
+  list(shards = shards, k = k, nn_kind = nn_kind, metric = metric, nn_args = nn_args,
+       control = control, lsnn = lsnn, dir = out_dir, keep = keep, seed = seed,
+       n_threads = n_threads, verbose = verbose, simd = simd_option(),
+       stats_file = file.path(out_dir, "tasks.rds"))
+}
+
+shard_names <- function(run, prefix, ext = ".rds") {
+  sprintf(paste0("%s-%0", max(5, nchar(length(run$shards$files))), "d%s"), prefix,
+          seq_along(run$shards$files), ext)
+}
+
+graph_files <- function(run, what) {
+  file.path(run$dir, what, shard_names(run, if (what == "knn") "graph" else "lsnn"))
+}
+
+finish_run <- function(run, what) {
+  files <- graph_files(run, what)
+  tasks <- if (file.exists(run$stats_file)) readRDS(run$stats_file) else NULL
+  recall_file <- file.path(run$dir, "recall.rds")
+  if (!run$keep) {
+    on.exit(unlink(run$dir, recursive = TRUE))
+    res <- read_graph_shards(structure(list(files = files), class = "lsnn_graph_shards"))
+    return(res)
+  }
+  unlink(file.path(run$dir, "work"), recursive = TRUE)
+  out <- structure(list(what = what, files = files, rows = run$shards$rows, n = run$shards$n,
+                        k = if (what == "knn") run$k else run$lsnn$n_neighbors,
+                        tasks = tasks,
+                        recall = if (file.exists(recall_file)) readRDS(recall_file)$by_round),
+                   class = "lsnn_graph_shards")
+  if (what == "lsnn") {
+    out$knn <- out
+    out$knn$what <- "knn"
+    out$knn$files <- graph_files(run, "knn")
+    out$knn$k <- run$k
+  }
+  save_atomic(out, file.path(run$dir, "complete.rds"))
+  out
+}
+
+# ---- running tasks ----
+
+# Runs tasks as futures of the current plan, skipping those whose output
+# exists (task$out, or any of task$done_if). Each task is list(name, out,
+# ...); fun(task) does the work and writes task$out itself. Progress is
+# reported per finished task; a task that fails, or whose worker dies,
+# stops with an error naming it. Per-task statistics are appended to the
+# run's stats file.
+run_tasks <- function(run, phase, tasks, fun) {
+  done <- vapply(tasks, function(t) any(file.exists(c(t$out, t$done_if))), logical(1))
+  todo <- tasks[!done]
+  if (run$verbose && length(tasks) > 0) {
+    cli::cli_inform(c(i = "{phase}: {length(todo)} task{?s} to run{if (any(done)) paste0(', ', sum(done), ' done before') else ''}"))
+  }
+  if (length(todo) == 0) return(invisible())
+  start <- Sys.time()
+  bar <- if (run$verbose) {
+    cli::cli_progress_bar(phase, total = length(todo), clear = FALSE, .envir = environment())
+  }
+  wrapped <- task_wrapper
+  stats <- vector("list", length(todo))
+  pending <- list()
+  collect <- function(wait) {
+    repeat {
+      # (a worker that died makes resolved() itself fail)
+      state <- lapply(pending, function(f) tryCatch(future::resolved(f), error = function(e) e))
+      ready <- names(pending)[vapply(state, function(x) !isFALSE(x), logical(1))]
+      for (id in ready) {
+        t <- todo[[as.integer(id)]]
+        res <- if (inherits(state[[id]], "error")) state[[id]] else {
+          tryCatch(future::value(pending[[id]]), error = function(e) e)
+        }
+        pending[[id]] <<- NULL
+        if (inherits(res, "error")) {
+          stop("task '", t$name, "' failed: ", conditionMessage(res), call. = FALSE)
+        }
+        stats[[as.integer(id)]] <<- data.frame(phase = phase, task = t$name, res,
+                                               stringsAsFactors = FALSE)
+        if (!is.null(bar)) cli::cli_progress_update(id = bar)
+      }
+      if (!wait || length(pending) == 0) return(invisible())
+      Sys.sleep(0.02)
+    }
+  }
+  for (i in seq_along(todo)) {
+    pending[[as.character(i)]] <- future::future(
+      wrapped(fun, task, simd),
+      globals = list(wrapped = wrapped, fun = fun, task = todo[[i]], simd = run$simd),
+      packages = "lsnn", seed = FALSE, lazy = FALSE
+    )
+    collect(wait = FALSE)
+  }
+  collect(wait = TRUE)
+  if (!is.null(bar)) cli::cli_progress_done(id = bar)
+  stats <- do.call(rbind, stats)
+  old <- if (file.exists(run$stats_file)) readRDS(run$stats_file)
+  save_atomic(rbind(old, stats), run$stats_file)
+  if (run$verbose) {
+    cli::cli_inform(c(v = sprintf("%s: %d tasks in %.1f s", phase, length(todo),
+                                  as.numeric(difftime(Sys.time(), start, units = "secs")))))
+  }
+  invisible()
+}
+
+# What a worker runs: the task with this session's kernel choice and its own
+# random seed (the caller's generator state is left as it was, so that
+# futures see no change in it), timed, with the bytes it read and wrote
+# and its process's peak memory.
+task_wrapper <- function(fun, task, simd) {
+  old_opt <- options(lsnn.simd = simd)
+  on.exit(options(old_opt), add = TRUE)
+  with_seed(task$seed, {
+    start <- proc.time()[["elapsed"]]
+    io <- fun(task)
+    data.frame(seconds = proc.time()[["elapsed"]] - start, bytes_read = io[["read"]],
+               bytes_written = io[["written"]], peak_memory = peak_memory(),
+               pid = Sys.getpid())
+  })
+}
+
+# Evaluates expr after set.seed(seed) (unless seed is NULL) and puts R's
+# generator back as it was.
+with_seed <- function(seed, expr) {
+  genv <- globalenv()
+  old_seed <- if (exists(".Random.seed", genv, inherits = FALSE)) get(".Random.seed", genv)
+  on.exit({
+    if (is.null(old_seed)) {
+      if (exists(".Random.seed", genv, inherits = FALSE)) rm(".Random.seed", envir = genv)
+    } else {
+      assign(".Random.seed", old_seed, envir = genv)
+    }
+  })
+  if (!is.null(seed)) set.seed(seed)
+  expr
+}
+
+# The process's peak resident memory in bytes (VmHWM), NA where /proc is
+# missing.
+peak_memory <- function() {
+  status <- tryCatch(readLines("/proc/self/status"), error = function(e) character())
+  line <- grep("^VmHWM:", status, value = TRUE)
+  if (length(line) == 0) return(NA_real_)
+  as.numeric(gsub("[^0-9]", "", line)) * 1024
+}
+
+# Task seeds: distinct whole numbers from the run's seed and the task's
+# numbers.
+task_seed <- function(run, ...) {
+  key <- c(run$seed, ...)
+  as.integer((sum(key * c(1, 7919, 104729, 1299709)[seq_along(key)]) %% (.Machine$integer.max - 1)) + 1)
+}
+
+# ---- the block kernel ----
+
+# The k nearest rows of `reference` to each row of `query` by (exact
+# distance, reference row number), leaving out row exclude[i] of the
+# reference for query row i (NA: none). Returns list(idx, dist) of
+# nrow(query) x min(k, available) with reference row numbers.
+#
+# THIS IS WHERE THE CORE'S EXACT QUERY GOES. Until it is merged this calls
+# the exact all-rows search on the reference rows stacked over a few query
+# rows at a time, asking for enough neighbours that the other query rows in
+# the stack cannot crowd out the k reference rows; it is exact (each
+# distance depends only on its two rows) but does about twice the work
+# needed plus the reference rows' own lists. When `query` is `reference`
+# with every row excluding itself, the reference's own graph is used.
+shard_block_knn <- function(query, reference, k, metric, exclude = NULL, n_threads = 1L) {
+  nr <- nrow(reference)
+  nq <- nrow(query)
+  if (!is.null(exclude) && identical(query, reference) && identical(exclude, seq_len(nr))) {
+    kk <- min(k, nr - 1L)
+    if (kk < 1) return(list(idx = matrix(0L, nq, 0), dist = matrix(0, nq, 0)))
+    g <- exact_knn(list(kind = "dense", x = reference, n = nr), kk + 1L, metric, n_threads,
+                   FALSE)
+    return(list(idx = g$idx[, -1, drop = FALSE], dist = g$dist[, -1, drop = FALSE]))
+  }
+  has_exclude <- !is.null(exclude) && any(!is.na(exclude))
+  kk <- min(k, nr - has_exclude)
+  idx <- matrix(0L, nq, kk)
+  dist <- matrix(0, nq, kk)
+  if (kk < 1) return(list(idx = idx, dist = dist))
+  batch <- 256L
+  for (b0 in seq(1L, nq, by = batch)) {
+    rows <- b0:min(nq, b0 + batch - 1L)
+    x <- rbind(reference, query[rows, , drop = FALSE])
+    n <- nrow(x)
+    want <- as.integer(min(kk + length(rows) - 1L + has_exclude, n - 1L) + 1L)
+    g <- exact_knn(list(kind = "dense", x = x, n = n), want, metric, n_threads, FALSE)
+    gi <- g$idx[nr + seq_along(rows), , drop = FALSE]
+    gd <- g$dist[nr + seq_along(rows), , drop = FALSE]
+    ok <- gi <= nr
+    if (has_exclude) ok <- ok & (is.na(exclude[rows]) | gi != exclude[rows])
+    # the first kk reference entries of each row, in the graph's order
+    rank <- t(apply(ok, 1, cumsum))
+    take <- ok & rank <= kk
+    pos <- which(take, arr.ind = TRUE)
+    pos <- pos[order(pos[, 1], pos[, 2]), , drop = FALSE]
+    cols <- rank[pos]
+    idx[cbind(rows[pos[, 1]], cols)] <- gi[pos]
+    dist[cbind(rows[pos[, 1]], cols)] <- gd[pos]
+  }
+  list(idx = idx, dist = dist)
+}
+
+# ---- merging candidate lists ----
+
+# The best `k_others` candidates of each of n rows from long vectors (row,
+# id, dist), by (dist, id), with each id once per row and `self[row]` left
+# out. Returns list(idx, dist, short): n x k_others matrices (0 / Inf where a
+# row has fewer candidates) and the rows that have fewer.
+best_candidates <- function(row, id, dist, n, k_others, self = NULL) {
+  if (!is.null(self)) {
+    keep <- id != self[row]
+    row <- row[keep]
+    id <- id[keep]
+    dist <- dist[keep]
+  }
+  # each (row, id) once: the same pair has the same distance wherever it was
+  # found, but that is not relied on
+  o <- order(row, id, dist, method = "radix")
+  row <- row[o]
+  id <- id[o]
+  dist <- dist[o]
+  m <- length(row)
+  first <- c(TRUE, row[-1] != row[-m] | id[-1] != id[-m])
+  row <- row[first]
+  id <- id[first]
+  dist <- dist[first]
+  o <- order(row, dist, id, method = "radix")
+  row <- row[o]
+  id <- id[o]
+  dist <- dist[o]
+  rank <- seq_along(row) - match(row, row) + 1L
+  take <- rank <= k_others
+  out_idx <- matrix(0L, n, k_others)
+  out_dist <- matrix(Inf, n, k_others)
+  at <- cbind(row[take], rank[take])
+  out_idx[at] <- id[take]
+  out_dist[at] <- dist[take]
+  list(idx = out_idx, dist = out_dist, short = which(tabulate(row, n) < k_others))
+}
+
+# The best k_others of the lists `current` and `new` (n x . matrices of
+# global ids and distances) for each row. Entries of `new` beyond a full
+# row's k_others-th distance cannot enter it and are dropped before the
+# sort, and only rows that gain an entry are sorted again.
+merge_lists <- function(current, new, k_others, self) {
+  n <- nrow(new$idx)
+  if (is.null(current)) {
+    row <- rep(seq_len(n), ncol(new$idx))
+    ok <- new$idx > 0
+    return(best_candidates(row[ok], new$idx[ok], new$dist[ok], n, k_others, self))
+  }
+  limit <- current$dist[, k_others]
+  ok <- new$idx > 0 & new$dist <= limit
+  rows <- which(rowSums(ok) > 0)
+  if (length(rows) == 0) return(current)
+  sub_ok <- ok[rows, , drop = FALSE]
+  r_new <- rep(seq_along(rows), ncol(new$idx))[sub_ok]
+  r_cur <- rep(seq_along(rows), k_others)
+  cur_ok <- current$idx[rows, , drop = FALSE] > 0
+  merged <- best_candidates(c(r_cur[cur_ok], r_new),
+                            c(current$idx[rows, , drop = FALSE][cur_ok],
+                              new$idx[rows, , drop = FALSE][sub_ok]),
+                            c(current$dist[rows, , drop = FALSE][cur_ok],
+                              new$dist[rows, , drop = FALSE][sub_ok]),
+                            length(rows), k_others, self[rows])
+  current$idx[rows, ] <- merged$idx
+  current$dist[rows, ] <- merged$dist
+  current$short <- which(current$idx[, k_others] == 0L)
+  current
+}
+
+# A graph shard from merged lists: the row itself first at distance 0. The
+# local scales of its rows are written first, so that a graph file that
+# exists has them.
+write_graph_shard <- function(run, s, lists, file) {
+  first <- shard_offsets(run$shards)[s]
+  n <- nrow(lists$idx)
+  g <- list(idx = cbind(as.integer(first + seq_len(n)), lists$idx),
+            dist = cbind(0, lists$dist))
+  dimnames(g$idx) <- dimnames(g$dist) <- NULL
+  written <- 0
+  if (!is.null(run$lsnn)) {
+    sigma <- pmax(rowMeans(g$dist[, run$lsnn$scale[1]:run$lsnn$scale[2], drop = FALSE]),
+                  min_local_scale)
+    written <- save_atomic(sigma, sigma_file_of(file))
+  }
+  written + save_atomic(g, file)
+}
+
+min_local_scale <- 1e-10
+
+# The local scales' file beside a graph shard's file.
+sigma_file_of <- function(graph_file) {
+  file.path(dirname(graph_file), sub("^graph-", "sigma-", basename(graph_file)))
+}
+
+# ---- the kNN graph phase ----
+
+knn_graph_phase <- function(run) {
+  if (all(file.exists(graph_files(run, "knn")))) return(invisible())
+  if (run$nn_kind == "exact") exact_phase(run) else approx_phase(run)
+}
+
+exact_phase <- function(run) {
+  S <- length(run$shards$files)
+  graphs <- graph_files(run, "knn")
+  part <- function(q, r) file.path(run$dir, "work", sprintf("exact-%d-%d.rds", q, r))
+  pairs <- expand.grid(r = seq_len(S), q = seq_len(S))
+  tasks <- lapply(seq_len(nrow(pairs)), function(t) {
+    q <- pairs$q[t]
+    r <- pairs$r[t]
+    list(name = sprintf("exact shard %d x shard %d", q, r), out = part(q, r),
+         done_if = graphs[q], query = run$shards$files[q], reference = run$shards$files[r],
+         same = q == r, first_ref = shard_offsets(run$shards)[r], k = run$k - 1L,
+         metric = run$metric, n_col = run$shards$n_col, n_threads = run$n_threads)
+  })
+  run_tasks(run, "exact neighbours", tasks, exact_pair_task)
+  merges <- lapply(seq_len(S), function(q) {
+    list(name = sprintf("merge shard %d", q), out = graphs[q], s = q,
+         parts = vapply(seq_len(S), function(r) part(q, r), ""), run = run_for_worker(run))
+  })
+  run_tasks(run, "merge", merges, merge_parts_task)
+}
+
+# The parts of the run a worker needs (no large objects).
+run_for_worker <- function(run) {
+  run[c("shards", "k", "lsnn", "dir")]
+}
+
+exact_pair_task <- function(task) {
+  query <- read_shard(task$query, task$n_col)
+  reference <- if (task$same) query else read_shard(task$reference, task$n_col)
+  exclude <- if (task$same) seq_len(nrow(query))
+  g <- shard_block_knn(query, reference, task$k, task$metric, exclude, task$n_threads)
+  g$idx[] <- as.integer(g$idx + task$first_ref)
+  written <- save_atomic(g, task$out)
+  c(read = file.size(task$query) + if (task$same) 0 else file.size(task$reference),
+    written = written)
+}
+
+merge_parts_task <- function(task) {
+  run <- task$run
+  first <- shard_offsets(run$shards)[task$s]
+  self <- as.integer(first + seq_len(run$shards$rows[task$s]))
+  lists <- NULL
+  for (f in task$parts) lists <- merge_lists(lists, readRDS(f), run$k - 1L, self)
+  if (length(lists$short) > 0) {
+    stop("row ", self[lists$short[1]], " has fewer than ", run$k - 1L, " candidates",
+         call. = FALSE)
+  }
+  written <- write_graph_shard(run, task$s, lists, task$out)
+  read <- sum(file.size(task$parts))
+  unlink(task$parts)
+  c(read = read, written = written)
+}
+
+# ---- the approximate graph ----
+
+approx_phase <- function(run) {
+  ctl <- run$control
+  n <- run$shards$n
+  n_parts <- max(1L, as.integer(ceiling(2 * n / ctl$rows_per_partition)))
+  recall_file <- file.path(run$dir, "recall.rds")
+  recall <- if (file.exists(recall_file)) readRDS(recall_file)
+  if (is.null(recall)) {
+    recall <- list(truth = exact_rows_phase(run), by_round = numeric())
+    save_atomic(recall, recall_file)
+  }
+  round <- length(recall$by_round)
+  while (round < ctl$max_rounds &&
+         (round == 0 || recall$by_round[round] < ctl$target_recall)) {
+    round <- round + 1L
+    approx_round(run, round, n_parts)
+    recall$by_round[round] <- estimate_recall(run, round, recall$truth)
+    save_atomic(recall, recall_file)
+    if (run$verbose) {
+      cli::cli_inform(c(i = sprintf("round %d: estimated recall %.4f", round,
+                                    recall$by_round[round])))
+    }
+  }
+  # The graph of the last round is the result.
+  last <- round_graph_files(run, round)
+  file.rename(last, graph_files(run, "knn"))
+  sig <- sigma_file_of(last)
+  if (!is.null(run$lsnn)) file.rename(sig, sigma_file_of(graph_files(run, "knn")))
+  invisible()
+}
+
+round_graph_files <- function(run, round) {
+  file.path(run$dir, "work", sprintf("round-%d", round), shard_names(run, "graph"))
+}
+
+# The rows whose exact neighbours estimate the recall, and those neighbours,
+# found by the exact sharded search: list(rows, dist) with the true
+# (k - 1)-th distance of each row.
+exact_rows_phase <- function(run) {
+  n <- run$shards$n
+  rows <- with_seed(task_seed(run, 0), sort(sample.int(n, min(n, run$control$recall_rows))))
+  query <- gather_rows(run, rows)
+  offsets <- shard_offsets(run$shards)
+  S <- length(run$shards$files)
+  part <- function(r) file.path(run$dir, "work", sprintf("recall-%d.rds", r))
+  tasks <- lapply(seq_len(S), function(r) {
+    local <- rows - offsets[r]
+    list(name = sprintf("recall rows x shard %d", r), out = part(r), query = query,
+         exclude = ifelse(local >= 1 & local <= run$shards$rows[r], local, NA_integer_),
+         reference = run$shards$files[r], first_ref = offsets[r], k = run$k - 1L,
+         metric = run$metric, n_col = run$shards$n_col, n_threads = run$n_threads)
+  })
+  run_tasks(run, "exact neighbours of sampled rows", tasks, exact_rows_task)
+  lists <- NULL
+  for (r in seq_len(S)) lists <- merge_lists(lists, readRDS(part(r)), run$k - 1L, rows)
+  unlink(vapply(seq_len(S), part, ""))
+  list(rows = rows, idx = lists$idx, dist = lists$dist)
+}
+
+exact_rows_task <- function(task) {
+  reference <- read_shard(task$reference, task$n_col)
+  exclude <- as.integer(task$exclude)
+  g <- shard_block_knn(task$query, reference, task$k, task$metric,
+                       if (any(!is.na(exclude))) exclude, task$n_threads)
+  g$idx[] <- as.integer(g$idx + task$first_ref)
+  c(read = file.size(task$reference), written = save_atomic(g, task$out))
+}
+
+# Rows by global number, in that order, read shard by shard as tasks.
+gather_rows <- function(run, rows) {
+  offsets <- shard_offsets(run$shards)
+  shard_of <- findInterval(rows, offsets + 0.5)
+  used <- sort(unique(shard_of))
+  parts <- future.apply::future_lapply(used, function(s, files, n_col, local) {
+    read_shard(files[s], n_col)[local[[as.character(s)]], , drop = FALSE]
+  }, files = run$shards$files, n_col = run$shards$n_col,
+  local = split(rows - offsets[shard_of], shard_of), future.seed = NULL,
+  future.packages = "lsnn")
+  x <- do.call(rbind, parts)
+  x[order(order(shard_of, rows)), , drop = FALSE]
+}
+
+# The share of the sampled rows' listed neighbours no farther than their
+# true (k - 1)-th neighbour (the estimate of approx_control()).
+estimate_recall <- function(run, round, truth) {
+  offsets <- shard_offsets(run$shards)
+  shard_of <- findInterval(truth$rows, offsets + 0.5)
+  files <- round_graph_files(run, round)
+  found <- 0
+  for (s in unique(shard_of)) {
+    mine <- which(shard_of == s)
+    g <- readRDS(files[s])
+    d <- g$dist[truth$rows[mine] - offsets[s], -1, drop = FALSE]
+    found <- found + sum(d <= truth$dist[mine, run$k - 1L])
+  }
+  found / (length(truth$rows) * (run$k - 1))
+}
+
+# One round: centres from a sample, each shard's rows put into the
+# partitions of their 2 nearest centres, the approximate search on each
+# partition, and the candidates merged per shard with the last round's lists.
+approx_round <- function(run, round, n_parts) {
+  dir <- file.path(run$dir, "work", sprintf("round-%d", round))
+  dir.create(dir, showWarnings = FALSE)
+  graphs <- round_graph_files(run, round)
+  if (all(file.exists(graphs))) return(invisible())
+  S <- length(run$shards$files)
+  centres_file <- file.path(dir, "centres.rds")
+  if (!file.exists(centres_file)) {
+    save_atomic(partition_centres(run, round, n_parts), centres_file)
+  }
+  centres <- readRDS(centres_file)
+  bucket <- function(p, s) file.path(dir, sprintf("bucket-%d-%d.rds", p, s))
+  candidates <- function(p, s) file.path(dir, sprintf("cand-%d-%d.rds", p, s))
+  counts_file <- function(s) file.path(dir, sprintf("assigned-%d.rds", s))
+  assign <- lapply(seq_len(S), function(s) {
+    list(name = sprintf("round %d: assign shard %d", round, s), out = counts_file(s),
+         done_if = graphs[s], file = run$shards$files[s], s = s,
+         first = shard_offsets(run$shards)[s], centres = centres, metric = run$metric,
+         n_col = run$shards$n_col, bucket = vapply(seq_len(nrow(centres)), bucket, "", s = s))
+  })
+  run_tasks(run, sprintf("round %d: partitions", round), assign, assign_task)
+  # Which shards have rows in which partition (shards merged already are
+  # not needed again).
+  counts <- do.call(cbind, lapply(seq_len(S), function(s) {
+    if (file.exists(counts_file(s))) readRDS(counts_file(s)) else integer(nrow(centres))
+  }))
+  searches <- lapply(seq_len(nrow(centres)), function(p) {
+    from <- which(counts[p, ] > 0)
+    list(name = sprintf("round %d: search partition %d", round, p),
+         out = file.path(dir, sprintf("searched-%d.rds", p)), p = p,
+         buckets = bucket(p, from), shards = from, candidates = candidates(p, from),
+         k = run$k, metric = run$metric, nn_args = run$nn_args, n_threads = run$n_threads,
+         seed = task_seed(run, round, p))
+  })
+  searches <- searches[vapply(searches, function(t) length(t$shards) > 0, logical(1))]
+  run_tasks(run, sprintf("round %d: search", round), searches, partition_task)
+  previous <- if (round > 1) round_graph_files(run, round - 1L)
+  merges <- lapply(seq_len(S), function(s) {
+    from <- which(counts[, s] > 0)
+    list(name = sprintf("round %d: merge shard %d", round, s), out = graphs[s], s = s,
+         parts = candidates(from, s), previous = previous[s], run = run_for_worker(run))
+  })
+  run_tasks(run, sprintf("round %d: merge", round), merges, merge_candidates_task)
+  if (round > 1) unlink(c(previous, sigma_file_of(previous)))
+  invisible()
+}
+
+# Partition centres: k-means on a sample of rows (in the metric's geometry:
+# unit rows for cosine, centred unit rows for correlation). A centre that
+# would get fewer than 4k rows is dropped, so that every partition has room
+# for its rows' neighbours.
+partition_centres <- function(run, round, n_parts) {
+  n <- run$shards$n
+  if (n_parts == 1) {
+    return(matrix(0, 1, run$shards$n_col))
+  }
+  m <- run$control$sample_rows
+  if (is.null(m)) m <- min(n, max(10000, 100 * n_parts))
+  rows <- with_seed(task_seed(run, round, 0), sort(sample.int(n, min(n, m))))
+  x <- unique(partition_space(gather_rows(run, rows), run$metric))
+  n_parts <- min(n_parts, nrow(x))
+  start <- with_seed(task_seed(run, round, 1), x[sample.int(nrow(x), n_parts), , drop = FALSE])
+  centres <- tryCatch(
+    suppressWarnings(stats::kmeans(x, start, iter.max = 20, algorithm = "MacQueen")$centers),
+    error = function(e) start)
+  repeat {
+    near <- nearest_centres(x, centres, 2)
+    expected <- tabulate(near, nrow(centres)) * n / nrow(x)
+    small <- which(expected < 4 * run$k)
+    if (length(small) == 0 || nrow(centres) <= 2) break
+    centres <- centres[-small[which.min(expected[small])], , drop = FALSE]
+  }
+  centres
+}
+
+partition_space <- function(x, metric) {
+  if (metric == "correlation") x <- x - rowMeans(x)
+  if (metric %in% c("cosine", "correlation")) {
+    norm <- sqrt(rowSums(x^2))
+    x <- x / ifelse(norm > 0, norm, 1)
+  }
+  x
+}
+
+# The m nearest centres of each row (as an n x m matrix of centre numbers).
+nearest_centres <- function(x, centres, m) {
+  m <- min(m, nrow(centres))
+  d2 <- -2 * tcrossprod(x, centres) + rep(rowSums(centres^2), each = nrow(x))
+  out <- matrix(0L, nrow(x), m)
+  for (j in seq_len(m)) {
+    out[, j] <- max.col(-d2, ties.method = "first")
+    d2[cbind(seq_len(nrow(x)), out[, j])] <- Inf
+  }
+  out
+}
+
+assign_task <- function(task) {
+  x <- read_shard(task$file, task$n_col)
+  near <- nearest_centres(partition_space(x, task$metric), task$centres, 2)
+  n_parts <- nrow(task$centres)
+  counts <- integer(n_parts)
+  written <- 0
+  for (p in seq_len(n_parts)) {
+    rows <- which(rowSums(near == p) > 0)
+    counts[p] <- length(rows)
+    if (length(rows) > 0) {
+      written <- written + save_atomic(list(ids = as.integer(task$first + rows),
+                                            x = x[rows, , drop = FALSE]), task$bucket[p])
+    }
+  }
+  written <- written + save_atomic(counts, task$out)
+  c(read = file.size(task$file), written = written)
+}
+
+partition_task <- function(task) {
+  parts <- lapply(task$buckets, readRDS)
+  counts <- vapply(parts, function(b) length(b$ids), 0L)
+  ids <- unlist(lapply(parts, `[[`, "ids"))
+  x <- do.call(rbind, lapply(parts, `[[`, "x"))
+  rm(parts)
+  g <- extended_knn(x, n_neighbors = task$k - 1L, n_extra = 0, n_threads = task$n_threads,
+                    nn_kind = "approx", metric = task$metric, nn_args = task$nn_args)
+  rm(x)
+  g$idx[] <- ids[g$idx]
+  # the candidates of each shard's rows (the row itself dropped), one file
+  # per shard
+  written <- 0
+  end <- cumsum(counts)
+  for (b in seq_along(task$shards)) {
+    rows <- (end[b] - counts[b]) + seq_len(counts[b])
+    written <- written + save_atomic(list(ids = ids[rows],
+                                          idx = g$idx[rows, -1, drop = FALSE],
+                                          dist = g$dist[rows, -1, drop = FALSE]),
+                                     task$candidates[b])
+  }
+  read <- sum(file.size(task$buckets))
+  written <- written + save_atomic(TRUE, task$out)
+  unlink(task$buckets)
+  c(read = read, written = written)
+}
+
+merge_candidates_task <- function(task) {
+  run <- task$run
+  s <- task$s
+  first <- shard_offsets(run$shards)[s]
+  n <- run$shards$rows[s]
+  self <- as.integer(first + seq_len(n))
+  k_others <- run$k - 1L
+  lists <- NULL
+  read <- 0
+  if (!is.null(task$previous) && !is.na(task$previous)) {
+    g <- readRDS(task$previous)
+    lists <- list(idx = g$idx[, -1, drop = FALSE], dist = g$dist[, -1, drop = FALSE])
+    read <- read + file.size(task$previous)
+  }
+  for (f in task$parts) {
+    cand <- readRDS(f)
+    read <- read + file.size(f)
+    local <- cand$ids - first
+    new <- list(idx = matrix(0L, n, ncol(cand$idx)), dist = matrix(Inf, n, ncol(cand$idx)))
+    new$idx[local, ] <- cand$idx
+    new$dist[local, ] <- cand$dist
+    lists <- merge_lists(lists, new, k_others, self)
+  }
+  if (length(lists$short) > 0) {
+    stop("row ", self[lists$short[1]], " has fewer than ", k_others,
+         " candidates: its partitions are too small", call. = FALSE)
+  }
+  written <- write_graph_shard(run, s, lists, task$out)
+  unlink(task$parts)
+  c(read = read, written = written)
+}
+
+# ---- the LSNN phase ----
+
+lsnn_phase <- function(run) {
+  out <- graph_files(run, "lsnn")
+  if (all(file.exists(out))) return(invisible())
+  knn <- graph_files(run, "knn")
+  sigma_file <- file.path(run$dir, "work", "sigma.rds")
+  if (!file.exists(sigma_file)) {
+    sigma <- unlist(lapply(sigma_file_of(knn), readRDS))
+    save_atomic(sigma, sigma_file)
+  }
+  tasks <- lapply(seq_along(knn), function(s) {
+    list(name = sprintf("lsnn shard %d", s), out = out[s], graph = knn[s], sigma = sigma_file,
+         first = shard_offsets(run$shards)[s], n_neighbors = run$lsnn$n_neighbors)
+  })
+  run_tasks(run, "locally scaled neighbours", tasks, lsnn_task)
+}
+
+lsnn_task <- function(task) {
+  g <- readRDS(task$graph)
+  sigma <- readRDS(task$sigma)
+  rows <- task$first + seq_len(nrow(g$idx))
+  written <- save_atomic(select_lsnn(g, sigma[rows], sigma, task$n_neighbors), task$out)
+  c(read = file.size(task$graph) + file.size(task$sigma), written = written)
+}
+
+# The locally scaled selection of local_scaling.h for rows whose scales are
+# sigma_rows, their candidates' scales looked up in sigma (global): the
+# n_neighbors - 1 candidates of smallest d^2 / sigma_i / sigma_j (ties by
+# column), listed by (distance, scaled value, column), the row itself first.
+# THE CORE'S locally_scaled_knn_query() REPLACES THIS once merged.
+select_lsnn <- function(g, sigma_rows, sigma, n_neighbors) {
+  n <- nrow(g$idx)
+  k <- ncol(g$idx)
+  keep <- n_neighbors - 1L
+  if (keep == 0) {
+    return(list(idx = g$idx[, 1, drop = FALSE], dist = g$dist[, 1, drop = FALSE]))
+  }
+  j <- g$idx[, -1, drop = FALSE]
+  d <- g$dist[, -1, drop = FALSE]
+  d2 <- d * d
+  scaled <- d2 / sigma_rows / sigma[j]
+  big <- !(d2 <= .Machine$double.xmax)
+  if (any(big)) scaled[big] <- ((d / sigma_rows) * (d / sigma[j]))[big]
+  row <- rep(seq_len(n), k - 1L)
+  col <- rep(seq_len(k - 1L), each = n)
+  o <- order(row, scaled, col, method = "radix")
+  chosen <- matrix(o, k - 1L)[seq_len(keep), , drop = FALSE]
+  sel <- as.vector(chosen)
+  o2 <- order(row[sel], d[sel], scaled[sel], col[sel], method = "radix")
+  sel <- matrix(sel[o2], keep)
+  list(idx = cbind(g$idx[, 1], t(matrix(j[sel], keep))),
+       dist = cbind(g$dist[, 1], t(matrix(d[sel], keep))))
+}

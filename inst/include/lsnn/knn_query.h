@@ -1,0 +1,536 @@
+// Nearest reference rows of query rows: the exact search and the search over
+// the reference's neighbour graph.
+//
+// Both take ONE RowData holding the reference rows and the query rows (for
+// lsnn's index: the reference rows [0, n_ref) stacked over the query rows).
+// Exact distances are computed from the data as given (times exact powers
+// of two), so they do not depend on which other rows share the RowData: a
+// search over any stack of rows reports the same distances, bit for bit.
+// Row numbers in and out are those of the RowData.
+//
+// exact_knn_query(): the reference rows are a range of the RowData, the
+// query rows another range, which may overlap it or equal it (a query row
+// never lists itself). Blocks of query rows are scored against blocks of
+// reference rows by the float tiles of exact_knn.h, each query block owned
+// by one task; then each query row's candidates are recomputed in double,
+// proven or refined (exact_knn.h's finish_row()). The result is, for every
+// query row, the k nearest reference rows by (exact distance, row number),
+// as brute force gives them, ties included. It serves a sharded search too:
+// a shard's query rows against a shard's reference rows, with `exclude`
+// naming, per query row, a reference row to leave out (the query row's own
+// copy among the reference rows).
+//
+// approx_knn_query(): a best-first search over the reference's kNN graph
+// augmented with its reverse edges (SearchGraph), as pynndescent and
+// rnndescent query: each query starts from a seeded random sample of
+// reference rows (the entry points, scored by one matrix product per block
+// of queries), keeps its k best rows found so far and a queue of rows to
+// expand, nearest first, and stops when the nearest unexpanded row is
+// farther than the k-th best by more than the slack `epsilon` (relative,
+// in score space). Candidates are ranked on single-precision scores
+// (score_space.h); the distances returned are recomputed in double.
+// Queries are independent: the result is the same for any number of threads.
+#ifndef LSNN_KNN_QUERY_H
+#define LSNN_KNN_QUERY_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "distance.h"
+#include "exact_knn.h"
+#include "graph.h"
+#include "neighbour_heaps.h"
+#include "parallel.h"
+#include "random.h"
+#include "score_space.h"
+
+namespace lsnn {
+
+// Rows [begin, end) of a RowData.
+struct RowRange {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::size_t size() const { return end - begin; }
+};
+
+struct KnnQueryStats {
+  std::size_t query_block_rows = 0;
+  std::size_t reference_block_rows = 0;
+  std::size_t rows_refined = 0;     // exact: rows whose proof failed
+  std::size_t rows_exhaustive = 0;  // approximate: rows searched by brute force
+  double mean_scored = 0.0;         // approximate: reference rows scored per query
+};
+
+namespace detail {
+
+inline void check_query_ranges(const RowData& data, const RowRange& reference, const RowRange& query,
+                               std::size_t k) {
+  if (reference.begin > reference.end || reference.end > data.n() || query.begin > query.end ||
+      query.end > data.n()) {
+    throw std::invalid_argument("the reference and query rows must be ranges of the data");
+  }
+  if (k < 1 || k > reference.size()) {
+    throw std::invalid_argument("k must be between 1 and the number of reference rows");
+  }
+}
+
+// The reference rows query row i is searched among, less what it excludes;
+// throws when fewer than k remain.
+inline SearchRange query_range(const RowRange& reference, std::size_t i, const Exclusion& exclude,
+                               std::size_t k) {
+  const SearchRange among{reference.begin, reference.end, exclude.row_skip(i)};
+  if (among.count(i) < k) {
+    throw std::invalid_argument("k is more than the reference rows left once a query row's own are excluded");
+  }
+  return among;
+}
+
+}  // namespace detail
+
+// The k nearest rows of `reference` for every row of `query`, by (exact
+// distance, row number): a (query.size() x k) graph of RowData row numbers
+// and distances, nearest first, with no self column. A query row never lists
+// itself (when the ranges overlap) nor, when `exclude` is given,
+// exclude[q - query.begin] (a row number, or -1 for none). `block_rows` = 0
+// picks the query block size automatically.
+template <typename Executor>
+KnnGraph exact_knn_query(const RowData& data, const RowRange& reference, const RowRange& query,
+                         std::size_t k, const int* exclude, Executor& executor,
+                         KnnQueryStats* stats = nullptr, std::size_t block_rows = 0) {
+  detail::check_query_ranges(data, reference, query, k);
+  const std::size_t m = query.size();
+  const detail::Exclusion excl{exclude, query.begin};
+  for (std::size_t i = query.begin; i < query.end; ++i) detail::query_range(reference, i, excl, k);
+  KnnQueryStats local;
+  KnnQueryStats& st = stats ? *stats : local;
+  KnnGraph graph(m, k);
+  if (m == 0) return graph;
+
+  const std::size_t margin = std::max<std::size_t>(8, k / 4);
+  const std::size_t capacity = std::min(reference.size(), k + margin);
+  NeighbourHeaps<> heaps(m, capacity, data.kernels());
+  // Query blocks are the parallel tasks (each owns its rows' lists): small
+  // enough that every thread has several; reference blocks as large as the
+  // all-pairs search uses.
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  const std::size_t rb = data.sparse() ? 256 : 512;
+  std::size_t qb = block_rows;
+  if (qb == 0) {
+    qb = rb;
+    while (qb > 32 && m < qb * 4 * n_threads) qb /= 2;
+  }
+  const std::size_t n_qblocks = (m + qb - 1) / qb;
+  const std::size_t n_rblocks = (reference.size() + rb - 1) / rb;
+  st.query_block_rows = qb;
+  st.reference_block_rows = rb;
+  // A batch runs every query block against a span of reference blocks, about
+  // 32 tiles per thread, so that Ctrl-C is seen between batches.
+  const std::size_t span = std::max<std::size_t>(1, (32 * n_threads + n_qblocks - 1) / n_qblocks);
+  Phase<Executor> phase(executor, "exact kNN query", n_rblocks);
+  for (std::size_t r = 0; r < n_rblocks; r += span) {
+    const std::size_t r_end = std::min(n_rblocks, r + span);
+    executor.parallel_for(0, n_qblocks, [&](std::size_t g0, std::size_t g1) {
+      detail::TileBuffers buf;
+      for (std::size_t g = g0; g < g1; ++g) {
+        const std::size_t a0 = query.begin + g * qb, a1 = std::min(query.end, a0 + qb);
+        for (std::size_t t = r; t < r_end; ++t) {
+          const std::size_t b0 = reference.begin + t * rb, b1 = std::min(reference.end, b0 + rb);
+          detail::score_tile(data, a0, a1, b0, b1, buf);
+          detail::offer_to_rows(data, heaps, query.begin, a0, a1, b0, b1, excl, buf);
+        }
+      }
+    });
+    phase.set(r_end);
+  }
+
+  std::vector<unsigned char> refined(m, 0);
+  batched_for(executor, m, 4096, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<double, int>> cand;
+    detail::TileBuffers buf;
+    for (std::size_t q = begin; q < end; ++q) {
+      const std::size_t i = query.begin + q;
+      refined[q] = detail::finish_row(data, i, heaps, q, detail::query_range(reference, i, excl, k), k, buf, cand);
+      for (std::size_t c = 0; c < k; ++c) {
+        graph.index(q, c) = cand[c].second;
+        graph.distance(q, c) = data.distance_from_exact_score(cand[c].first);
+      }
+    }
+  });
+  st.rows_refined = 0;
+  for (unsigned char e : refined) st.rows_refined += e;
+  std::ostringstream msg;
+  msg << "exact kNN query: " << m << " rows against " << reference.size() << ", k = " << k << " ("
+      << data.kernels().name << " kernels); " << st.rows_refined << " rows needed a second, wider pass";
+  phase.finish(msg.str());
+  return graph;
+}
+
+// The graph the approximate query walks: for each reference row, its first
+// `degree` neighbours and up to `degree` reverse neighbours (the rows that
+// list it among theirs, nearest first), as adjacency lists of reference
+// row numbers counted from 0.
+struct SearchGraph {
+  std::vector<std::size_t> start;  // n + 1 offsets into adj
+  std::vector<int> adj;
+  std::size_t n() const { return start.empty() ? 0 : start.size() - 1; }
+};
+
+// From a kNN graph of the reference rows (the row itself in column 0).
+inline SearchGraph build_search_graph(const GraphView& g, std::size_t degree) {
+  const std::size_t n = g.n, f = std::min(degree, g.k > 0 ? g.k - 1 : 0);
+  for (std::size_t e = 0; e < n * g.k; ++e) {
+    const long v = static_cast<long>(g.idx[e]) - g.base;
+    if (v < 0 || v >= static_cast<long>(n)) throw std::invalid_argument("the graph has indices outside its rows");
+  }
+  auto fwd = [&](std::size_t i, std::size_t c) { return g.idx[i + (c + 1) * n] - g.base; };
+  // Reverse edges, gathered by target in order of (distance, source).
+  std::vector<std::size_t> rcount(n + 1, 0);
+  for (std::size_t c = 0; c < f; ++c) {
+    for (std::size_t i = 0; i < n; ++i) ++rcount[static_cast<std::size_t>(fwd(i, c)) + 1];
+  }
+  for (std::size_t j = 0; j < n; ++j) rcount[j + 1] += rcount[j];
+  std::vector<std::pair<double, int>> rev(rcount[n]);
+  {
+    std::vector<std::size_t> fill(rcount.begin(), rcount.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t c = 0; c < f; ++c) {
+        rev[fill[static_cast<std::size_t>(fwd(i, c))]++] = {g.dist[i + (c + 1) * n], static_cast<int>(i)};
+      }
+    }
+  }
+  SearchGraph sg;
+  sg.start.assign(n + 1, 0);
+  sg.adj.reserve(n * 2 * f);
+  std::vector<int> mark(n, -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    sg.start[i] = sg.adj.size();
+    mark[i] = static_cast<int>(i);
+    for (std::size_t c = 0; c < f; ++c) {
+      const int v = fwd(i, c);
+      if (mark[static_cast<std::size_t>(v)] != static_cast<int>(i)) {
+        mark[static_cast<std::size_t>(v)] = static_cast<int>(i);
+        sg.adj.push_back(v);
+      }
+    }
+    auto r0 = rev.begin() + static_cast<std::ptrdiff_t>(rcount[i]);
+    auto r1 = rev.begin() + static_cast<std::ptrdiff_t>(rcount[i + 1]);
+    std::sort(r0, r1);
+    std::size_t added = 0;
+    for (auto r = r0; r != r1 && added < f; ++r) {
+      if (mark[static_cast<std::size_t>(r->second)] != static_cast<int>(i)) {
+        mark[static_cast<std::size_t>(r->second)] = static_cast<int>(i);
+        sg.adj.push_back(r->second);
+        ++added;
+      }
+    }
+  }
+  sg.start[n] = sg.adj.size();
+  return sg;
+}
+
+struct GraphQueryParams {
+  double epsilon = 0.02;       // relative slack of the stopping rule
+  std::size_t n_entry = 0;     // entry points; 0: sqrt(n_ref), within [64, 256]
+  std::uint64_t seed = 0;
+};
+
+namespace detail {
+
+// The scores of one query row (a RowData row) against reference rows, in the
+// score space of the approximate search.
+class QueryScorer {
+ public:
+  explicit QueryScorer(const ScoreSpace& space) : space_(space), data_(space.data()) {}
+
+  float operator()(std::size_t q, std::size_t j) const {
+    if (!space_.dense()) return static_cast<float>(data_.exact_score(q, j));
+    const std::size_t d = space_.d();
+    if (data_.metric() == Metric::manhattan) {
+      float s;
+      data_.kernels().l1_tile(space_.row(q), 1, space_.row(j), 1, d, &s);
+      return s;
+    }
+    return space_.sqnorm(q) + space_.sqnorm(j) - 2.0f * data_.kernels().dot_f32(space_.row(q), space_.row(j), d);
+  }
+
+  void prefetch(std::size_t j) const {
+#if defined(__GNUC__) || defined(__clang__)
+    if (!space_.dense()) return;
+    const char* p = reinterpret_cast<const char*>(space_.row(j));
+    const std::size_t bytes = space_.d() * sizeof(float);
+    for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+#else
+    (void)j;
+#endif
+  }
+
+ private:
+  const ScoreSpace& space_;
+  const RowData& data_;
+};
+
+// One thread's state for the graph search.
+struct GraphSearchState {
+  std::vector<std::uint32_t> visited;  // visited[j] == stamp: j was scored
+  std::uint32_t stamp = 0;
+  std::vector<std::pair<float, int>> best;   // max-heap of the k best
+  std::vector<std::pair<float, int>> queue;  // min-heap of rows to expand
+  std::vector<float> entry_scores, query_rows, query_sqnorm;
+  std::vector<int> fresh;
+  std::vector<std::pair<double, int>> cand;
+  TileBuffers buf;
+  std::size_t scored = 0;
+
+  void next_query(std::size_t n_ref) {
+    if (visited.size() != n_ref || ++stamp == 0) {
+      visited.assign(n_ref, 0);
+      stamp = 1;
+    }
+    best.clear();
+    queue.clear();
+  }
+};
+
+struct WorseFirst {  // max-heap on (score, index)
+  bool operator()(const std::pair<float, int>& a, const std::pair<float, int>& b) const {
+    return neighbour_before(a.first, a.second, b.first, b.second);
+  }
+};
+struct NearerFirst {  // min-heap on (score, index)
+  bool operator()(const std::pair<float, int>& a, const std::pair<float, int>& b) const {
+    return neighbour_before(b.first, b.second, a.first, a.second);
+  }
+};
+
+// Offers reference row j (scored s) to the search of one query: it enters
+// the k best and the queue when it beats the current bound.
+inline void offer_found(GraphSearchState& st, std::size_t k, double epsilon, float s, int j) {
+  if (st.best.size() == k) {
+    const float top = st.best.front().first;
+    const float bound = top + static_cast<float>(epsilon) * std::fabs(top);
+    if (!(s < bound)) return;
+    if (neighbour_before(s, j, top, st.best.front().second)) {
+      std::pop_heap(st.best.begin(), st.best.end(), WorseFirst());
+      st.best.back() = {s, j};
+      std::push_heap(st.best.begin(), st.best.end(), WorseFirst());
+    }
+  } else {
+    st.best.emplace_back(s, j);
+    std::push_heap(st.best.begin(), st.best.end(), WorseFirst());
+  }
+  st.queue.emplace_back(s, j);
+  std::push_heap(st.queue.begin(), st.queue.end(), NearerFirst());
+}
+
+// The best-first search of query row q (a RowData row) over the graph of the
+// reference rows [ref0, ref0 + graph.n()), from entry points already
+// scored (entries[e] with scores entry_scores[e]).
+inline void graph_search(const SearchGraph& graph, const QueryScorer& score, std::size_t ref0, std::size_t q,
+                         const int* entries, const float* entry_scores, std::size_t n_entries, std::size_t k,
+                         double epsilon, GraphSearchState& st) {
+  st.next_query(graph.n());
+  for (std::size_t e = 0; e < n_entries; ++e) {
+    st.visited[static_cast<std::size_t>(entries[e])] = st.stamp;
+    offer_found(st, k, epsilon, entry_scores[e], entries[e]);
+  }
+  while (!st.queue.empty()) {
+    const std::pair<float, int> c = st.queue.front();
+    if (st.best.size() == k) {
+      const float top = st.best.front().first;
+      if (!(c.first < top + static_cast<float>(epsilon) * std::fabs(top))) break;
+    }
+    std::pop_heap(st.queue.begin(), st.queue.end(), NearerFirst());
+    st.queue.pop_back();
+    const std::size_t u = static_cast<std::size_t>(c.second);
+    // The row's unvisited neighbours, all fetched before any is scored: the
+    // rows are far apart in memory, and their loads then overlap.
+    st.fresh.clear();
+    for (std::size_t t = graph.start[u]; t < graph.start[u + 1]; ++t) {
+      const std::size_t v = static_cast<std::size_t>(graph.adj[t]);
+      if (st.visited[v] == st.stamp) continue;
+      st.visited[v] = st.stamp;
+      st.fresh.push_back(static_cast<int>(v));
+      score.prefetch(ref0 + v);
+    }
+    st.scored += st.fresh.size();
+    for (const int v : st.fresh) {
+      offer_found(st, k, epsilon, score(q, ref0 + static_cast<std::size_t>(v)), v);
+    }
+  }
+}
+
+}  // namespace detail
+
+// The k nearest reference rows of every query row, approximately: the
+// reference rows are [reference.begin, reference.end) of the RowData,
+// `graph` their search graph (build_search_graph(), rows counted from
+// reference.begin). Output as exact_knn_query()'s: RowData row numbers,
+// exact distances, nearest first (by distance, then row number).
+template <typename Executor>
+KnnGraph approx_knn_query(const RowData& data, const RowRange& reference, const RowRange& query,
+                          const SearchGraph& graph, std::size_t k, const GraphQueryParams& params,
+                          Executor& executor, KnnQueryStats* stats = nullptr) {
+  detail::check_query_ranges(data, reference, query, k);
+  const std::size_t n_ref = reference.size(), m = query.size();
+  if (graph.n() != n_ref) throw std::invalid_argument("the search graph must have one row per reference row");
+  if (!(params.epsilon >= 0.0)) throw std::invalid_argument("epsilon must be at least 0");
+  KnnQueryStats local;
+  KnnQueryStats& st = stats ? *stats : local;
+  KnnGraph out(m, k);
+  if (m == 0) return out;
+  Phase<Executor> phase(executor, "approx kNN query", m);
+  const ScoreSpace space(data, executor);
+  const detail::QueryScorer score(space);
+
+  // Entry points: a seeded sample of reference rows, in increasing order.
+  std::size_t n_entry = params.n_entry;
+  // (Measured on Fashion-MNIST: from 64 to 1,000 entry points the recall
+  // hardly changes; the walk finds its way from any of them.)
+  if (n_entry == 0) {
+    n_entry = std::min<std::size_t>(256, std::max<std::size_t>(64, static_cast<std::size_t>(std::sqrt(static_cast<double>(n_ref)))));
+  }
+  n_entry = std::min(n_entry, n_ref);
+  std::vector<int> entries(n_ref);
+  for (std::size_t j = 0; j < n_ref; ++j) entries[j] = static_cast<int>(j);
+  {
+    SplitMix64 rng(hash64(params.seed, 11));
+    for (std::size_t s = 0; s < n_entry; ++s) std::swap(entries[s], entries[s + rng.below(n_ref - s)]);
+    entries.resize(n_entry);
+    std::sort(entries.begin(), entries.end());
+  }
+  // Their rows in score space, contiguous, for one matrix product per block
+  // of queries (dense data).
+  std::vector<float> entry_rows, entry_sqnorm;
+  const bool tiles = space.dense();
+  const std::size_t d = data.d();
+  if (tiles) {
+    entry_rows.resize(n_entry * d);
+    entry_sqnorm.resize(n_entry);
+    for (std::size_t e = 0; e < n_entry; ++e) {
+      const std::size_t j = reference.begin + static_cast<std::size_t>(entries[e]);
+      std::copy(space.row(j), space.row(j) + d, &entry_rows[e * d]);
+      entry_sqnorm[e] = space.sqnorm(j);
+    }
+  }
+
+  // The entry points' scores for the queries qs[0, mq) (offsets in the
+  // query range), into state.entry_scores (mq x n_entry).
+  auto score_entries = [&](const std::size_t* qs, std::size_t mq, detail::GraphSearchState& state) {
+    std::vector<float>& es = state.entry_scores;
+    es.resize(mq * n_entry);
+    if (!tiles) {
+      for (std::size_t a = 0; a < mq; ++a) {
+        for (std::size_t e = 0; e < n_entry; ++e) {
+          es[a * n_entry + e] = score(query.begin + qs[a], reference.begin + static_cast<std::size_t>(entries[e]));
+        }
+      }
+      return;
+    }
+    const DistanceKernels& kern = data.kernels();
+    std::vector<float>& qrows = state.query_rows;
+    std::vector<float>& qn = state.query_sqnorm;
+    qrows.resize(mq * d);
+    qn.resize(mq);
+    for (std::size_t a = 0; a < mq; ++a) {
+      const std::size_t i = query.begin + qs[a];
+      std::copy(space.row(i), space.row(i) + d, &qrows[a * d]);
+      qn[a] = space.sqnorm(i);
+    }
+    if (data.metric() == Metric::manhattan) {
+      kern.l1_tile(qrows.data(), mq, entry_rows.data(), n_entry, d, es.data());
+    } else {
+      kern.dot_tile(qrows.data(), mq, entry_rows.data(), n_entry, d, es.data());
+      kern.finish_sqdist_tile(qn.data(), mq, entry_sqnorm.data(), n_entry, es.data());
+    }
+  };
+
+  const std::size_t block = 64;  // queries per task
+  const std::size_t n_blocks = (m + block - 1) / block;
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  // The queries are searched in the order of their nearest entry point:
+  // queries searched one after the other then walk the same part of the
+  // graph, whose rows stay in cache.
+  std::vector<std::size_t> order(m);
+  {
+    std::vector<int> nearest(m);
+    executor.parallel_for(0, n_blocks, [&](std::size_t g0, std::size_t g1) {
+      detail::GraphSearchState state;
+      std::vector<std::size_t> qs;
+      for (std::size_t g = g0; g < g1; ++g) {
+        const std::size_t q0 = g * block, q1 = std::min(m, q0 + block);
+        qs.resize(q1 - q0);
+        for (std::size_t a = 0; a < qs.size(); ++a) qs[a] = q0 + a;
+        score_entries(qs.data(), qs.size(), state);
+        for (std::size_t a = 0; a < qs.size(); ++a) {
+          const float* es = &state.entry_scores[a * n_entry];
+          nearest[q0 + a] = static_cast<int>(std::min_element(es, es + n_entry) - es);
+        }
+      }
+    });
+    for (std::size_t q = 0; q < m; ++q) order[q] = q;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return nearest[a] < nearest[b]; });
+  }
+  checkpoint(executor);
+
+  std::vector<unsigned char> exhaustive(m, 0);
+  std::vector<std::size_t> scored(n_blocks, 0);
+  batched_for(executor, n_blocks, 8 * n_threads, [&](std::size_t g0, std::size_t g1) {
+    detail::GraphSearchState state;
+    for (std::size_t g = g0; g < g1; ++g) {
+      const std::size_t s0 = g * block, s1 = std::min(m, s0 + block), mq = s1 - s0;
+      score_entries(&order[s0], mq, state);
+      state.scored = 0;
+      for (std::size_t a = 0; a < mq; ++a) {
+        const std::size_t q = order[s0 + a], i = query.begin + q;
+        std::vector<std::pair<double, int>>& cand = state.cand;
+        if (data.needs_exact_search(i)) {
+          exhaustive[q] = 1;
+        } else {
+          detail::graph_search(graph, score, reference.begin, i, entries.data(), &state.entry_scores[a * n_entry],
+                               n_entry, k, params.epsilon, state);
+          exhaustive[q] = state.best.size() < k;
+        }
+        if (exhaustive[q]) {
+          detail::refine_row(data, i, {reference.begin, reference.end, -1}, k,
+                             std::numeric_limits<double>::infinity(), state.buf, cand);
+        } else {
+          cand.resize(k);
+          for (std::size_t c = 0; c < k; ++c) {
+            const std::size_t j = reference.begin + static_cast<std::size_t>(state.best[c].second);
+            cand[c] = {detail::sortable_score(data.exact_score(i, j)), static_cast<int>(j)};
+          }
+          std::sort(cand.begin(), cand.end());
+        }
+        for (std::size_t c = 0; c < k; ++c) {
+          out.index(q, c) = cand[c].second;
+          out.distance(q, c) = data.distance_from_exact_score(cand[c].first);
+        }
+      }
+      scored[g] = state.scored;
+    }
+  }, [&](std::size_t done) { phase.set(std::min(m, done * block)); });
+
+  st.rows_exhaustive = 0;
+  for (unsigned char e : exhaustive) st.rows_exhaustive += e;
+  double total = 0.0;
+  for (std::size_t s : scored) total += static_cast<double>(s);
+  st.mean_scored = total / static_cast<double>(m) + static_cast<double>(n_entry);
+  std::ostringstream msg;
+  msg << std::setprecision(3) << "approx kNN query: " << m << " rows against " << n_ref << ", k = " << k
+      << "; " << st.mean_scored << " reference rows scored per query (" << n_entry << " entry points, epsilon "
+      << params.epsilon << "); " << st.rows_exhaustive << " rows searched exhaustively";
+  phase.finish(msg.str());
+  return out;
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_KNN_QUERY_H

@@ -1,0 +1,106 @@
+// Glue for queries against an index (inst/include/lsnn/knn_query.h) and the
+// locally scaled neighbours of query rows (local_scaling.h). Arguments are
+// validated in R.
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+#include <Rcpp.h>
+
+#include <lsnn/knn_query.h>
+#include <lsnn/local_scaling.h>
+
+#include <cstdint>
+
+#include "graph_convert.h"
+#include "kernels.h"
+#include "r_executor.h"
+#include "r_inputs.h"
+
+namespace {
+
+// The reference rows are rows [0, n_ref) of `data`, the query rows the rest.
+// `search` holds the approximate search's settings and the reference's
+// graph (ignored by the exact search).
+Rcpp::List run_query(const lsnn::RowData& data, std::size_t n_ref, int k, bool exact, Rcpp::List search,
+                     Rcpp::IntegerVector seed, int n_threads, bool verbose) {
+  const lsnn::RowRange reference{0, n_ref}, query{n_ref, data.n()};
+  lsnn_r::RExecutor executor(n_threads, verbose);
+  lsnn::KnnGraph graph;
+  if (exact) {
+    graph = lsnn_r::run_core([&] {
+      return lsnn::exact_knn_query(data, reference, query, static_cast<std::size_t>(k), nullptr, executor);
+    });
+  } else {
+    const Rcpp::IntegerMatrix idx = search["idx"];
+    const Rcpp::NumericMatrix dist = search["dist"];
+    if (static_cast<std::size_t>(idx.nrow()) != n_ref) Rcpp::stop("the index's graph must have one row per reference row");
+    const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
+    lsnn::GraphQueryParams params;
+    params.epsilon = Rcpp::as<double>(search["epsilon"]);
+    params.n_entry = static_cast<std::size_t>(Rcpp::as<int>(search["n_entry"]));
+    params.seed = lsnn_r::seed_from_r(seed);
+    const std::size_t degree = static_cast<std::size_t>(Rcpp::as<int>(search["degree"]));
+    graph = lsnn_r::run_core([&] {
+      const lsnn::SearchGraph sg = lsnn::build_search_graph(g, degree);
+      return lsnn::approx_knn_query(data, reference, query, sg, static_cast<std::size_t>(k), params, executor);
+    });
+  }
+  return lsnn_r::graph_to_r(graph);
+}
+
+}  // namespace
+
+// [[Rcpp::export(.knn_query_dense)]]
+Rcpp::List knn_query_dense(Rcpp::NumericMatrix reference, Rcpp::NumericMatrix query, int k,
+                           std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed,
+                           int n_threads, bool verbose, std::string simd) {
+  if (reference.ncol() != query.ncol()) Rcpp::stop("the query and reference rows must have the same columns");
+  const std::vector<lsnn::DenseColumnMajor> parts{
+      {reference.begin(), static_cast<std::size_t>(reference.nrow()), static_cast<std::size_t>(reference.ncol())},
+      {query.begin(), static_cast<std::size_t>(query.nrow()), static_cast<std::size_t>(query.ncol())}};
+  const lsnn::RowData data = lsnn_r::run_core([&] {
+    return lsnn::RowData(parts, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
+  });
+  return run_query(data, static_cast<std::size_t>(reference.nrow()), k, exact, search, seed, n_threads, verbose);
+}
+
+// The stacked rows (reference rows first) as CSR: the slots of a dgRMatrix.
+// [[Rcpp::export(.knn_query_sparse)]]
+Rcpp::List knn_query_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val,
+                            int n, int d, int n_ref, int k, std::string metric, bool exact, Rcpp::List search,
+                            Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd) {
+  const lsnn::SparseRows view{row_ptr.begin(), col.begin(), val.begin(), static_cast<std::size_t>(n),
+                              static_cast<std::size_t>(d)};
+  const lsnn::RowData data = lsnn_r::run_core([&] {
+    return lsnn::RowData(view, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
+  });
+  return run_query(data, static_cast<std::size_t>(n_ref), k, exact, search, seed, n_threads, verbose);
+}
+
+// [[Rcpp::export(.local_scales)]]
+Rcpp::NumericVector local_scales_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int scale_from,
+                                     int scale_to, int n_threads) {
+  lsnn_r::RExecutor executor(n_threads, false);
+  const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
+  const std::vector<double> sigma = lsnn_r::run_core([&] {
+    return lsnn::local_scales(g, static_cast<std::size_t>(scale_from), static_cast<std::size_t>(scale_to), executor);
+  });
+  return Rcpp::NumericVector(sigma.begin(), sigma.end());
+}
+
+// [[Rcpp::export(.locally_scaled_query)]]
+Rcpp::List locally_scaled_query_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, Rcpp::NumericVector sigma,
+                                    int n_neighbors, int scale_from, int scale_to, int n_threads) {
+  lsnn_r::RExecutor executor(n_threads, false);
+  if (dist.nrow() != idx.nrow() || dist.ncol() != idx.ncol()) Rcpp::stop("the graph's idx and dist matrices differ in shape");
+  if (n_neighbors < 1 || n_neighbors > idx.ncol()) Rcpp::stop("n_neighbors is outside the query graph's columns");
+  Rcpp::IntegerMatrix out_idx(idx.nrow(), n_neighbors);
+  Rcpp::NumericMatrix out_dist(idx.nrow(), n_neighbors);
+  const lsnn::GraphView q{idx.begin(), dist.begin(), static_cast<std::size_t>(idx.nrow()),
+                          static_cast<std::size_t>(idx.ncol()), 1};
+  lsnn_r::run_core([&] {
+    lsnn::locally_scaled_query(q, sigma.begin(), static_cast<std::size_t>(sigma.size()),
+                               static_cast<std::size_t>(n_neighbors), static_cast<std::size_t>(scale_from),
+                               static_cast<std::size_t>(scale_to), out_idx.begin(), out_dist.begin(), executor);
+    return 0;
+  });
+  return Rcpp::List::create(Rcpp::Named("idx") = out_idx, Rcpp::Named("dist") = out_dist);
+}

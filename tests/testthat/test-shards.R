@@ -1,0 +1,179 @@
+# Graphs of data in row shards against the in-memory functions, under the
+# plans users run: sequential, local worker processes and socket workers.
+
+# Shards in the session's temporary directory (removed when it ends).
+shard_dir <- function(X, rows_per_shard) write_shards(X, tempfile("shards-"), rows_per_shard)
+
+clustered <- function(n, d, n_clusters = 8) {
+  centres <- matrix(stats::rnorm(n_clusters * d, sd = 4), n_clusters)
+  centres[sample.int(n_clusters, n, replace = TRUE), ] + matrix(stats::rnorm(n * d), n)
+}
+
+test_that("write_shards, shard_set and check_shards describe and check the shards", {
+  set.seed(1)
+  X <- matrix(rnorm(250 * 3), 250)
+  dir <- tempfile("shards-")
+  on.exit(unlink(dir, recursive = TRUE))
+  sh <- write_shards(X, dir, 100)
+  expect_s3_class(sh, "lsnn_shards")
+  expect_equal(sh$rows, c(100L, 100L, 50L))
+  expect_equal(sh$n, 250)
+  expect_equal(sh$n_col, 3L)
+  expect_identical(do.call(rbind, lapply(sh$files, readRDS)), X)
+  expect_identical(shard_set(dir), sh)
+  expect_identical(shard_set(sh$files), sh)
+  expect_output(print(sh), "250 rows x 3 columns in 3 files")
+  expect_invisible(check_shards(sh))
+  expect_error(write_shards(X, dir, 100), "already holds 3 shards")
+  expect_error(write_shards(X, dir, 0), "'rows_per_shard' must be at least 1")
+  expect_error(write_shards(list(1), tempfile()), "'X'")
+
+  Y <- X[1:100, ]
+  Y[7, 2] <- NA
+  saveRDS(Y, sh$files[1])
+  expect_error(check_shards(sh), "shard-00001.rds' contains 1 NA, NaN or infinite values \\(first in row 7\\)")
+  saveRDS(X[1:100, 1:2], sh$files[2])
+  expect_error(check_shards(sh), "more shards have problems")
+  expect_error(shard_set(sh$files), "shard-00002.rds' has 2 columns")
+  saveRDS(letters, sh$files[3])
+  expect_error(check_shards(sh$files[3]), "is not a numeric matrix")
+  expect_error(shard_set(file.path(dir, "none.rds")), "does not exist")
+})
+
+test_that("the exact sharded graph is identical to extended_knn(nn_kind = \"exact\")", {
+  set.seed(2)
+  n <- 700
+  # not float-exact, float-exact (small integers) and mixed: only the
+  # middle shards float-exact; with duplicates across shards for the ties
+  X <- matrix(rnorm(n * 6), n)
+  ints <- matrix(sample(0:3, n * 6, replace = TRUE), n)
+  mixed <- X
+  mixed[201:500, ] <- ints[201:500, ]
+  mixed[650, ] <- mixed[20, ]
+  for (data in list(X, ints, mixed)) {
+    sh <- shard_dir(data, 200)
+    for (metric in c("euclidean", "cosine", "correlation", "manhattan")) {
+      g <- extended_knn_sharded(sh, 12, 5, nn_kind = "exact", metric = metric)
+      expect_identical(g, extended_knn(data, 12, 5, nn_kind = "exact", metric = metric))
+    }
+  }
+  # k beyond a shard's rows, and all other rows
+  sh <- shard_dir(X[1:60, ], 13)
+  expect_identical(extended_knn_sharded(sh, 30, 0, nn_kind = "exact"),
+                   extended_knn(X[1:60, ], 30, 0, nn_kind = "exact"))
+  expect_identical(extended_knn_sharded(sh, 100, 0, nn_kind = "exact"),
+                   extended_knn(X[1:60, ], 100, 0, nn_kind = "exact"))
+})
+
+test_that("the sharded LSNN graph is identical to locally_scaled_knn(nn_kind = \"exact\")", {
+  set.seed(3)
+  X <- clustered(600, 5)
+  X[400, ] <- X[3, ]
+  sh <- shard_dir(X, 150)
+  for (nn in c(1, 2, 15)) {
+    expect_identical(locally_scaled_knn_sharded(sh, nn, 20, nn_kind = "exact"),
+                     locally_scaled_knn(X, nn, 20, nn_kind = "exact"))
+  }
+  expect_identical(locally_scaled_knn_sharded(sh, 10, 30, scale_from = 2, scale_to = 4,
+                                              nn_kind = "exact", metric = "cosine"),
+                   locally_scaled_knn(X, 10, 30, scale_from = 2, scale_to = 4,
+                                      nn_kind = "exact", metric = "cosine"))
+  expect_error(locally_scaled_knn_sharded(sh, 3, 1, nn_kind = "exact"), "'scale_to' \\(7\\)")
+})
+
+test_that("the approximate sharded graph reaches the recall target and is reproducible", {
+  set.seed(4)
+  X <- clustered(3000, 8)
+  sh <- shard_dir(X, 500)
+  ctl <- shard_control(rows_per_partition = 600, recall_rows = 300)
+  set.seed(5)
+  out <- tempfile("graph-")
+  on.exit(unlink(out, recursive = TRUE), add = TRUE)
+  res <- extended_knn_sharded(sh, 20, 5, out_dir = out, control = ctl)
+  expect_s3_class(res, "lsnn_graph_shards")
+  expect_gte(res$recall[length(res$recall)], 0.99)
+  g <- read_graph_shards(res)
+  truth <- extended_knn(X, 20, 5, nn_kind = "exact")
+  expect_gte(mean(g$dist[, -1] <= truth$dist[, 26]), 0.99)
+  expect_equal(g$idx[, 1], seq_len(3000))
+  expect_true(all(g$dist[, 1] == 0))
+  expect_true(all(apply(g$dist, 1, function(d) !is.unsorted(d))))
+  expect_true(all(apply(g$idx, 1, anyDuplicated) == 0))
+  expect_identical(read_graph_shards(out, which = 2)$idx, g$idx[501:1000, ])
+  set.seed(5)
+  expect_identical(extended_knn_sharded(sh, 20, 5, control = ctl), g)
+  set.seed(6)
+  lsnn <- locally_scaled_knn_sharded(sh, 10, 15, control = ctl)
+  expect_equal(dim(lsnn$idx), c(3000L, 10L))
+})
+
+test_that("a run resumes from its out_dir and refuses other settings", {
+  set.seed(7)
+  X <- matrix(rnorm(400 * 4), 400)
+  sh <- shard_dir(X, 100)
+  out <- tempfile("graph-")
+  on.exit(unlink(out, recursive = TRUE), add = TRUE)
+  res <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
+  expect_equal(nrow(res$tasks), 16 + 4 + 4)
+  expect_output(print(res), "LSNN\\) graph in shards: 400 rows x 10 columns in 4 files")
+  # a lost output is computed again, and only that
+  unlink(c(res$files[2], res$knn$files[3], file.path(out, "complete.rds")))
+  res2 <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
+  expect_equal(nrow(res2$tasks), 24 + 4 + 1 + 1)
+  expect_identical(read_graph_shards(res2), locally_scaled_knn(X, 10, 10, nn_kind = "exact"))
+  expect_identical(read_graph_shards(res2$knn), extended_knn(X, 10, 10, nn_kind = "exact"))
+  expect_error(locally_scaled_knn_sharded(sh, 11, 10, nn_kind = "exact", out_dir = out),
+               "holds a run with other data or settings")
+  expect_error(read_graph_shards(tempdir()), "holds no finished sharded graph")
+})
+
+test_that("a failed task stops the run with an error naming it", {
+  set.seed(8)
+  X <- matrix(rnorm(300 * 4), 300)
+  sh <- shard_dir(X, 100)
+  saveRDS("not a matrix", sh$files[2])
+  out <- tempfile("graph-")
+  on.exit(unlink(out, recursive = TRUE), add = TRUE)
+  expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "exact", out_dir = out),
+               "task 'exact shard 1 x shard 2' failed: shard file '.*shard-00002.rds' is not a numeric matrix")
+  expect_false(file.exists(file.path(out, "complete.rds")))
+  expect_error(read_graph_shards(out), "no finished sharded graph")
+  saveRDS(X[101:200, ], sh$files[2])
+  expect_identical(read_graph_shards(extended_knn_sharded(sh, 5, 5, nn_kind = "exact",
+                                                          out_dir = out)),
+                   extended_knn(X, 5, 5, nn_kind = "exact"))
+})
+
+test_that("sharded graphs are the same on local worker processes", {
+  skip_on_cran()
+  set.seed(9)
+  X <- clustered(1200, 6)
+  sh <- shard_dir(X, 300)
+  ctl <- shard_control(rows_per_partition = 500, recall_rows = 100)
+  set.seed(10)
+  approx <- extended_knn_sharded(sh, 15, 5, control = ctl)
+  old <- future::plan(future::multisession, workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  expect_identical(locally_scaled_knn_sharded(sh, 10, 15, nn_kind = "exact"),
+                   locally_scaled_knn(X, 10, 15, nn_kind = "exact"))
+  set.seed(10)
+  expect_identical(extended_knn_sharded(sh, 15, 5, control = ctl), approx)
+  # a worker that dies gives an error naming its task
+  run <- list(verbose = FALSE, simd = "auto", stats_file = tempfile())
+  die <- function(task) tools::pskill(Sys.getpid(), tools::SIGKILL)
+  expect_error(lsnn:::run_tasks(run, "test", list(list(name = "doomed", out = tempfile())), die),
+               "task 'doomed' failed")
+})
+
+test_that("sharded graphs are the same on socket workers", {
+  skip_on_cran()
+  set.seed(11)
+  X <- matrix(rnorm(500 * 5), 500)
+  sh <- shard_dir(X, 125)
+  old <- future::plan(future::cluster, workers = c("localhost", "localhost"))
+  on.exit(future::plan(old), add = TRUE)
+  expect_identical(extended_knn_sharded(sh, 10, 10, nn_kind = "exact"),
+                   extended_knn(X, 10, 10, nn_kind = "exact"))
+  expect_identical(locally_scaled_knn_sharded(sh, 8, 12, nn_kind = "exact"),
+                   locally_scaled_knn(X, 8, 12, nn_kind = "exact"))
+})
