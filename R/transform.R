@@ -16,12 +16,13 @@
 #' alone. UMAP and t-UMAP: the row's fuzzy memberships over its
 #' `n_neighbors` nearest reference rows, as in `uwot::umap_transform()`.
 #'
-#' **Optimisation.** The model's own way: gradient descent with the exact or
-#' grid-approximated repulsion of the reference (computed once: each
-#' iteration costs O(new points)), or, for a model laid out by negative
-#' sampling, negative sampling with reference points as the only negative
-#' samples. Results are reproducible with [set.seed()] and do not depend on
-#' `n_threads`.
+#' **Optimisation.** The model's own way: gradient descent against the
+#' repulsion of the reference (exact up to 1,000 reference points or beyond
+#' 2 dimensions, else by the grid of [cost_gradient()]'s `"approx"`, laid
+#' over the reference once, so that each iteration costs O(new points)); or,
+#' for a model laid out by negative sampling, negative sampling with
+#' reference points as the only negative samples. Results are reproducible
+#' with [set.seed()] and do not depend on `n_threads`; Ctrl-C stops the run.
 #'
 #' @param X_new The new data: a numeric matrix or data frame with the
 #'   columns of the data the model was fitted on. May be `NULL` when
@@ -99,13 +100,15 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   layout <- if (sampled) {
     list(stepper = "sampled", max_iter = max_iter, epoch = if (verbose) 10L else 0L,
          learning_rate = eta, negative_sample_rate = model$negative_sample_rate,
-         gamma = model$sample_gamma, seed = ne_seed())
+         gamma = model$sample_gamma, seed = draw_seed())
   } else {
     list(stepper = "gradient_descent", max_iter = max_iter, epoch = 50L, tol = 1e-7,
          eta = eta, eta_exaggerated = eta, momentum = 0.5, final_momentum = 0.8,
          mom_switch_iter = 50L, exaggeration = 1, stop_lying_iter = 0L, min_gain = 0.01)
   }
-  approx <- ncol(Y_ref) <= 2 && n_ref > ne_exact_max_n(model$method)
+  # the grid's field of the reference is computed once, so it pays off much
+  # earlier than in the embedding itself (where each iteration rebuilds it)
+  approx <- ncol(Y_ref) <= 2 && n_ref > 1000
   cost <- ne_cost_list(model$cost, if (approx) "approx" else "exact")
   ne_msg(verbose, "neighbor_embedding_transform: placing ", m, " points (",
          if (sampled) "negative sampling" else "gradient descent", ")")

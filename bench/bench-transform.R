@@ -1,7 +1,10 @@
 # New points (issue 20): fit on the 60,000 Fashion-MNIST training images,
 # place the 10,000 test images.
 #
-#   Rscript bench/bench-transform.R [n_train n_test]   (default 60000 10000)
+#   Rscript bench/bench-transform.R [n_train n_test] [--store]
+#
+# (default 60000 10000; --store also writes the placements' table to
+# inst/extdata/transform-comparison.csv, which the new-points vignette shows)
 #
 # Parts, one process, 2 threads:
 #   query   exact and approximate 67-NN of the test rows among the training
@@ -20,6 +23,8 @@ suppressPackageStartupMessages(library(lsnn))
 source(file.path("bench", "common.R"))
 ensure_packages("uwot")
 args <- commandArgs(TRUE)
+store <- "--store" %in% args
+args <- setdiff(args, "--store")
 n_train <- if (length(args) >= 1) as.integer(args[1]) else 60000L
 n_test <- if (length(args) >= 2) as.integer(args[2]) else 10000L
 threads <- 2L
@@ -117,6 +122,10 @@ report("uwot umap (LSNN-15) + umap_transform (LSNN query)", t_fit, t_place + t_l
 res <- do.call(rbind, rows)
 res$n_train <- n_train
 res$n_test <- n_test
+if (store) {
+  utils::write.csv(res, file.path("inst", "extdata", "transform-comparison.csv"),
+                   row.names = FALSE)
+}
 saveRDS(list(placements = res, query = c(exact = t_exact, approx = t_approx, recall = recall,
                                          lsnn_query = t_lsnn_q)),
         file.path(results_dir(), sprintf("transform-%d.rds", n_train)))

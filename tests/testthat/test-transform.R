@@ -56,13 +56,13 @@ test_that("the grid's field of the reference is as accurate as the embedding's",
   }
 })
 
-transform_fit <- function(method, seed = 1) {
+transform_fit <- function(method, seed = 1, ...) {
   X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
   set.seed(seed)
   keep <- sort(sample(nrow(X), 110))
   list(X = X, keep = keep,
        fit = neighbor_embedding(X[keep, ], method, perplexity = 10, ret_model = TRUE,
-                                max_iter = 300))
+                                max_iter = 300, ...))
 }
 
 test_that("new points land among their neighbours, the reference does not move", {
@@ -86,14 +86,17 @@ test_that("new points land among their neighbours, the reference does not move",
 })
 
 test_that("placing new points is reproducible and thread-independent", {
-  for (method in c("tsne", "umap")) {
-    tf <- transform_fit(method)
+  for (method in c("tsne", "umap", "sampled")) {
+    tf <- if (method == "sampled") transform_fit("umap", gradient = "sampled") else transform_fit(method)
     new <- tf$X[-tf$keep, ]
     set.seed(3)
     a <- neighbor_embedding_transform(new, tf$fit$model, n_threads = 1)
     set.seed(3)
     b <- neighbor_embedding_transform(new, tf$fit$model, n_threads = 2)
     expect_identical(a, b)
+    set.seed(4)
+    expect_false(identical(a, neighbor_embedding_transform(new, tf$fit$model)) &&
+                 method == "sampled")
   }
 })
 
