@@ -13,6 +13,10 @@
     .Call(`_lsnn_umap_graph`, idx, dist, local_connectivity, bandwidth, mix, n_threads, verbose)
 }
 
+.query_affinities <- function(idx, dist, n_ref, kind, perplexity, n_threads, simd, verbose) {
+    .Call(`_lsnn_query_affinities`, idx, dist, n_ref, kind, perplexity, n_threads, simd, verbose)
+}
+
 .umap_ab <- function(spread, min_dist) {
     .Call(`_lsnn_umap_ab_fit`, spread, min_dist)
 }
@@ -39,6 +43,14 @@
 
 .optimize_layout <- function(Y0, P, cost, layout, n_threads, verbose, simd) {
     .Call(`_lsnn_optimize_layout_cpp`, Y0, P, cost, layout, n_threads, verbose, simd)
+}
+
+.place_points <- function(Yref, Ynew0, row_ptr, col, val, cost, layout, n_threads, verbose, simd) {
+    .Call(`_lsnn_place_points_cpp`, Yref, Ynew0, row_ptr, col, val, cost, layout, n_threads, verbose, simd)
+}
+
+.placement_cost_gradient <- function(Yref, Ynew, row_ptr, col, val, cost, n_threads, simd) {
+    .Call(`_lsnn_placement_cost_gradient`, Yref, Ynew, row_ptr, col, val, cost, n_threads, simd)
 }
 
 .cost_kernels_name <- function(simd) {

@@ -105,11 +105,18 @@
 #'   all-pairs part of the gradient is summed (see Details).
 #' @param negative_sample_rate Points pushed away per sampled edge
 #'   (`"sampled"` only).
+#' @param neighbors Which neighbours of the rows of `X` the affinities use:
+#'   `"knn"`, the nearest ([extended_knn()]), or `"lsnn"`, the locally scaled
+#'   ones ([locally_scaled_knn()]). Not used with `nn_method`.
+#' @param ret_model If `TRUE`, return `list(embedding, model)`: the model
+#'   places new points with [neighbor_embedding_transform()]. It holds the
+#'   embedding, the cost and, when `X` is given, an index of `X` (see
+#'   [extended_knn_query()]); it survives [saveRDS()].
 #' @param ret_extra `TRUE` to return a list with the embedding and details
 #'   (below); or, as in uwot, a character vector of the extras wanted besides
 #'   the embedding: `"nn"` (the neighbour graph used, `NULL` for t-SNE and
 #'   LargeVis affinities over all pairs), `"P"` or `"fgraph"` (the input
-#'   affinities). lsnn keeps no `"model"` for new data.
+#'   affinities). For a model that places new data, see `ret_model`.
 #' @return An n x `n_components` matrix (the row names of `X` kept); with
 #'   `ret_extra` a character vector, a list with `embedding` and the extras
 #'   asked for; with
@@ -140,7 +147,8 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
                   alpha = 1, a = NULL, b = NULL, spread = 1, min_dist = 0.1,
                   n_threads = 1, verbose = FALSE, ret_extra = FALSE,
                   gradient = c("auto", "exact", "approx", "sampled"),
-                  negative_sample_rate = 5) {
+                  negative_sample_rate = 5, neighbors = c("knn", "lsnn"),
+                  ret_model = FALSE) {
   t_start <- proc.time()[["elapsed"]]
   method <- match.arg(method)
   gradient <- ne_gradient_arg(gradient, c("auto", "exact", "approx", "sampled"))
@@ -164,6 +172,9 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1)
   verbose <- check_flag(verbose, "verbose")
   ret_extra <- check_ret_extra(ret_extra)
+  neighbors <- ne_gradient_arg(neighbors, c("knn", "lsnn"))
+  ret_model <- check_flag(ret_model, "ret_model")
+  index <- NULL
 
   # ---- data and graph ----
   inputs <- resolve_inputs(X, nn_method, "neighbor_embedding")
@@ -179,9 +190,11 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   graph <- inputs$graph
   if (method %in% c("tsne", "largevis")) {
     # all pairs up to 1,000 rows of data, else the 3 * perplexity nearest
-    if (is.null(graph) && n > 1000) {
+    if (is.null(graph) && (n > 1000 || neighbors == "lsnn")) {
       n_cols <- min(n, as.integer(ceiling(3 * perplexity)) + 1L)
-      graph <- graph_of_inputs(inputs, n_cols, n_threads, verbose, "neighbor_embedding")
+      found <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_model)
+      graph <- found$graph
+      index <- found$index
     }
     ne_msg(verbose, "neighbor_embedding: perplexity calibration (perplexity ", perplexity, ")")
     P <- perplexity_of_inputs(list(data = inputs$data, graph = graph, n = n), perplexity,
@@ -192,7 +205,9 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
         stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ",
                  n_neighbors, ")")
       }
-      graph <- graph_of_inputs(inputs, n_neighbors, n_threads, verbose, "neighbor_embedding")
+      found <- ne_data_graph(inputs, n_neighbors, neighbors, n_threads, verbose, ret_model)
+      graph <- found$graph
+      index <- found$index
     }
     ne_msg(verbose, "neighbor_embedding: UMAP affinities")
     P <- umap_of_graph(graph, n_threads = n_threads, verbose = verbose)$V
@@ -269,12 +284,25 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   }
   Y <- res$Y
   dimnames(Y) <- list(inputs$row_names, NULL)
+  if (ret_model) {
+    if (is.null(index) && !is.null(inputs$data)) {
+      # (small data whose affinities were over all pairs: the index alone)
+      index <- ne_data_graph(inputs, ne_query_k(method, n, perplexity, n_neighbors) + 1L,
+                             neighbors, n_threads, verbose, TRUE)$index
+    }
+    model <- ne_model(method, cost = if (sampled) utils::modifyList(cs, list(gamma = cost_gamma)) else cs,
+                      gradient = grad_kind, embedding = unname(Y), index = index,
+                      neighbors = neighbors, perplexity = perplexity,
+                      n_neighbors = n_neighbors, eta = eta,
+                      negative_sample_rate = negative_sample_rate, sample_gamma = gamma)
+    if (isFALSE(ret_extra)) return(list(embedding = Y, model = model))
+  }
   if (is.character(ret_extra)) {
     extras <- list(nn = graph, P = P, fgraph = P)[ret_extra]
     return(c(list(embedding = Y), extras))
   }
   if (!ret_extra) return(Y)
-  list(embedding = Y, cost = res$cost, iterations = res$iterations,
+  list(embedding = Y, model = if (ret_model) model, cost = res$cost, iterations = res$iterations,
        converged = res$converged,
        time = c(affinities = t_aff - t_start, init = t_init - t_aff,
                 optimize = t_end - t_init, total = t_end - t_start),
@@ -311,6 +339,30 @@ ne_grid_option <- function() {
 # in one process, 2 threads, n = 2,000 to 20,000).
 ne_exact_max_n <- function(method) {
   switch(method, tsne = 20000L, umap = 2000L, tumap = 7000L, largevis = 5000L, 10000L)
+}
+
+# The neighbours of the data's rows, a graph of `n_cols` columns (the row
+# itself first): the nearest ("knn", by the one search rule of
+# graph_of_inputs()) or the locally scaled ones ("lsnn"); with `ret_index`
+# also the index that places new rows (neighbor_embedding_transform()).
+ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_index) {
+  if (neighbors == "knn" && !ret_index) {
+    return(list(graph = graph_of_inputs(inputs, n_cols, n_threads, verbose,
+                                        "neighbor_embedding"), index = NULL))
+  }
+  kind <- search_kind(inputs$n)
+  ne_msg(verbose, "neighbor_embedding: ", kind, " ", n_cols - 1L, "-nearest ",
+         if (neighbors == "lsnn") "locally scaled ", "neighbours")
+  X <- dense_or_rows(inputs$data)
+  res <- if (neighbors == "knn") {
+    extended_knn(X, n_neighbors = n_cols - 1L, n_extra = 0, n_threads = n_threads,
+                 nn_kind = kind, verbose = verbose, ret_index = ret_index)
+  } else {
+    locally_scaled_knn(X, n_neighbors = n_cols, n_threads = n_threads, nn_kind = kind,
+                       verbose = verbose, ret_index = ret_index)
+  }
+  if (!ret_index) return(list(graph = res, index = NULL))
+  list(graph = if (neighbors == "knn") res$enn else res$lsnn, index = res$index)
 }
 
 ne_msg <- function(verbose, ...) {

@@ -63,6 +63,24 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// query_affinities
+Rcpp::List query_affinities(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int n_ref, std::string kind, double perplexity, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_query_affinities(SEXP idxSEXP, SEXP distSEXP, SEXP n_refSEXP, SEXP kindSEXP, SEXP perplexitySEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< int >::type n_ref(n_refSEXP);
+    Rcpp::traits::input_parameter< std::string >::type kind(kindSEXP);
+    Rcpp::traits::input_parameter< double >::type perplexity(perplexitySEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(query_affinities(idx, dist, n_ref, kind, perplexity, n_threads, simd, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
 // umap_ab_fit
 Rcpp::NumericVector umap_ab_fit(double spread, double min_dist);
 RcppExport SEXP _lsnn_umap_ab_fit(SEXP spreadSEXP, SEXP min_distSEXP) {
@@ -167,6 +185,44 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     rcpp_result_gen = Rcpp::wrap(optimize_layout_cpp(Y0, P, cost, layout, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// place_points_cpp
+Rcpp::List place_points_cpp(Rcpp::NumericMatrix Yref, Rcpp::NumericMatrix Ynew0, Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, Rcpp::List cost, Rcpp::List layout, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_place_points_cpp(SEXP YrefSEXP, SEXP Ynew0SEXP, SEXP row_ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP costSEXP, SEXP layoutSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Yref(YrefSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Ynew0(Ynew0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type row_ptr(row_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type layout(layoutSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(place_points_cpp(Yref, Ynew0, row_ptr, col, val, cost, layout, n_threads, verbose, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// placement_cost_gradient
+Rcpp::List placement_cost_gradient(Rcpp::NumericMatrix Yref, Rcpp::NumericMatrix Ynew, Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, Rcpp::List cost, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_placement_cost_gradient(SEXP YrefSEXP, SEXP YnewSEXP, SEXP row_ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Yref(YrefSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Ynew(YnewSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type row_ptr(row_ptrSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type col(colSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(placement_cost_gradient(Yref, Ynew, row_ptr, col, val, cost, n_threads, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -416,6 +472,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 7},
     {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 8},
     {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 7},
+    {"_lsnn_query_affinities", (DL_FUNC) &_lsnn_query_affinities, 8},
     {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},
     {"_lsnn_approx_knn_cpp", (DL_FUNC) &_lsnn_approx_knn_cpp, 8},
     {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
@@ -423,6 +480,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
     {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 5},
     {"_lsnn_optimize_layout_cpp", (DL_FUNC) &_lsnn_optimize_layout_cpp, 7},
+    {"_lsnn_place_points_cpp", (DL_FUNC) &_lsnn_place_points_cpp, 10},
+    {"_lsnn_placement_cost_gradient", (DL_FUNC) &_lsnn_placement_cost_gradient, 8},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_affinities_symmetric", (DL_FUNC) &_lsnn_affinities_symmetric, 3},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},

@@ -7,6 +7,7 @@
 #include <lsnn/umap_ab.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -129,6 +130,44 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
     out["sigma"] = sigma;
     out["rho"] = rho;
     return out;
+  });
+}
+
+// The affinities of new rows to reference rows from their neighbour graph
+// (m x k, 1-based reference rows, no self column): "perplexity" gives the
+// conditional p_{j|i}, "umap" the directed memberships v_{j|i}; CSR slots
+// of the m rows.
+// [[Rcpp::export(.query_affinities)]]
+Rcpp::List query_affinities(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int n_ref,
+                            std::string kind, double perplexity, int n_threads, std::string simd,
+                            bool verbose) {
+  const std::size_t m = idx.nrow(), k = idx.ncol();
+  if (dist.nrow() != idx.nrow() || dist.ncol() != idx.ncol() || k < 1) {
+    Rcpp::stop("internal: the new rows' graph has mismatched idx and dist");
+  }
+  for (R_xlen_t e = 0; e < idx.size(); ++e) {
+    if (idx[e] < 1 || idx[e] > n_ref || !(dist[e] >= 0.0) || !std::isfinite(dist[e])) {
+      Rcpp::stop("internal: the new rows' graph has invalid entries");
+    }
+  }
+  lsnn_r::RExecutor ex(n_threads, verbose);
+  lsnn::GraphView g{idx.begin(), dist.begin(), m, k, 1};
+  g.self_first = false;
+  return lsnn_r::run_core([&]() {
+    std::vector<double> scale(m), shift(m);
+    if (kind == "perplexity") {
+      lsnn::CalibrationSettings s;
+      s.perplexity = perplexity;
+      s.tol = 1e-5;
+      s.max_steps = 200;
+      std::size_t n_failed = 0;
+      Rcpp::List out = csr_list(
+          lsnn::perplexity_rows(lsnn_r::cost_kernels(simd), g, s, scale.data(), n_failed, ex));
+      out["n_failed"] = static_cast<double>(n_failed);
+      return out;
+    }
+    lsnn::UmapSettings s;
+    return csr_list(lsnn::umap_memberships(g, s, scale.data(), shift.data(), ex));
   });
 }
 

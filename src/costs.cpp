@@ -6,10 +6,13 @@
 
 #include <lsnn/costs.h>
 #include <lsnn/layout.h>
+#include <lsnn/placement.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels.h"
 #include "r_executor.h"
@@ -114,6 +117,43 @@ lsnn::SparseRows affinity_view(const Rcpp::S4& P) {
   return lsnn::SparseRows{ptr.begin(), col.begin(), val.begin(), n, n};
 }
 
+// The layout of a placement (placement.h): the reference rows, then the new
+// points' rows; P's rows empty for the reference, then the new points'
+// CSR rows (0-based reference columns).
+struct PlacementLayout {
+  std::size_t n_ref, m, d, n;
+  std::vector<double> Y;
+  std::vector<int> ptr;
+  lsnn::SparseRows P;
+
+  PlacementLayout(const Rcpp::NumericMatrix& Yref, const Rcpp::NumericMatrix& Ynew,
+                  const Rcpp::IntegerVector& row_ptr, const Rcpp::IntegerVector& col,
+                  const Rcpp::NumericVector& val)
+      : n_ref(Yref.nrow()), m(Ynew.nrow()), d(Yref.ncol()), n(n_ref + m),
+        Y(n * d), ptr(n + 1, 0), P{nullptr, nullptr, nullptr, 0, 0} {
+    if (static_cast<std::size_t>(Ynew.ncol()) != d ||
+        static_cast<std::size_t>(row_ptr.size()) != m + 1 || col.size() != val.size() ||
+        row_ptr[m] != col.size()) {
+      Rcpp::stop("internal: the new points' coordinates or affinities do not match");
+    }
+    for (std::size_t c = 0; c < d; ++c) {
+      std::copy(Yref.begin() + c * n_ref, Yref.begin() + (c + 1) * n_ref, Y.begin() + c * n);
+      std::copy(Ynew.begin() + c * m, Ynew.begin() + (c + 1) * m, Y.begin() + c * n + n_ref);
+    }
+    for (std::size_t i = 0; i < m; ++i) ptr[n_ref + i + 1] = row_ptr[i + 1];
+    P = lsnn::SparseRows{ptr.data(), col.begin(), val.begin(), n, n};
+  }
+
+  // the new points' rows of an n x d column-major matrix
+  Rcpp::NumericMatrix new_rows(const std::vector<double>& X) const {
+    Rcpp::NumericMatrix out(m, d);
+    for (std::size_t c = 0; c < d; ++c) {
+      std::copy(X.begin() + c * n + n_ref, X.begin() + (c + 1) * n, out.begin() + c * m);
+    }
+    return out;
+  }
+};
+
 }  // namespace
 
 // [[Rcpp::export(.cost_gradient)]]
@@ -158,6 +198,51 @@ Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List co
     return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
                               Rcpp::Named("iterations") = res.iterations,
                               Rcpp::Named("converged") = res.converged);
+  });
+}
+
+// New points placed in the fixed embedding Yref (placement.h): Ynew0 their
+// starting coordinates, their affinities to the reference as CSR slots
+// (row_ptr, col 0-based reference rows, val; R has checked them), one row
+// per new point. Returns the new points' coordinates and the cost record.
+// [[Rcpp::export(.place_points)]]
+Rcpp::List place_points_cpp(Rcpp::NumericMatrix Yref, Rcpp::NumericMatrix Ynew0,
+                            Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col,
+                            Rcpp::NumericVector val, Rcpp::List cost, Rcpp::List layout,
+                            int n_threads, bool verbose, std::string simd) {
+  lsnn_r::RExecutor ex(n_threads, verbose);
+  const lsnn::CostSettings cs = cost_settings(cost);
+  const lsnn::LayoutSettings ls = layout_settings(layout);
+  PlacementLayout pl(Yref, Ynew0, row_ptr, col, val);
+  return lsnn_r::run_core([&]() {
+    lsnn::PlacementObjective objective(lsnn_r::cost_kernels(simd), cs, pl.P, pl.n_ref, pl.d,
+                                       pl.Y.data(), ex);
+    const lsnn::OptimizerResult res =
+        lsnn::optimize_layout(objective, cs.params, pl.P, pl.Y.data(), ls, ex);
+    Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());
+    trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
+    return Rcpp::List::create(Rcpp::Named("Y") = pl.new_rows(pl.Y), Rcpp::Named("cost") = trace,
+                              Rcpp::Named("iterations") = res.iterations);
+  });
+}
+
+// The placement objective's cost and gradient at the new points' Ynew (for
+// tests against finite differences).
+// [[Rcpp::export(.placement_cost_gradient)]]
+Rcpp::List placement_cost_gradient(Rcpp::NumericMatrix Yref, Rcpp::NumericMatrix Ynew,
+                                   Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col,
+                                   Rcpp::NumericVector val, Rcpp::List cost, int n_threads,
+                                   std::string simd) {
+  lsnn_r::RExecutor ex(n_threads, false);
+  const lsnn::CostSettings cs = cost_settings(cost);
+  PlacementLayout pl(Yref, Ynew, row_ptr, col, val);
+  return lsnn_r::run_core([&]() {
+    lsnn::PlacementObjective objective(lsnn_r::cost_kernels(simd), cs, pl.P, pl.n_ref, pl.d,
+                                       pl.Y.data(), ex);
+    std::vector<double> grad(pl.n * pl.d);
+    const double value = objective.evaluate(pl.Y.data(), true, grad.data(), nullptr, ex);
+    return Rcpp::List::create(Rcpp::Named("cost") = value,
+                              Rcpp::Named("gradient") = pl.new_rows(grad));
   });
 }
 

@@ -177,6 +177,10 @@ inline void graph_row_neighbours(const GraphView& g, std::size_t i, std::vector<
   const int* idx = g.idx;
   const std::size_t n = g.n, k = g.k;
   cols.clear();
+  if (!g.self_first) {
+    for (std::size_t c = 0; c < k; ++c) cols.push_back(c);
+    return;
+  }
   bool self = false;
   for (std::size_t c = 0; c < k; ++c) {
     if (static_cast<std::size_t>(idx[c * n + i] - g.base) == i) {
@@ -210,12 +214,13 @@ inline CsrMatrix graph_pattern(const GraphView& g, std::vector<std::size_t>& col
   return M;
 }
 
-// Perplexity-calibrated P over a kNN graph (idx 0-based, n x k
-// column-major, dist alongside). beta (length n) receives the precisions.
+// The conditional affinities p_{j|i} of each row of a kNN graph (each row
+// sums to 1; rows sorted by column), calibrated to the perplexity; beta
+// (length n) receives the precisions.
 template <typename Executor>
-CsrMatrix perplexity_graph(const CostKernels& k, const GraphView& g,
-                           const CalibrationSettings& s, double* beta,
-                           std::size_t& n_failed, Executor& executor) {
+CsrMatrix perplexity_rows(const CostKernels& k, const GraphView& g,
+                          const CalibrationSettings& s, double* beta,
+                          std::size_t& n_failed, Executor& executor) {
   const double* dist = g.dist;
   const std::size_t n = g.n, kcols = g.k;
   std::vector<std::size_t> column;
@@ -259,6 +264,17 @@ CsrMatrix perplexity_graph(const CostKernels& k, const GraphView& g,
   for (std::size_t i = 0; i < n; ++i) beta[i] = unscale_beta(beta[i], unit);
   phase.finish(calibration_summary(n, s.perplexity, n_failed));
   sort_rows(C, false);
+  return C;
+}
+
+// Perplexity-calibrated P over a kNN graph (idx 0-based, n x k
+// column-major, dist alongside): the conditional rows, symmetrised and
+// scaled to sum 1. beta (length n) receives the precisions.
+template <typename Executor>
+CsrMatrix perplexity_graph(const CostKernels& k, const GraphView& g,
+                           const CalibrationSettings& s, double* beta,
+                           std::size_t& n_failed, Executor& executor) {
+  const CsrMatrix C = perplexity_rows(k, g, s, beta, n_failed, executor);
   CsrMatrix P = symmetrise(C.rows(), [](double x, double y) { return x + y; }, executor);
   scale_to_sum_one(P);
   return P;
@@ -412,11 +428,11 @@ struct UmapSettings {
   double min_scale = 1e-3;
 };
 
-// UMAP memberships over a kNN graph; sigma and rho (length n) receive the
-// per-point scales.
+// UMAP's directed memberships v_{j|i} of each row of a kNN graph (rows
+// sorted by column); sigma and rho (length n) receive the per-point scales.
 template <typename Executor>
-CsrMatrix umap_graph(const GraphView& g, const UmapSettings& s, double* sigma, double* rho,
-                     Executor& executor) {
+CsrMatrix umap_memberships(const GraphView& g, const UmapSettings& s, double* sigma,
+                           double* rho, Executor& executor) {
   const double* dist = g.dist;
   const std::size_t n = g.n, kcols = g.k;
   // (means of distances near the double limit are taken of scaled values)
@@ -501,6 +517,16 @@ CsrMatrix umap_graph(const GraphView& g, const UmapSettings& s, double* sigma, d
   phase.finish("UMAP memberships: " + std::to_string(n) + " points, " + std::to_string(kcols) +
                " neighbours each");
   sort_rows(V, true);
+  return V;
+}
+
+// UMAP memberships over a kNN graph, symmetrised by the fuzzy union (and
+// intersection, by set_op_mix_ratio); sigma and rho (length n) receive the
+// per-point scales.
+template <typename Executor>
+CsrMatrix umap_graph(const GraphView& g, const UmapSettings& s, double* sigma, double* rho,
+                     Executor& executor) {
+  const CsrMatrix V = umap_memberships(g, s, sigma, rho, executor);
   const double mix = s.set_op_mix_ratio;
   return symmetrise(
       V.rows(),

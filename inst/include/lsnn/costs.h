@@ -107,6 +107,8 @@ class CostEvaluator {
 
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
+  // every point moves (placement.h's objective has fixed ones)
+  std::size_t fixed() const { return 0; }
   // Whether evaluate() takes the approximate path.
   bool approximate() const { return settings_.gradient == GradientKind::approx && d_ <= 2; }
 

@@ -35,12 +35,15 @@ struct KnnGraph {
 
 // A graph owned by the caller (R's matrices, read in place): column-major
 // n x k idx and dist, indices counted from `base` (1 when they come from R).
+// Without `self_first` every column is a neighbour: the graph of new rows
+// against reference rows, whose indices are the reference's.
 struct GraphView {
   const int* idx;
   const double* dist;
   std::size_t n;
   std::size_t k;
   int base;
+  bool self_first = true;
 };
 
 // The total order of neighbours: by value, then by index.

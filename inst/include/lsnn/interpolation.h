@@ -81,6 +81,8 @@ inline std::size_t fft_size(std::size_t m) {
 class InterpolationGrid {
  public:
   typedef std::complex<double> cplx;
+  // the most interpolation nodes per box and dimension
+  static constexpr std::size_t kMaxNodes = 32;
 
   // Lays the boxes over the points Y (coordinate c of point i at
   // Y[c * stride + i], d = 1 or 2) and sorts the points by box.
@@ -88,8 +90,8 @@ class InterpolationGrid {
   void layout(const double* Y, std::size_t n, std::size_t d, std::size_t stride,
               const GridSettings& gs, Executor& executor) {
     if (d < 1 || d > 2) throw std::invalid_argument("grid interpolation needs 1 or 2 dimensions");
-    if (gs.nodes < 1 || !(gs.box_width > 0.0)) {
-      throw std::invalid_argument("grid interpolation needs nodes >= 1 and box_width > 0");
+    if (gs.nodes < 1 || gs.nodes > static_cast<int>(kMaxNodes) || !(gs.box_width > 0.0)) {
+      throw std::invalid_argument("grid interpolation needs 1 to 32 nodes and box_width > 0");
     }
     n_ = n;
     d_ = d;
@@ -331,6 +333,45 @@ class InterpolationGrid {
           }
         },
         1024);
+  }
+
+  // The box holding position `pos` (d coordinates); false when `pos` lies
+  // outside the grid.
+  bool box_at(const double* pos, std::size_t& box) const {
+    std::size_t b[2] = {0, 0};
+    for (std::size_t c = 0; c < d_; ++c) {
+      const double u = (pos[c] - lo_[c]) / h_[c];
+      if (!(u >= 0.0 && u < static_cast<double>(nb_[c]))) return false;
+      b[c] = std::min(static_cast<std::size_t>(u), nb_[c] - 1);
+    }
+    box = b[1] * nb_[0] + b[0];
+    return true;
+  }
+
+  // After potentials(): its first `nout` outputs interpolated at a position
+  // `pos` of box `box` (from box_at()), which need not be one of the points:
+  // the node potentials stay until the next potentials().
+  void potentials_at(const double* pos, std::size_t box, std::size_t nout, double* out) const {
+    const std::size_t pp = p_, nodes = nodes_total();
+    const std::size_t bx = box % nb_[0], by = box / nb_[0];
+    double wx[kMaxNodes], wy[kMaxNodes];
+    lagrange((pos[0] - lo_[0]) / h_[0] - static_cast<double>(bx), wx);
+    if (d_ == 2) {
+      lagrange((pos[1] - lo_[1]) / h_[1] - static_cast<double>(by), wy);
+    } else {
+      wy[0] = 1.0;
+    }
+    for (std::size_t o = 0; o < nout; ++o) {
+      const double* g = pot_.data() + o * nodes;
+      double acc = 0.0;
+      for (std::size_t ky = 0; ky < (d_ == 2 ? pp : 1); ++ky) {
+        const std::size_t row = (by * pp + ky) * M_[0] + bx * pp;
+        double line = 0.0;
+        for (std::size_t kx = 0; kx < pp; ++kx) line += wx[kx] * g[row + kx];
+        acc += wy[ky] * line;
+      }
+      out[o] = acc;
+    }
   }
 
   // Points sorted by box, and the boxes' ranges in that order (for near-

@@ -31,14 +31,15 @@ struct LayoutSettings {
   SampledSettings sampled;
 };
 
-// Optimises Y (n x d, column-major, in place) for `objective`, whose
-// affinities are P and whose cost is `params`.
-template <typename Executor>
-OptimizerResult optimize_layout(CostEvaluator& objective, const CostParams& params,
+// Optimises Y (n x d, column-major, in place) for `objective` (costs.h's
+// CostEvaluator, or placement.h's for new points in a fixed embedding),
+// whose affinities are P and whose cost is `params`.
+template <typename Objective, typename Executor>
+OptimizerResult optimize_layout(Objective& objective, const CostParams& params,
                                 const SparseRows& P, double* Y, const LayoutSettings& s,
                                 Executor& executor) {
   if (s.stepper == StepperKind::gradient_descent) {
-    GradientDescent<CostEvaluator> stepper(objective, s.descent);
+    GradientDescent<Objective> stepper(objective, s.descent);
     return optimize(stepper, objective, Y, s.driver, executor);
   }
   if (normalised(params.method)) {
@@ -49,7 +50,7 @@ OptimizerResult optimize_layout(CostEvaluator& objective, const CostParams& para
   CostParams unit = params;
   unit.gamma = 1.0;
   return with_cost_model<ScalarMath>(unit, [&](const auto& model) {
-    SampledStepper<std::decay_t<decltype(model)>, CostEvaluator> stepper(
+    SampledStepper<std::decay_t<decltype(model)>, Objective> stepper(
         model, objective, P, s.sampled, s.driver.max_steps);
     return optimize(stepper, objective, Y, s.driver, executor);
   });

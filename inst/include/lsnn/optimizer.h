@@ -22,7 +22,9 @@
 //            update's, gain * 0.8 where it agrees, at least min_gain
 //            (Jacobs' delta-bar-delta);
 //   update <- momentum * update - eta * gain * gradient;  Y <- Y + update;
-//   Y is recentred (column means 0) after every step.
+//   Y is recentred (column means 0) after every step, unless the objective
+//   has fixed points (objective.fixed() > 0: points [0, fixed) never move,
+//   as when new points are placed in an existing embedding).
 //
 // The momentum switches from `momentum` to `final_momentum` at iteration
 // `mom_switch_iter`; P is multiplied by `exaggeration` up to iteration
@@ -189,6 +191,7 @@ class GradientDescent {
         s_(s),
         n_(objective.n()),
         d_(objective.d()),
+        fixed_(objective.fixed()),
         grad_(n_ * d_, 0.0),
         update_(n_ * d_, 0.0),
         gains_(n_ * d_, 1.0) {}
@@ -210,24 +213,28 @@ class GradientDescent {
     double* grad = grad_.data();
     double* update = update_.data();
     double* gains = gains_.data();
+    const std::size_t n = n_, d = d_;
     executor.parallel_for(
-        0, n_ * d_,
+        fixed_, n_,
         [&](std::size_t b, std::size_t e) {
-          for (std::size_t t = b; t < e; ++t) {
-            double g = gains[t];
-            // the gain grows while the steps keep their direction (the
-            // gradient's sign then differs from the last update's)
-            const bool same = (grad[t] > 0.0) == (update[t] > 0.0) &&
-                              (grad[t] < 0.0) == (update[t] < 0.0);
-            g = same ? g * 0.8 : g + 0.2;
-            if (g < min_gain) g = min_gain;
-            gains[t] = g;
-            update[t] = momentum * update[t] - eta * g * grad[t];
-            Y[t] += update[t];
+          for (std::size_t c = 0; c < d; ++c) {
+            for (std::size_t t = c * n + b; t < c * n + e; ++t) {
+              double g = gains[t];
+              // the gain grows while the steps keep their direction (the
+              // gradient's sign then differs from the last update's)
+              const bool same = (grad[t] > 0.0) == (update[t] > 0.0) &&
+                                (grad[t] < 0.0) == (update[t] < 0.0);
+              g = same ? g * 0.8 : g + 0.2;
+              if (g < min_gain) g = min_gain;
+              gains[t] = g;
+              update[t] = momentum * update[t] - eta * g * grad[t];
+              Y[t] += update[t];
+            }
           }
         },
         1024);
-    recentre(iter, Y);
+    // a layout with fixed points keeps their frame
+    if (fixed_ == 0) recentre(iter, Y);
   }
 
  private:
@@ -245,7 +252,7 @@ class GradientDescent {
 
   Objective& objective_;
   GradientDescentSettings s_;
-  std::size_t n_, d_;
+  std::size_t n_, d_, fixed_;
   std::vector<double> grad_, update_, gains_;
 };
 

@@ -20,7 +20,9 @@
 //     contribution is clipped to [-clip, clip] per coordinate;
 //   - the points move by an Adam step (Kingma and Ba 2015) of a learning
 //     rate that falls linearly to 0 over the epochs.
-// P is symmetric, so edge (j, i) pulls j in j's own row.
+// P is symmetric, so edge (j, i) pulls j in j's own row. With fixed points
+// (objective.fixed() > 0: new points placed in an existing embedding) only
+// the other points move, and their negative samples are fixed points.
 //
 // Determinism: the negative samples of point i in epoch t come from a
 // generator seeded by hash64(seed, t, i) and are drawn in the order of i's
@@ -72,7 +74,7 @@ class SampledStepper {
   SampledStepper(const Model& model, Objective& objective, const SparseRows& P,
                  const SampledSettings& s, int n_epochs)
       : model_(model), objective_(objective), P_(P), s_(s), n_epochs_(n_epochs),
-        n_(P.n), d_(objective.d()) {
+        n_(P.n), d_(objective.d()), fixed_(objective.fixed()) {
     if (n_ == 0 || d_ == 0) throw std::invalid_argument("the embedding needs points and dimensions");
     if (n_epochs < 0 || s.negative_sample_rate < 0 || !(s.learning_rate > 0.0) ||
         !(s.gamma >= 0.0) || !(s.clip > 0.0)) {
@@ -127,9 +129,11 @@ class SampledStepper {
     const float* Yp = prev;
     const int m = s_.negative_sample_rate;
     const double clip = s_.clip, gamma = s_.gamma;
+    // with fixed points, only they are drawn as negative samples
+    const std::size_t pool = fixed_ > 0 ? fixed_ : n;
     double* grad = grad_.data();
     executor.parallel_for(
-        0, n,
+        fixed_, n,
         [&](std::size_t r0, std::size_t r1) {
           std::vector<double> gi(d), dy(d);
           for (std::size_t i = r0; i < r1; ++i) {
@@ -142,7 +146,7 @@ class SampledStepper {
               const double ca = 2.0 * model_.attraction(sqdist(Yp, i, j, dy.data()));
               for (std::size_t c = 0; c < d; ++c) gi[c] += clip_to(ca * dy[c], clip);
               for (int r = 0; r < m; ++r) {
-                const std::size_t k = rng.below(n);
+                const std::size_t k = rng.below(pool);
                 if (k == i) continue;
                 const double cr = 2.0 * gamma * model_.repulsion(sqdist(Yp, i, k, dy.data()));
                 for (std::size_t c = 0; c < d; ++c) gi[c] += clip_to(cr * dy[c], clip);
@@ -176,14 +180,17 @@ class SampledStepper {
     const double* grad = grad_.data();
     double* m1 = m1_.data();
     double* m2 = m2_.data();
+    const std::size_t n = n_, d = d_;
     executor.parallel_for(
-        0, n_ * d_,
+        fixed_, n_,
         [&](std::size_t b, std::size_t e) {
-          for (std::size_t x = b; x < e; ++x) {
-            const double g = grad[x];
-            m1[x] = beta1 * m1[x] + (1.0 - beta1) * g;
-            m2[x] = beta2 * m2[x] + (1.0 - beta2) * g * g;
-            Y[x] -= lr * (m1[x] * c1) / (std::sqrt(m2[x] * c2) + adam_eps);
+          for (std::size_t c = 0; c < d; ++c) {
+            for (std::size_t x = c * n + b; x < c * n + e; ++x) {
+              const double g = grad[x];
+              m1[x] = beta1 * m1[x] + (1.0 - beta1) * g;
+              m2[x] = beta2 * m2[x] + (1.0 - beta2) * g * g;
+              Y[x] -= lr * (m1[x] * c1) / (std::sqrt(m2[x] * c2) + adam_eps);
+            }
           }
         },
         4096);
@@ -194,7 +201,7 @@ class SampledStepper {
   SparseRows P_;
   SampledSettings s_;
   int n_epochs_;
-  std::size_t n_, d_;
+  std::size_t n_, d_, fixed_;
   std::vector<double> period_, next_, grad_, m1_, m2_;
   std::vector<float> prev_;
   double b1t_ = 1.0, b2t_ = 1.0;
