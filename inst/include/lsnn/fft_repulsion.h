@@ -120,6 +120,28 @@ inline GridSettings exaggeration_grid(CostMethod m) {
   return g;
 }
 
+// The kernels of a cost's all-pairs part on `grid`: slot c < d the
+// repulsion times the offset's coordinate c (odd), slot d (with `energy`)
+// the energy. Returns the energy of a point with itself (the grid's own
+// self term, which the caller takes off when it has no near field).
+template <typename Executor>
+double model_kernels(InterpolationGrid& grid, const CostParams& params, std::size_t d,
+                     bool energy, Executor& executor) {
+  return lsnn::with_cost_model<ScalarMath>(params, [&](const auto& model) {
+    grid.kernel(0, [model](double dx, double dy) { return model.repulsion(dx * dx + dy * dy) * dx; },
+                executor);
+    if (d == 2) {
+      grid.kernel(1, [model](double dx, double dy) { return model.repulsion(dx * dx + dy * dy) * dy; },
+                  executor);
+    }
+    if (energy) {
+      grid.kernel(d, [model](double dx, double dy) { return model.energy(dx * dx + dy * dy); },
+                  executor);
+    }
+    return static_cast<double>(model.energy(0.0));
+  });
+}
+
 class GridRepulsion {
  public:
   GridRepulsion() = default;
@@ -137,23 +159,8 @@ class GridRepulsion {
                 bool energy, double* E, Executor& executor) {
     grid_.layout(Y, n, d, stride, gs_, executor);
     grid_.spread(1, [](std::size_t, std::size_t) { return 1.0; }, executor);
-    // kernel c: the repulsion times the offset's coordinate c (odd); kernel
-    // d: the energy. Without a near field the grid's own self term is taken
-    // off the energy.
-    double self = 0.0;
-    lsnn::with_cost_model<ScalarMath>(prob_.params, [&](const auto& model) {
-      grid_.kernel(0, [model](double dx, double dy) { return model.repulsion(dx * dx + dy * dy) * dx; },
-                   executor);
-      if (d == 2) {
-        grid_.kernel(1, [model](double dx, double dy) { return model.repulsion(dx * dx + dy * dy) * dy; },
-                     executor);
-      }
-      if (energy) {
-        grid_.kernel(d, [model](double dx, double dy) { return model.energy(dx * dx + dy * dy); },
-                     executor);
-      }
-      self = model.energy(0.0);
-    });
+    // (without a near field the grid's own self term is taken off the energy)
+    const double self = model_kernels(grid_, prob_.params, d, energy, executor);
     std::vector<std::size_t> ks, cs;
     for (std::size_t c = 0; c <= d; ++c) {
       if (c == d && !energy) break;
@@ -331,16 +338,7 @@ class ReferenceField {
     grid_.layout(pts_.data(), m, d_, m, gs, executor);
     grid_.spread(1, [n](std::size_t, std::size_t i) { return i < n ? 1.0 : 0.0; }, executor);
     const std::size_t d = d_;
-    lsnn::with_cost_model<ScalarMath>(prob_.params, [&](const auto& model) {
-      grid_.kernel(0, [model](double dx, double dy) { return model.repulsion(dx * dx + dy * dy) * dx; },
-                   executor);
-      if (d == 2) {
-        grid_.kernel(1, [model](double dx, double dy) { return model.repulsion(dx * dx + dy * dy) * dy; },
-                     executor);
-      }
-      grid_.kernel(d, [model](double dx, double dy) { return model.energy(dx * dx + dy * dy); },
-                   executor);
-    });
+    model_kernels(grid_, prob_.params, d, true, executor);
     std::vector<std::size_t> ks, cs;
     for (std::size_t c = 0; c <= d; ++c) {
       ks.push_back(c);
