@@ -57,6 +57,7 @@
 neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
                                          max_iter = NULL, eta = NULL, n_threads = 1,
                                          verbose = FALSE) {
+  if (missing(model)) stop_arg("'model' is missing: give the model of neighbor_embedding(..., ret_model = TRUE)")
   model <- check_embedding_model(model)
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
