@@ -47,6 +47,22 @@ inline Metric parse_metric(const std::string& name) {
   throw std::invalid_argument("unknown metric '" + name + "'");
 }
 
+// A set of rows: the range [begin, begin + count), or the rows ids[0, count).
+struct RowSet {
+  const int* ids;
+  std::size_t begin;
+  std::size_t count;
+
+  static RowSet range(std::size_t begin, std::size_t end) { return {nullptr, begin, end - begin}; }
+  static RowSet list(const int* ids, std::size_t count) { return {ids, 0, count}; }
+  std::size_t operator[](std::size_t r) const {
+    return ids ? static_cast<std::size_t>(ids[r]) : begin + r;
+  }
+  bool operator==(const RowSet& o) const {
+    return ids == o.ids && begin == o.begin && count == o.count;
+  }
+};
+
 // A dense matrix as R stores it: column-major, n rows, d columns.
 struct DenseColumnMajor {
   const double* data;
@@ -146,55 +162,53 @@ class RowData {
     return distance_from_exact_score(exact_score(i, j));
   }
 
-  // Rows [begin, end) transformed to score space in single precision, row-
-  // major into out ((end - begin) x d), with the float rows' squared norms
-  // (as used in score = |a|^2 + |b|^2 - 2 a.b) into sqnorm. Sparse data is
-  // not materialised here: see sparse_score_tile().
-  void load_block(std::size_t begin, std::size_t end, float* out, float* sqnorm) const {
-    for (std::size_t i = begin; i < end; ++i) {
-      float* row = out + (i - begin) * d_;
+  // Rows `rows` transformed to score space in single precision, row-major
+  // into out (rows.count x d), with the float rows' squared norms (as used
+  // in score = |a|^2 + |b|^2 - 2 a.b) into sqnorm. Sparse data is not
+  // materialised here: see sparse_score_tile().
+  void load_rows(const RowSet& rows, float* out, float* sqnorm) const {
+    for (std::size_t r = 0; r < rows.count; ++r) {
+      const std::size_t i = rows[r];
+      float* row = out + r * d_;
       load_row(i, row);
       if (metric_ == Metric::manhattan) {
-        sqnorm[i - begin] = 0.0f;
+        sqnorm[r] = 0.0f;
       } else if (unit_rows() && norm_[i] == 0.0) {
         // A zero row sits at cosine distance 1 from every non-zero row: with a
         // zero vector that is score 1 + |b|^2 = 2, given a stored norm of 1.
-        sqnorm[i - begin] = 1.0f;
+        sqnorm[r] = 1.0f;
       } else {
         double s = 0.0;
         for (std::size_t k = 0; k < d_; ++k) s += static_cast<double>(row[k]) * row[k];
-        sqnorm[i - begin] = static_cast<float>(s);
+        sqnorm[r] = static_cast<float>(s);
       }
     }
   }
 
-  // Rows [begin, ...) already in score space, when the data allows scoring
-  // straight from storage (else nullptr: use load_block), and their squared
-  // norms.
-  const float* direct_rows(std::size_t begin) const {
-    return direct_ ? &xf_[begin * d_] : nullptr;
-  }
-  const float* direct_sqnorms(std::size_t begin) const { return &sqnorm_direct_[begin]; }
+  // All rows already in score space, when the data allows scoring straight
+  // from storage (else nullptr: use load_rows), and their squared norms.
+  const float* direct_rows() const { return direct_ ? xf_.data() : nullptr; }
+  const float* direct_sqnorms() const { return sqnorm_direct_.data(); }
 
-  // Scores of sparse rows [a0, a1) against [b0, b1), row-major into out,
-  // accumulated in double through a dense scratch row (length d).
-  void sparse_score_tile(std::size_t a0, std::size_t a1, std::size_t b0,
-                         std::size_t b1, double* scratch, float* out) const {
-    const std::size_t m = b1 - b0;
-    for (std::size_t a = a0; a < a1; ++a) {
-      for (int p = sparse_.ptr[a]; p < sparse_.ptr[a + 1]; ++p) {
-        scratch[sparse_.col[p]] = sparse_.val[p] * row_factor(a);
+  // Scores of sparse rows `a` against `b`, row-major into out, accumulated
+  // in double through a dense scratch row (length d, all zero).
+  void sparse_score_tile(const RowSet& a, const RowSet& b, double* scratch, float* out) const {
+    for (std::size_t r = 0; r < a.count; ++r) {
+      const std::size_t i = a[r];
+      for (int p = sparse_.ptr[i]; p < sparse_.ptr[i + 1]; ++p) {
+        scratch[sparse_.col[p]] = sparse_.val[p] * row_factor(i);
       }
-      const double na = score_sqnorm(a);
-      for (std::size_t b = b0; b < b1; ++b) {
+      const double ni = score_sqnorm(i);
+      for (std::size_t c = 0; c < b.count; ++c) {
+        const std::size_t j = b[c];
         double dot = 0.0;
-        for (int p = sparse_.ptr[b]; p < sparse_.ptr[b + 1]; ++p) {
+        for (int p = sparse_.ptr[j]; p < sparse_.ptr[j + 1]; ++p) {
           dot += scratch[sparse_.col[p]] * sparse_.val[p];
         }
-        dot *= row_factor(b);
-        out[(a - a0) * m + (b - b0)] = static_cast<float>(na + score_sqnorm(b) - 2.0 * dot);
+        dot *= row_factor(j);
+        out[r * b.count + c] = static_cast<float>(ni + score_sqnorm(j) - 2.0 * dot);
       }
-      for (int p = sparse_.ptr[a]; p < sparse_.ptr[a + 1]; ++p) scratch[sparse_.col[p]] = 0.0;
+      for (int p = sparse_.ptr[i]; p < sparse_.ptr[i + 1]; ++p) scratch[sparse_.col[p]] = 0.0;
     }
   }
 

@@ -189,7 +189,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
       for (std::size_t b0 = 0; b0 < n; b0 += block) {
         const std::size_t b1 = std::min(n, b0 + block), m = b1 - b0;
         tile.resize((s1 - s0) * m);
-        space.score_range(&sample.rows[s0], s1 - s0, b0, b1, ws, tile.data());
+        space.scorer().score_block(RowSet::list(&sample.rows[s0], s1 - s0), RowSet::range(b0, b1), ws, tile.data());
         for (std::size_t a = 0; a < s1 - s0; ++a) {
           const std::size_t self = static_cast<std::size_t>(sample.rows[s0 + a]);
           const float* sc = &tile[a * m];
@@ -288,7 +288,7 @@ std::size_t search_leaves(const ScoreSpace& space, const RpTree& tree, std::uint
         ws.pos.resize(m);
         ws.ids.resize(m);
         for (std::size_t a = 0; a < m; ++a) ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
-        space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
+        space.scorer().score_block(RowSet::list(ids, m), RowSet::list(ids, m), ws.score_ws, ws.tile.data());
         // The lists are fetched a few rows ahead (fetched before the
         // product, they would be evicted by it).
         const std::size_t ahead = 4;
@@ -372,7 +372,7 @@ std::size_t random_fill(const ScoreSpace& space, const std::vector<int>& perm, s
           slots.push_back(static_cast<int>(q));
         }
         scores.resize(ids.size());
-        space.score_block(ids.data(), 1, ids.size(), ws, scores.data());
+        space.scorer().score_block(RowSet::list(ids.data(), 1), RowSet::list(ids.data(), ids.size()), ws, scores.data());
         for (std::size_t c = 1; c < ids.size(); ++c) part_updates[g] += heaps.push(p, scores[c], slots[c], 1);
       }
     }
@@ -557,7 +557,8 @@ inline void local_join(std::size_t p, const Candidates& cand, const NeighbourHea
     ws.orig[j] = original != nullptr ? original[q] : static_cast<int>(q);
   }
   // The new candidates against all: the pairs (i, j), i < j.
-  space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
+  space.scorer().score_block(RowSet::list(ws.orig.data(), a), RowSet::list(ws.orig.data(), m), ws.score_ws,
+                               ws.tile.data());
   const std::uint8_t* flag = cand.fresh_flags(p);
   for (std::size_t i = 0; i < a; ++i) {
     const std::size_t j0 = i + 1;
