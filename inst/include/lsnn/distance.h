@@ -343,47 +343,76 @@ class RowData {
     return unit_of_largest(largest_abs(v, count));
   }
 
+  // Dense rows, once: the storage unit, the row-major copy, the norms, the
+  // centre and the scale of score space, and the error bounds.
   void prepare_dense(const std::vector<DenseColumnMajor>& parts) {
     if (d_ != 0 && n_ > std::numeric_limits<std::size_t>::max() / d_) {
       throw std::length_error("the data matrix is too large");
     }
     double biggest = 0.0;
     for (const DenseColumnMajor& x : parts) biggest = std::max(biggest, largest_abs(x.data, x.n * d_));
-    const double unit = unit_of_largest(biggest);
-    unit_ = unit;
+    unit_ = unit_of_largest(biggest);
     // Correlation is cosine of rows centred on their means, computed once in
     // double; everything else keeps the values as given.
-    std::vector<double> row_mean;
-    if (metric_ == Metric::correlation) {
-      row_mean.assign(n_, 0.0);
-      std::size_t first = 0;
-      for (const DenseColumnMajor& x : parts) {
-        for (std::size_t k = 0; k < d_; ++k) {
-          const double* col = x.data + k * x.n;
-          for (std::size_t i = 0; i < x.n; ++i) row_mean[first + i] += col[i] * unit;
-        }
-        first += x.n;
-      }
-      for (double& m : row_mean) m /= static_cast<double>(d_);
+    const std::vector<double> row_mean =
+        metric_ == Metric::correlation ? row_means(parts) : std::vector<double>();
+    // Data that float represents exactly (pixel intensities, counts) is
+    // stored as float, halving the memory the search needs and feeding the
+    // matrix products without conversion.
+    store_float_ = metric_ != Metric::correlation && float_exact(parts);
+    store_rows(parts, row_mean);
+    const double biggest_norm = set_norms();
+    // Euclidean distances of float-exact data are scored straight from the
+    // stored rows, with no per-tile conversion (the price is a looser error
+    // bound without centring, which the exactness proof absorbs), as long as
+    // squared norms stay far from float overflow and underflow.
+    direct_ = metric_ == Metric::euclidean && store_float_ && biggest_norm < 1e15 &&
+              (biggest_norm == 0.0 || biggest_norm > 1e-15);
+    center_.assign(d_, 0.0);
+    if (!unit_rows() && !direct_) set_column_means(parts);
+    finish_tolerance(score_sizes());
+    if (direct_) {
+      sqnorm_direct_.resize(n_);
+      for (std::size_t i = 0; i < n_; ++i) sqnorm_direct_[i] = static_cast<float>(norm_[i] * norm_[i]);
     }
-    // Rows are stored row-major. Data that float represents exactly (pixel
-    // intensities, counts) is stored as float, halving the memory the search
-    // needs and feeding the matrix products without conversion.
-    store_float_ = metric_ != Metric::correlation;
+  }
+
+  // The mean of every stored row (values times unit_).
+  std::vector<double> row_means(const std::vector<DenseColumnMajor>& parts) const {
+    std::vector<double> mean(n_, 0.0);
+    std::size_t first = 0;
     for (const DenseColumnMajor& x : parts) {
-      for (std::size_t t = 0; store_float_ && t < x.n * d_; ++t) {
-        const double v = x.data[t] * unit;
-        store_float_ = static_cast<double>(static_cast<float>(v)) == v;
+      for (std::size_t k = 0; k < d_; ++k) {
+        const double* col = x.data + k * x.n;
+        for (std::size_t i = 0; i < x.n; ++i) mean[first + i] += col[i] * unit_;
+      }
+      first += x.n;
+    }
+    for (double& m : mean) m /= static_cast<double>(d_);
+    return mean;
+  }
+
+  // Whether every value times unit_ is a float.
+  bool float_exact(const std::vector<DenseColumnMajor>& parts) const {
+    for (const DenseColumnMajor& x : parts) {
+      for (std::size_t t = 0; t < x.n * d_; ++t) {
+        const double v = x.data[t] * unit_;
+        if (static_cast<double>(static_cast<float>(v)) != v) return false;
       }
     }
+    return true;
+  }
+
+  // The row-major copy (as float or double), values times unit_, less the
+  // row means when given. The transposition goes by blocks of 64 rows, whose
+  // output lines stay in cache while every column fills them (a column at a
+  // time over all rows would touch a new cache line with every value).
+  void store_rows(const std::vector<DenseColumnMajor>& parts, const std::vector<double>& row_mean) {
     if (store_float_) {
       xf_.resize(n_ * d_);
     } else {
       xd_.resize(n_ * d_);
     }
-    // The transposition goes by blocks of 64 rows, whose output lines stay
-    // in cache while every column fills them (a column at a time over all
-    // rows would touch a new cache line with every value).
     const std::size_t rows_per_block = 64;
     std::size_t first = 0;
     for (const DenseColumnMajor& x : parts) {
@@ -393,7 +422,7 @@ class RowData {
           const double* col = x.data + k * x.n;
           for (std::size_t i = i0; i < i1; ++i) {
             const std::size_t r = first + i;
-            const double v = row_mean.empty() ? col[i] * unit : col[i] * unit - row_mean[r];
+            const double v = row_mean.empty() ? col[i] * unit_ : col[i] * unit_ - row_mean[r];
             if (store_float_) {
               xf_[r * d_ + k] = static_cast<float>(v);
             } else {
@@ -404,51 +433,54 @@ class RowData {
       }
       first += x.n;
     }
+  }
+
+  double stored(std::size_t i, std::size_t k) const {
+    return store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
+  }
+
+  // The L2 norm of every stored row; returns the largest.
+  double set_norms() {
     norm_.assign(n_, 0.0);
     double biggest_norm = 0.0;
     for (std::size_t i = 0; i < n_; ++i) {
       double r2 = 0.0;
       for (std::size_t k = 0; k < d_; ++k) {
-        const double v = store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
+        const double v = stored(i, k);
         r2 += v * v;
       }
       norm_[i] = std::sqrt(r2);
       biggest_norm = std::max(biggest_norm, norm_[i]);
     }
-    // Euclidean distances of float-exact data are scored straight from the
-    // stored rows, with no per-tile conversion (the price is a looser error
-    // bound without centring, which the exactness proof absorbs), as long as
-    // squared norms stay far from float overflow and underflow.
-    direct_ = metric_ == Metric::euclidean && store_float_ && biggest_norm < 1e15 &&
-              (biggest_norm == 0.0 || biggest_norm > 1e-15);
-    center_.assign(d_, 0.0);
-    if (!unit_rows() && !direct_) {
-      for (std::size_t k = 0; k < d_; ++k) {
-        double s = 0.0;
-        for (const DenseColumnMajor& x : parts) {
-          const double* col = x.data + k * x.n;
-          for (std::size_t i = 0; i < x.n; ++i) s += col[i] * unit;
-        }
-        center_[k] = s / static_cast<double>(n_);
+    return biggest_norm;
+  }
+
+  // The centre of score space: the column means of the values times unit_.
+  void set_column_means(const std::vector<DenseColumnMajor>& parts) {
+    for (std::size_t k = 0; k < d_; ++k) {
+      double s = 0.0;
+      for (const DenseColumnMajor& x : parts) {
+        const double* col = x.data + k * x.n;
+        for (std::size_t i = 0; i < x.n; ++i) s += col[i] * unit_;
       }
+      center_[k] = s / static_cast<double>(n_);
     }
-    // Row sizes in score space (before scaling), for scale and tolerance.
+  }
+
+  // Row sizes in score space before scaling (L2, or L1 for manhattan), for
+  // the scale and the tolerance.
+  std::vector<double> score_sizes() const {
     std::vector<double> size(n_, 0.0);
     for (std::size_t i = 0; i < n_; ++i) {
       double s2 = 0.0, s1 = 0.0;
       for (std::size_t k = 0; k < d_; ++k) {
-        const double v = store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
-        const double c = v - center_[k];
+        const double c = stored(i, k) - center_[k];
         s2 += c * c;
         s1 += std::fabs(c);
       }
       size[i] = metric_ == Metric::manhattan ? s1 : std::sqrt(s2);
     }
-    finish_tolerance(size);
-    if (direct_) {
-      sqnorm_direct_.resize(n_);
-      for (std::size_t i = 0; i < n_; ++i) sqnorm_direct_[i] = static_cast<float>(norm_[i] * norm_[i]);
-    }
+    return size;
   }
 
   void prepare_sparse() {

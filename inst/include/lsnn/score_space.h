@@ -1,12 +1,11 @@
 // The rows in "score space" for the approximate search.
 //
-// ScoreSpace holds what the approximate search scores candidates with: for
-// dense data, the rows in the score space of RowData in single precision,
-// contiguous, with their squared norms, so that a block of candidate rows is
-// scored by one small matrix product (RowData's own rows when they already
-// are in score space, else a copy: centred and scaled rows for euclidean and
-// manhattan, unit rows for cosine and correlation); for sparse data, nothing
-// beyond RowData itself (pairs are scored exactly, in double precision).
+// ScoreSpace holds the dense rows the approximate search scores candidates
+// from, in single precision, contiguous, with their squared norms (RowData's
+// own rows when they already are in score space, else one copy made here),
+// and the Scorer (scorer.h) that scores blocks of them. The random-projection
+// trees and the principal coordinates read the rows themselves. Sparse rows
+// are not copied: their pairs are scored exactly, in double precision.
 #ifndef LSNN_SCORE_SPACE_H
 #define LSNN_SCORE_SPACE_H
 
