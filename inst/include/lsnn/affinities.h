@@ -280,28 +280,15 @@ CsrMatrix perplexity_graph(const CostKernels& k, const GraphView& g,
   return P;
 }
 
-// Perplexity-calibrated P over all pairs of the rows of X (n x D,
-// column-major), written straight into the caller's CSR arrays (for a
-// symmetric matrix also its CSC form, as R's dgCMatrix wants): ptr has n + 1
-// entries, col and val n (n - 1), room for every off-diagonal entry. Row i
-// takes val[i (n - 1), (i + 1) (n - 1)): first its conditional
-// probabilities, calibrated in place, then the symmetrised values, so no
-// other n x n buffer is ever allocated. Entries that underflow to 0 are
-// dropped at the end, moving the rows left. Returns the number of entries
-// kept; `n_failed` counts the rows that missed the tolerance.
-template <typename Executor>
-std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::size_t n,
-                                 std::size_t D, const CalibrationSettings& s, double* beta,
-                                 int* ptr, int* col, double* val, std::size_t& n_failed,
-                                 Executor& executor) {
-  const std::size_t m = n - 1;  // entries per row before zeros are dropped
-  checked_nnz(n * m);
-  // Centred row-major copy, for accurate distances from dot products (of
-  // data of extreme magnitude scaled by a power of two, see safe_unit()).
-  double biggest = 0.0;
-  for (std::size_t t = 0; t < n * D; ++t) biggest = std::max(biggest, std::fabs(X[t]));
-  const double unit = safe_unit(biggest);
-  std::vector<double> Xr(n * D), norms(n, 0.0);
+namespace detail {
+
+// The rows of X (n x D, column-major) centred on the column means,
+// row-major, times `unit`, and their squared norms: accurate distances from
+// dot products.
+inline void centred_rows(const double* X, std::size_t n, std::size_t D, double unit,
+                         std::vector<double>& Xr, std::vector<double>& norms) {
+  Xr.assign(n * D, 0.0);
+  norms.assign(n, 0.0);
   for (std::size_t c = 0; c < D; ++c) {
     double mean = 0.0;
     for (std::size_t i = 0; i < n; ++i) mean += X[c * n + i] * unit;
@@ -313,10 +300,19 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
     for (std::size_t c = 0; c < D; ++c) t += Xr[i * D + c] * Xr[i * D + c];
     norms[i] = t;
   }
-  // Conditional probabilities, in tasks of 64 rows: a row starts from the
-  // previous row's precision within its task, so the result does not depend
-  // on the number of threads.
-  std::vector<unsigned char> failed(n, 0);
+}
+
+// The conditional probabilities of every row against all others into
+// val[i m, (i + 1) m), m = n - 1, and the precisions into beta (in the
+// units of the centred rows), in tasks of 64 rows: a row starts from the
+// previous row's precision within its task, so the result does not depend
+// on the number of threads. Marks the rows that missed the tolerance.
+template <typename Executor>
+void calibrate_all_rows(const CostKernels& k, const std::vector<double>& Xr, const std::vector<double>& norms,
+                        std::size_t n, std::size_t D, const CalibrationSettings& s, double* beta, double* val,
+                        std::vector<unsigned char>& failed, Executor& executor) {
+  const std::size_t m = n - 1;
+  failed.assign(n, 0);
   const std::size_t rows_per_task = 64;
   const std::size_t ntasks = (n + rows_per_task - 1) / rows_per_task;
   Phase<Executor> phase(executor, "perplexity calibration", n);
@@ -343,13 +339,16 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
         }
       },
       [&](std::size_t done) { phase.set(std::min(n, done * rows_per_task)); }, 1);
-  n_failed = 0;
+  std::size_t n_failed = 0;
   for (unsigned char f : failed) n_failed += f;
-  for (std::size_t i = 0; i < n; ++i) beta[i] = unscale_beta(beta[i], unit);
   phase.finish(calibration_summary(n, s.perplexity, n_failed));
+}
 
-  // P = (C + C^T) / (2n) in place, by pairs of 64-row blocks I <= J; entry
-  // (i, j) of row i sits at i m + j - (j > i).
+// P = (C + C^T) / (2n) in place over the all-pairs rows val (entry (i, j)
+// of row i at i m + j - (j > i)), by pairs of 64-row blocks I <= J.
+template <typename Executor>
+void symmetrise_all_pairs(double* val, std::size_t n, Executor& executor) {
+  const std::size_t m = n - 1;
   const std::size_t B = 64;
   const std::size_t nb = (n + B - 1) / B;
   const double scale = 0.5 / static_cast<double>(n);
@@ -373,9 +372,14 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
         }
       },
       1);
+}
 
-  // Column numbers and zeros, row by row; then, only if some entry
-  // underflowed, the rows are moved left over the dropped entries.
+// The column numbers of the all-pairs rows and the CSR row pointers, the
+// entries that underflowed to 0 dropped (only then are the rows moved
+// left). Returns the number of entries kept.
+template <typename Executor>
+std::size_t compact_all_pairs(std::size_t n, int* ptr, int* col, double* val, Executor& executor) {
+  const std::size_t m = n - 1;
   std::vector<std::size_t> kept(n, 0);
   executor.parallel_for(
       0, n,
@@ -417,6 +421,38 @@ std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::siz
     ptr[i + 1] = static_cast<int>(out);
   }
   return out;
+}
+
+}  // namespace detail
+
+// Perplexity-calibrated P over all pairs of the rows of X (n x D,
+// column-major), written straight into the caller's CSR arrays (for a
+// symmetric matrix also its CSC form, as R's dgCMatrix wants): ptr has n + 1
+// entries, col and val n (n - 1), room for every off-diagonal entry. Row i
+// takes val[i (n - 1), (i + 1) (n - 1)): first its conditional
+// probabilities, calibrated in place, then the symmetrised values, so no
+// other n x n buffer is ever allocated. Entries that underflow to 0 are
+// dropped at the end, moving the rows left. Returns the number of entries
+// kept; `n_failed` counts the rows that missed the tolerance.
+template <typename Executor>
+std::size_t perplexity_all_pairs(const CostKernels& k, const double* X, std::size_t n,
+                                 std::size_t D, const CalibrationSettings& s, double* beta,
+                                 int* ptr, int* col, double* val, std::size_t& n_failed,
+                                 Executor& executor) {
+  checked_nnz(n * (n - 1));
+  // (data of extreme magnitude are scaled by a power of two, see safe_unit())
+  double biggest = 0.0;
+  for (std::size_t t = 0; t < n * D; ++t) biggest = std::max(biggest, std::fabs(X[t]));
+  const double unit = safe_unit(biggest);
+  std::vector<double> Xr, norms;
+  detail::centred_rows(X, n, D, unit, Xr, norms);
+  std::vector<unsigned char> failed;
+  detail::calibrate_all_rows(k, Xr, norms, n, D, s, beta, val, failed, executor);
+  n_failed = 0;
+  for (unsigned char f : failed) n_failed += f;
+  for (std::size_t i = 0; i < n; ++i) beta[i] = unscale_beta(beta[i], unit);
+  detail::symmetrise_all_pairs(val, n, executor);
+  return detail::compact_all_pairs(n, ptr, col, val, executor);
 }
 
 struct UmapSettings {

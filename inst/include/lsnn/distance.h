@@ -47,6 +47,22 @@ inline Metric parse_metric(const std::string& name) {
   throw std::invalid_argument("unknown metric '" + name + "'");
 }
 
+// A set of rows: the range [begin, begin + count), or the rows ids[0, count).
+struct RowSet {
+  const int* ids;
+  std::size_t begin;
+  std::size_t count;
+
+  static RowSet range(std::size_t begin, std::size_t end) { return {nullptr, begin, end - begin}; }
+  static RowSet list(const int* ids, std::size_t count) { return {ids, 0, count}; }
+  std::size_t operator[](std::size_t r) const {
+    return ids ? static_cast<std::size_t>(ids[r]) : begin + r;
+  }
+  bool operator==(const RowSet& o) const {
+    return ids == o.ids && begin == o.begin && count == o.count;
+  }
+};
+
 // A dense matrix as R stores it: column-major, n rows, d columns.
 struct DenseColumnMajor {
   const double* data;
@@ -146,55 +162,53 @@ class RowData {
     return distance_from_exact_score(exact_score(i, j));
   }
 
-  // Rows [begin, end) transformed to score space in single precision, row-
-  // major into out ((end - begin) x d), with the float rows' squared norms
-  // (as used in score = |a|^2 + |b|^2 - 2 a.b) into sqnorm. Sparse data is
-  // not materialised here: see sparse_score_tile().
-  void load_block(std::size_t begin, std::size_t end, float* out, float* sqnorm) const {
-    for (std::size_t i = begin; i < end; ++i) {
-      float* row = out + (i - begin) * d_;
+  // Rows `rows` transformed to score space in single precision, row-major
+  // into out (rows.count x d), with the float rows' squared norms (as used
+  // in score = |a|^2 + |b|^2 - 2 a.b) into sqnorm. Sparse data is not
+  // materialised here: see sparse_score_tile().
+  void load_rows(const RowSet& rows, float* out, float* sqnorm) const {
+    for (std::size_t r = 0; r < rows.count; ++r) {
+      const std::size_t i = rows[r];
+      float* row = out + r * d_;
       load_row(i, row);
       if (metric_ == Metric::manhattan) {
-        sqnorm[i - begin] = 0.0f;
+        sqnorm[r] = 0.0f;
       } else if (unit_rows() && norm_[i] == 0.0) {
         // A zero row sits at cosine distance 1 from every non-zero row: with a
         // zero vector that is score 1 + |b|^2 = 2, given a stored norm of 1.
-        sqnorm[i - begin] = 1.0f;
+        sqnorm[r] = 1.0f;
       } else {
         double s = 0.0;
         for (std::size_t k = 0; k < d_; ++k) s += static_cast<double>(row[k]) * row[k];
-        sqnorm[i - begin] = static_cast<float>(s);
+        sqnorm[r] = static_cast<float>(s);
       }
     }
   }
 
-  // Rows [begin, ...) already in score space, when the data allows scoring
-  // straight from storage (else nullptr: use load_block), and their squared
-  // norms.
-  const float* direct_rows(std::size_t begin) const {
-    return direct_ ? &xf_[begin * d_] : nullptr;
-  }
-  const float* direct_sqnorms(std::size_t begin) const { return &sqnorm_direct_[begin]; }
+  // All rows already in score space, when the data allows scoring straight
+  // from storage (else nullptr: use load_rows), and their squared norms.
+  const float* direct_rows() const { return direct_ ? xf_.data() : nullptr; }
+  const float* direct_sqnorms() const { return sqnorm_direct_.data(); }
 
-  // Scores of sparse rows [a0, a1) against [b0, b1), row-major into out,
-  // accumulated in double through a dense scratch row (length d).
-  void sparse_score_tile(std::size_t a0, std::size_t a1, std::size_t b0,
-                         std::size_t b1, double* scratch, float* out) const {
-    const std::size_t m = b1 - b0;
-    for (std::size_t a = a0; a < a1; ++a) {
-      for (int p = sparse_.ptr[a]; p < sparse_.ptr[a + 1]; ++p) {
-        scratch[sparse_.col[p]] = sparse_.val[p] * row_factor(a);
+  // Scores of sparse rows `a` against `b`, row-major into out, accumulated
+  // in double through a dense scratch row (length d, all zero).
+  void sparse_score_tile(const RowSet& a, const RowSet& b, double* scratch, float* out) const {
+    for (std::size_t r = 0; r < a.count; ++r) {
+      const std::size_t i = a[r];
+      for (int p = sparse_.ptr[i]; p < sparse_.ptr[i + 1]; ++p) {
+        scratch[sparse_.col[p]] = sparse_.val[p] * row_factor(i);
       }
-      const double na = score_sqnorm(a);
-      for (std::size_t b = b0; b < b1; ++b) {
+      const double ni = score_sqnorm(i);
+      for (std::size_t c = 0; c < b.count; ++c) {
+        const std::size_t j = b[c];
         double dot = 0.0;
-        for (int p = sparse_.ptr[b]; p < sparse_.ptr[b + 1]; ++p) {
+        for (int p = sparse_.ptr[j]; p < sparse_.ptr[j + 1]; ++p) {
           dot += scratch[sparse_.col[p]] * sparse_.val[p];
         }
-        dot *= row_factor(b);
-        out[(a - a0) * m + (b - b0)] = static_cast<float>(na + score_sqnorm(b) - 2.0 * dot);
+        dot *= row_factor(j);
+        out[r * b.count + c] = static_cast<float>(ni + score_sqnorm(j) - 2.0 * dot);
       }
-      for (int p = sparse_.ptr[a]; p < sparse_.ptr[a + 1]; ++p) scratch[sparse_.col[p]] = 0.0;
+      for (int p = sparse_.ptr[i]; p < sparse_.ptr[i + 1]; ++p) scratch[sparse_.col[p]] = 0.0;
     }
   }
 
@@ -329,47 +343,76 @@ class RowData {
     return unit_of_largest(largest_abs(v, count));
   }
 
+  // Dense rows, once: the storage unit, the row-major copy, the norms, the
+  // centre and the scale of score space, and the error bounds.
   void prepare_dense(const std::vector<DenseColumnMajor>& parts) {
     if (d_ != 0 && n_ > std::numeric_limits<std::size_t>::max() / d_) {
       throw std::length_error("the data matrix is too large");
     }
     double biggest = 0.0;
     for (const DenseColumnMajor& x : parts) biggest = std::max(biggest, largest_abs(x.data, x.n * d_));
-    const double unit = unit_of_largest(biggest);
-    unit_ = unit;
+    unit_ = unit_of_largest(biggest);
     // Correlation is cosine of rows centred on their means, computed once in
     // double; everything else keeps the values as given.
-    std::vector<double> row_mean;
-    if (metric_ == Metric::correlation) {
-      row_mean.assign(n_, 0.0);
-      std::size_t first = 0;
-      for (const DenseColumnMajor& x : parts) {
-        for (std::size_t k = 0; k < d_; ++k) {
-          const double* col = x.data + k * x.n;
-          for (std::size_t i = 0; i < x.n; ++i) row_mean[first + i] += col[i] * unit;
-        }
-        first += x.n;
-      }
-      for (double& m : row_mean) m /= static_cast<double>(d_);
+    const std::vector<double> row_mean =
+        metric_ == Metric::correlation ? row_means(parts) : std::vector<double>();
+    // Data that float represents exactly (pixel intensities, counts) is
+    // stored as float, halving the memory the search needs and feeding the
+    // matrix products without conversion.
+    store_float_ = metric_ != Metric::correlation && float_exact(parts);
+    store_rows(parts, row_mean);
+    const double biggest_norm = set_norms();
+    // Euclidean distances of float-exact data are scored straight from the
+    // stored rows, with no per-tile conversion (the price is a looser error
+    // bound without centring, which the exactness proof absorbs), as long as
+    // squared norms stay far from float overflow and underflow.
+    direct_ = metric_ == Metric::euclidean && store_float_ && biggest_norm < 1e15 &&
+              (biggest_norm == 0.0 || biggest_norm > 1e-15);
+    center_.assign(d_, 0.0);
+    if (!unit_rows() && !direct_) set_column_means(parts);
+    finish_tolerance(score_sizes());
+    if (direct_) {
+      sqnorm_direct_.resize(n_);
+      for (std::size_t i = 0; i < n_; ++i) sqnorm_direct_[i] = static_cast<float>(norm_[i] * norm_[i]);
     }
-    // Rows are stored row-major. Data that float represents exactly (pixel
-    // intensities, counts) is stored as float, halving the memory the search
-    // needs and feeding the matrix products without conversion.
-    store_float_ = metric_ != Metric::correlation;
+  }
+
+  // The mean of every stored row (values times unit_).
+  std::vector<double> row_means(const std::vector<DenseColumnMajor>& parts) const {
+    std::vector<double> mean(n_, 0.0);
+    std::size_t first = 0;
     for (const DenseColumnMajor& x : parts) {
-      for (std::size_t t = 0; store_float_ && t < x.n * d_; ++t) {
-        const double v = x.data[t] * unit;
-        store_float_ = static_cast<double>(static_cast<float>(v)) == v;
+      for (std::size_t k = 0; k < d_; ++k) {
+        const double* col = x.data + k * x.n;
+        for (std::size_t i = 0; i < x.n; ++i) mean[first + i] += col[i] * unit_;
+      }
+      first += x.n;
+    }
+    for (double& m : mean) m /= static_cast<double>(d_);
+    return mean;
+  }
+
+  // Whether every value times unit_ is a float.
+  bool float_exact(const std::vector<DenseColumnMajor>& parts) const {
+    for (const DenseColumnMajor& x : parts) {
+      for (std::size_t t = 0; t < x.n * d_; ++t) {
+        const double v = x.data[t] * unit_;
+        if (static_cast<double>(static_cast<float>(v)) != v) return false;
       }
     }
+    return true;
+  }
+
+  // The row-major copy (as float or double), values times unit_, less the
+  // row means when given. The transposition goes by blocks of 64 rows, whose
+  // output lines stay in cache while every column fills them (a column at a
+  // time over all rows would touch a new cache line with every value).
+  void store_rows(const std::vector<DenseColumnMajor>& parts, const std::vector<double>& row_mean) {
     if (store_float_) {
       xf_.resize(n_ * d_);
     } else {
       xd_.resize(n_ * d_);
     }
-    // The transposition goes by blocks of 64 rows, whose output lines stay
-    // in cache while every column fills them (a column at a time over all
-    // rows would touch a new cache line with every value).
     const std::size_t rows_per_block = 64;
     std::size_t first = 0;
     for (const DenseColumnMajor& x : parts) {
@@ -379,7 +422,7 @@ class RowData {
           const double* col = x.data + k * x.n;
           for (std::size_t i = i0; i < i1; ++i) {
             const std::size_t r = first + i;
-            const double v = row_mean.empty() ? col[i] * unit : col[i] * unit - row_mean[r];
+            const double v = row_mean.empty() ? col[i] * unit_ : col[i] * unit_ - row_mean[r];
             if (store_float_) {
               xf_[r * d_ + k] = static_cast<float>(v);
             } else {
@@ -390,51 +433,54 @@ class RowData {
       }
       first += x.n;
     }
+  }
+
+  double stored(std::size_t i, std::size_t k) const {
+    return store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
+  }
+
+  // The L2 norm of every stored row; returns the largest.
+  double set_norms() {
     norm_.assign(n_, 0.0);
     double biggest_norm = 0.0;
     for (std::size_t i = 0; i < n_; ++i) {
       double r2 = 0.0;
       for (std::size_t k = 0; k < d_; ++k) {
-        const double v = store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
+        const double v = stored(i, k);
         r2 += v * v;
       }
       norm_[i] = std::sqrt(r2);
       biggest_norm = std::max(biggest_norm, norm_[i]);
     }
-    // Euclidean distances of float-exact data are scored straight from the
-    // stored rows, with no per-tile conversion (the price is a looser error
-    // bound without centring, which the exactness proof absorbs), as long as
-    // squared norms stay far from float overflow and underflow.
-    direct_ = metric_ == Metric::euclidean && store_float_ && biggest_norm < 1e15 &&
-              (biggest_norm == 0.0 || biggest_norm > 1e-15);
-    center_.assign(d_, 0.0);
-    if (!unit_rows() && !direct_) {
-      for (std::size_t k = 0; k < d_; ++k) {
-        double s = 0.0;
-        for (const DenseColumnMajor& x : parts) {
-          const double* col = x.data + k * x.n;
-          for (std::size_t i = 0; i < x.n; ++i) s += col[i] * unit;
-        }
-        center_[k] = s / static_cast<double>(n_);
+    return biggest_norm;
+  }
+
+  // The centre of score space: the column means of the values times unit_.
+  void set_column_means(const std::vector<DenseColumnMajor>& parts) {
+    for (std::size_t k = 0; k < d_; ++k) {
+      double s = 0.0;
+      for (const DenseColumnMajor& x : parts) {
+        const double* col = x.data + k * x.n;
+        for (std::size_t i = 0; i < x.n; ++i) s += col[i] * unit_;
       }
+      center_[k] = s / static_cast<double>(n_);
     }
-    // Row sizes in score space (before scaling), for scale and tolerance.
+  }
+
+  // Row sizes in score space before scaling (L2, or L1 for manhattan), for
+  // the scale and the tolerance.
+  std::vector<double> score_sizes() const {
     std::vector<double> size(n_, 0.0);
     for (std::size_t i = 0; i < n_; ++i) {
       double s2 = 0.0, s1 = 0.0;
       for (std::size_t k = 0; k < d_; ++k) {
-        const double v = store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
-        const double c = v - center_[k];
+        const double c = stored(i, k) - center_[k];
         s2 += c * c;
         s1 += std::fabs(c);
       }
       size[i] = metric_ == Metric::manhattan ? s1 : std::sqrt(s2);
     }
-    finish_tolerance(size);
-    if (direct_) {
-      sqnorm_direct_.resize(n_);
-      for (std::size_t i = 0; i < n_; ++i) sqnorm_direct_[i] = static_cast<float>(norm_[i] * norm_[i]);
-    }
+    return size;
   }
 
   void prepare_sparse() {

@@ -41,6 +41,7 @@
 #include "graph.h"
 #include "neighbour_heaps.h"
 #include "parallel.h"
+#include "scorer.h"
 #include "tile_schedule.h"
 
 namespace lsnn {
@@ -63,47 +64,16 @@ inline std::size_t default_block_rows(const RowData& data, std::size_t n_threads
 }
 
 struct TileBuffers {
-  std::vector<float> a, b, na, nb, score, threshold;
-  std::vector<double> scratch;
+  ScoreWorkspace rows;
+  std::vector<float> score, threshold;
   std::vector<std::uint32_t> pos;
 };
-
-// Rows [b0, b1) in score space with their squared norms: read in place when
-// the data keeps them so, otherwise loaded into `rows` and `norms`.
-struct BlockRows {
-  const float* rows;
-  const float* sqnorms;
-};
-
-inline BlockRows block_rows(const RowData& data, std::size_t b0, std::size_t b1,
-                            std::vector<float>& rows, std::vector<float>& norms) {
-  if (const float* direct = data.direct_rows(b0)) return {direct, data.direct_sqnorms(b0)};
-  rows.resize((b1 - b0) * data.d());
-  norms.resize(b1 - b0);
-  data.load_block(b0, b1, rows.data(), norms.data());
-  return {rows.data(), norms.data()};
-}
 
 // Float scores of rows [a0, a1) against rows [b0, b1) into buf.score.
 inline void score_tile(const RowData& data, std::size_t a0, std::size_t a1,
                        std::size_t b0, std::size_t b1, TileBuffers& buf) {
-  const std::size_t ma = a1 - a0, mb = b1 - b0, d = data.d();
-  buf.score.resize(ma * mb);
-  if (data.sparse()) {
-    buf.scratch.assign(d, 0.0);
-    data.sparse_score_tile(a0, a1, b0, b1, buf.scratch.data(), buf.score.data());
-    return;
-  }
-  const BlockRows rows_a = block_rows(data, a0, a1, buf.a, buf.na);
-  const BlockRows rows_b = a0 == b0 && a1 == b1 ? rows_a : block_rows(data, b0, b1, buf.b, buf.nb);
-  const float *a = rows_a.rows, *b = rows_b.rows, *na = rows_a.sqnorms, *nb = rows_b.sqnorms;
-  const DistanceKernels& kern = data.kernels();
-  if (data.metric() == Metric::manhattan) {
-    kern.l1_tile(a, ma, b, mb, d, buf.score.data());
-    return;
-  }
-  kern.dot_tile(a, ma, b, mb, d, buf.score.data());
-  kern.finish_sqdist_tile(na, ma, nb, mb, buf.score.data());
+  buf.score.resize((a1 - a0) * (b1 - b0));
+  Scorer(data).score_block(RowSet::range(a0, a1), RowSet::range(b0, b1), buf.rows, buf.score.data());
 }
 
 // A candidate list is never offered its own row, nor the row `skip`

@@ -106,91 +106,15 @@ class InterpolationGrid {
       h_[c] = 1.0;
       floor_[c] = 1;
     }
-    for (std::size_t c = 0; c < d; ++c) {
-      const double* y = Y + c * stride;
-      double lo = y[0], hi = y[0];
-      for (std::size_t i = 1; i < n; ++i) {
-        lo = std::min(lo, y[i]);
-        hi = std::max(hi, y[i]);
-      }
-      if (!std::isfinite(lo) || !std::isfinite(hi)) {
-        throw std::runtime_error("the coordinates are not finite");
-      }
-      const double range = hi - lo;
-      // Boxes exactly box_width wide while there are at least min_boxes of
-      // them (the kernel's spectrum then changes only when the grid grows),
-      // else min_boxes boxes over the range; a little room on both sides so
-      // that no point sits on the outer edge.
-      const double pad = 1e-9 * std::max(range, std::max(std::fabs(lo), std::fabs(hi))) +
-                         std::numeric_limits<double>::min();
-      double boxes = std::ceil((range + 2.0 * pad) / gs.box_width);
-      double minbd = std::max(gs.min_boxes, 1);
-      if (gs.near_field && gs.points_per_box > 0.0) {
-        const double per_dim = d == 2 ? std::sqrt(n / gs.points_per_box) : n / gs.points_per_box;
-        minbd = std::max(minbd, std::floor(per_dim));
-      }
-      // at most 6,000 nodes per dimension (the padded grid then holds up to
-      // 144 million values): a wider layout has diverged, or (widen) the
-      // boxes grow
-      const double max_boxes = std::floor(6000.0 / gs.nodes);
-      minbd = std::min(minbd, max_boxes);
-      // refine() coarsens no further than this
-      floor_[c] = static_cast<std::size_t>(minbd);
-      if (!(boxes <= max_boxes)) {
-        if (!gs.widen || !std::isfinite(range)) {
-          throw std::length_error(
-              "the layout is too wide for the interpolation grid (over 6,000 nodes per "
-              "dimension); the optimisation has probably diverged (try a smaller step size)");
-        }
-        boxes = 0.0;  // min boxes over the range below
-        minbd = max_boxes;
-      }
-      const std::size_t minb = static_cast<std::size_t>(minbd);
-      if (boxes >= static_cast<double>(minb)) {
-        nb_[c] = static_cast<std::size_t>(boxes);
-        h_[c] = gs.box_width;
-      } else {
-        nb_[c] = minb;
-        h_[c] = (range + 2.0 * pad) / static_cast<double>(minb);
-      }
-      lo_[c] = 0.5 * (lo + hi) - 0.5 * h_[c] * static_cast<double>(nb_[c]);
-      mid_[c] = 0.5 * (lo + hi);
-      span_[c] = range + 2.0 * pad;
-    }
+    for (std::size_t c = 0; c < d; ++c) lay_boxes(c, gs);
     if (near_ && gs.pair_weight > 0.0) refine(gs);
     for (std::size_t c = 0; c < 2; ++c) {
       M_[c] = c < d ? nb_[c] * p_ : 1;
       L_[c] = c < d ? fft_size(2 * M_[c]) : 1;
     }
     H0_ = L_[0] / 2 + 1;
-
-    // Lagrange denominators for the nodes t_k = (k + 1/2) / p in [0, 1)
-    t_.resize(p_);
-    denom_.resize(p_);
-    for (std::size_t k = 0; k < p_; ++k) t_[k] = (static_cast<double>(k) + 0.5) / p_;
-    for (std::size_t k = 0; k < p_; ++k) {
-      double den = 1.0;
-      for (std::size_t m = 0; m < p_; ++m) {
-        if (m != k) den *= t_[k] - t_[m];
-      }
-      denom_[k] = 1.0 / den;
-    }
-
-    // box of every point, then a stable counting sort by box
-    box_.resize(n);
-    executor.parallel_for(
-        0, n,
-        [&](std::size_t b, std::size_t e) {
-          for (std::size_t i = b; i < e; ++i) box_[i] = box_of(i);
-        },
-        4096);
-    const std::size_t nboxes = nb_[0] * nb_[1];
-    start_.assign(nboxes + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) ++start_[box_[i] + 1];
-    for (std::size_t b = 0; b < nboxes; ++b) start_[b + 1] += start_[b];
-    order_.resize(n);
-    fill_.assign(start_.begin(), start_.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) order_[fill_[box_[i]]++] = i;
+    set_lagrange_denominators();
+    sort_points_by_box(executor);
   }
 
   std::size_t nodes_total() const { return M_[0] * M_[1]; }
@@ -382,6 +306,92 @@ class InterpolationGrid {
   std::size_t near_boxes() const { return R_; }
 
  private:
+  // The boxes along dimension c: their number, width and origin.
+  void lay_boxes(std::size_t c, const GridSettings& gs) {
+    const double* y = Y_ + c * stride_;
+    double lo = y[0], hi = y[0];
+    for (std::size_t i = 1; i < n_; ++i) {
+      lo = std::min(lo, y[i]);
+      hi = std::max(hi, y[i]);
+    }
+    if (!std::isfinite(lo) || !std::isfinite(hi)) {
+      throw std::runtime_error("the coordinates are not finite");
+    }
+    const double range = hi - lo;
+    // Boxes exactly box_width wide while there are at least min_boxes of
+    // them (the kernel's spectrum then changes only when the grid grows),
+    // else min_boxes boxes over the range; a little room on both sides so
+    // that no point sits on the outer edge.
+    const double pad = 1e-9 * std::max(range, std::max(std::fabs(lo), std::fabs(hi))) +
+                       std::numeric_limits<double>::min();
+    double boxes = std::ceil((range + 2.0 * pad) / gs.box_width);
+    double minbd = std::max(gs.min_boxes, 1);
+    if (gs.near_field && gs.points_per_box > 0.0) {
+      const double per_dim = d_ == 2 ? std::sqrt(n_ / gs.points_per_box) : n_ / gs.points_per_box;
+      minbd = std::max(minbd, std::floor(per_dim));
+    }
+    // at most 6,000 nodes per dimension (the padded grid then holds up to
+    // 144 million values): a wider layout has diverged, or (widen) the
+    // boxes grow
+    const double max_boxes = std::floor(6000.0 / gs.nodes);
+    minbd = std::min(minbd, max_boxes);
+    // refine() coarsens no further than this
+    floor_[c] = static_cast<std::size_t>(minbd);
+    if (!(boxes <= max_boxes)) {
+      if (!gs.widen || !std::isfinite(range)) {
+        throw std::length_error(
+            "the layout is too wide for the interpolation grid (over 6,000 nodes per "
+            "dimension); the optimisation has probably diverged (try a smaller step size)");
+      }
+      boxes = 0.0;  // min boxes over the range below
+      minbd = max_boxes;
+    }
+    const std::size_t minb = static_cast<std::size_t>(minbd);
+    if (boxes >= static_cast<double>(minb)) {
+      nb_[c] = static_cast<std::size_t>(boxes);
+      h_[c] = gs.box_width;
+    } else {
+      nb_[c] = minb;
+      h_[c] = (range + 2.0 * pad) / static_cast<double>(minb);
+    }
+    lo_[c] = 0.5 * (lo + hi) - 0.5 * h_[c] * static_cast<double>(nb_[c]);
+    mid_[c] = 0.5 * (lo + hi);
+    span_[c] = range + 2.0 * pad;
+  }
+
+  // Lagrange denominators for the nodes t_k = (k + 1/2) / p in [0, 1).
+  void set_lagrange_denominators() {
+    t_.resize(p_);
+    denom_.resize(p_);
+    for (std::size_t k = 0; k < p_; ++k) t_[k] = (static_cast<double>(k) + 0.5) / p_;
+    for (std::size_t k = 0; k < p_; ++k) {
+      double den = 1.0;
+      for (std::size_t m = 0; m < p_; ++m) {
+        if (m != k) den *= t_[k] - t_[m];
+      }
+      denom_[k] = 1.0 / den;
+    }
+  }
+
+  // The box of every point, then a stable counting sort by box.
+  template <typename Executor>
+  void sort_points_by_box(Executor& executor) {
+    box_.resize(n_);
+    executor.parallel_for(
+        0, n_,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) box_[i] = box_of(i);
+        },
+        4096);
+    const std::size_t nboxes = nb_[0] * nb_[1];
+    start_.assign(nboxes + 1, 0);
+    for (std::size_t i = 0; i < n_; ++i) ++start_[box_[i] + 1];
+    for (std::size_t b = 0; b < nboxes; ++b) start_[b + 1] += start_[b];
+    order_.resize(n_);
+    fill_.assign(start_.begin(), start_.end() - 1);
+    for (std::size_t i = 0; i < n_; ++i) order_[fill_[box_[i]]++] = i;
+  }
+
   std::size_t spectrum_size() const { return H0_ * L_[1]; }
 
   // The grid's resolution, chosen by cost. Two things make a fixed box width

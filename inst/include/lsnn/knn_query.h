@@ -244,46 +244,15 @@ struct GraphQueryParams {
 
 namespace detail {
 
-// The scores of one query row (a RowData row) against reference rows, in the
-// score space of the approximate search.
-class QueryScorer {
- public:
-  explicit QueryScorer(const ScoreSpace& space) : space_(space), data_(space.data()) {}
-
-  float operator()(std::size_t q, std::size_t j) const {
-    if (!space_.dense()) return static_cast<float>(data_.exact_score(q, j));
-    const std::size_t d = space_.d();
-    if (data_.metric() == Metric::manhattan) {
-      float s;
-      data_.kernels().l1_tile(space_.row(q), 1, space_.row(j), 1, d, &s);
-      return s;
-    }
-    return space_.sqnorm(q) + space_.sqnorm(j) - 2.0f * data_.kernels().dot_f32(space_.row(q), space_.row(j), d);
-  }
-
-  void prefetch(std::size_t j) const {
-#if defined(__GNUC__) || defined(__clang__)
-    if (!space_.dense()) return;
-    const char* p = reinterpret_cast<const char*>(space_.row(j));
-    const std::size_t bytes = space_.d() * sizeof(float);
-    for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
-#else
-    (void)j;
-#endif
-  }
-
- private:
-  const ScoreSpace& space_;
-  const RowData& data_;
-};
-
 // One thread's state for the graph search.
 struct GraphSearchState {
   std::vector<std::uint32_t> visited;  // visited[j] == stamp: j was scored
   std::uint32_t stamp = 0;
   std::vector<std::pair<float, int>> best;   // max-heap of the k best
   std::vector<std::pair<float, int>> queue;  // min-heap of rows to expand
-  std::vector<float> entry_scores, query_rows, query_sqnorm;
+  std::vector<float> entry_scores;
+  std::vector<int> query_ids;
+  ScoreWorkspace score_ws;
   std::vector<int> fresh;
   std::vector<std::pair<double, int>> cand;
   TileBuffers buf;
@@ -333,7 +302,7 @@ inline void offer_found(GraphSearchState& st, std::size_t k, double epsilon, flo
 // The best-first search of query row q (a RowData row) over the graph of the
 // reference rows [ref0, ref0 + graph.n()), from entry points already
 // scored (entries[e] with scores entry_scores[e]).
-inline void graph_search(const SearchGraph& graph, const QueryScorer& score, std::size_t ref0, std::size_t q,
+inline void graph_search(const SearchGraph& graph, const Scorer& score, std::size_t ref0, std::size_t q,
                          const int* entries, const float* entry_scores, std::size_t n_entries, std::size_t k,
                          double epsilon, GraphSearchState& st) {
   st.next_query(graph.n());
@@ -362,7 +331,7 @@ inline void graph_search(const SearchGraph& graph, const QueryScorer& score, std
     }
     st.scored += st.fresh.size();
     for (const int v : st.fresh) {
-      offer_found(st, k, epsilon, score(q, ref0 + static_cast<std::size_t>(v)), v);
+      offer_found(st, k, epsilon, score.score_pair(q, ref0 + static_cast<std::size_t>(v)), v);
     }
   }
 }
@@ -388,7 +357,7 @@ KnnGraph approx_knn_query(const RowData& data, const RowRange& reference, const 
   if (m == 0) return out;
   Phase<Executor> phase(executor, "approx kNN query", m);
   const ScoreSpace space(data, executor);
-  const detail::QueryScorer score(space);
+  const Scorer& score = space.scorer();
 
   // Entry points: a seeded sample of reference rows, in increasing order.
   std::size_t n_entry = params.n_entry;
@@ -406,50 +375,18 @@ KnnGraph approx_knn_query(const RowData& data, const RowRange& reference, const 
     entries.resize(n_entry);
     std::sort(entries.begin(), entries.end());
   }
-  // Their rows in score space, contiguous, for one matrix product per block
-  // of queries (dense data).
-  std::vector<float> entry_rows, entry_sqnorm;
-  const bool tiles = space.dense();
-  const std::size_t d = data.d();
-  if (tiles) {
-    entry_rows.resize(n_entry * d);
-    entry_sqnorm.resize(n_entry);
-    for (std::size_t e = 0; e < n_entry; ++e) {
-      const std::size_t j = reference.begin + static_cast<std::size_t>(entries[e]);
-      std::copy(space.row(j), space.row(j) + d, &entry_rows[e * d]);
-      entry_sqnorm[e] = space.sqnorm(j);
-    }
-  }
+  // As data rows, for one matrix product per block of queries.
+  std::vector<int> entry_ids(n_entry);
+  for (std::size_t e = 0; e < n_entry; ++e) entry_ids[e] = static_cast<int>(reference.begin) + entries[e];
 
   // The entry points' scores for the queries qs[0, mq) (offsets in the
   // query range), into state.entry_scores (mq x n_entry).
   auto score_entries = [&](const std::size_t* qs, std::size_t mq, detail::GraphSearchState& state) {
-    std::vector<float>& es = state.entry_scores;
-    es.resize(mq * n_entry);
-    if (!tiles) {
-      for (std::size_t a = 0; a < mq; ++a) {
-        for (std::size_t e = 0; e < n_entry; ++e) {
-          es[a * n_entry + e] = score(query.begin + qs[a], reference.begin + static_cast<std::size_t>(entries[e]));
-        }
-      }
-      return;
-    }
-    const DistanceKernels& kern = data.kernels();
-    std::vector<float>& qrows = state.query_rows;
-    std::vector<float>& qn = state.query_sqnorm;
-    qrows.resize(mq * d);
-    qn.resize(mq);
-    for (std::size_t a = 0; a < mq; ++a) {
-      const std::size_t i = query.begin + qs[a];
-      std::copy(space.row(i), space.row(i) + d, &qrows[a * d]);
-      qn[a] = space.sqnorm(i);
-    }
-    if (data.metric() == Metric::manhattan) {
-      kern.l1_tile(qrows.data(), mq, entry_rows.data(), n_entry, d, es.data());
-    } else {
-      kern.dot_tile(qrows.data(), mq, entry_rows.data(), n_entry, d, es.data());
-      kern.finish_sqdist_tile(qn.data(), mq, entry_sqnorm.data(), n_entry, es.data());
-    }
+    state.entry_scores.resize(mq * n_entry);
+    state.query_ids.resize(mq);
+    for (std::size_t a = 0; a < mq; ++a) state.query_ids[a] = static_cast<int>(query.begin + qs[a]);
+    score.score_block(RowSet::list(state.query_ids.data(), mq), RowSet::list(entry_ids.data(), n_entry),
+                      state.score_ws, state.entry_scores.data());
   };
 
   const std::size_t block = 64;  // queries per task

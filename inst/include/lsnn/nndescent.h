@@ -189,7 +189,7 @@ RecallSample recall_sample(const ScoreSpace& space, std::size_t size, std::size_
       for (std::size_t b0 = 0; b0 < n; b0 += block) {
         const std::size_t b1 = std::min(n, b0 + block), m = b1 - b0;
         tile.resize((s1 - s0) * m);
-        space.score_range(&sample.rows[s0], s1 - s0, b0, b1, ws, tile.data());
+        space.scorer().score_block(RowSet::list(&sample.rows[s0], s1 - s0), RowSet::range(b0, b1), ws, tile.data());
         for (std::size_t a = 0; a < s1 - s0; ++a) {
           const std::size_t self = static_cast<std::size_t>(sample.rows[s0 + a]);
           const float* sc = &tile[a * m];
@@ -256,85 +256,111 @@ std::vector<RpTree> build_forest(const ScoreSpace& space, const ApproxKnnParams&
 // and new.
 inline std::uint8_t tree_flag(std::size_t t) { return static_cast<std::uint8_t>(t + 2 < 256 ? t + 2 : 1); }
 
-// Forest initialisation, one tree: every leaf is scored as one matrix
-// product of its rows, and each row offers its best leaf-mates to its list
+// One thread's state for search_leaves().
+struct LeafWorkspace {
+  JoinWorkspace join;
+  std::vector<std::uint32_t> seen;  // seen[q] == stamp: q is listed
+  std::uint32_t stamp = 0;
+  std::vector<std::pair<float, int>> take;
+  std::vector<float> cut_scratch;
+  std::vector<HeapEntry> merge_scratch;
+  std::vector<float> merge_values;
+};
+
+// Leaf row a (list `row`) offers its best leaf-mates to its list, from its
+// scores sc against the leaf's m rows (ws.join.ids, under their list
+// numbers). Returns the number of list changes.
+inline std::size_t offer_leaf_mates(std::size_t a, std::size_t row, const float* sc, std::size_t m,
+                                    std::uint8_t flag, NeighbourHeaps<true>& heaps,
+                                    const DistanceKernels& kern, LeafWorkspace& ws) {
+  const std::size_t K = heaps.capacity();
+  const std::vector<int>& ids = ws.join.ids;
+  float t_row = heaps.threshold(row);
+  if (heaps.size(row) == 0 && m - 1 > K) {
+    // An empty list (first tree): only the K best leaf-mates can enter, so
+    // the cut is the K-th smallest score, found on the scores alone (cheaper
+    // than ranking all the pairs).
+    ws.cut_scratch.assign(sc, sc + m);
+    ws.cut_scratch[a] = std::numeric_limits<float>::infinity();  // the row itself
+    t_row = kth_smallest(kern, ws.cut_scratch.data(), m, K);
+  }
+  const std::size_t np = kern.positions_at_most(sc, &t_row, true, m, ws.join.pos.data());
+  // The leaf's rows that may enter, less those listed; at most K. Few of
+  // them (the usual case once the lists are good): each is looked up in the
+  // list; many: the list is marked first.
+  ws.take.clear();
+  if (np <= 4) {
+    for (std::size_t c = 0; c < np; ++c) {
+      const std::size_t b = ws.join.pos[c];
+      if (b != a && !heaps.contains(row, ids[b])) ws.take.emplace_back(sc[b], ids[b]);
+    }
+  } else {
+    ++ws.stamp;
+    const int* listed = heaps.indices(row);
+    for (std::size_t c = 0; c < heaps.size(row); ++c) ws.seen[static_cast<std::size_t>(listed[c])] = ws.stamp;
+    for (std::size_t c = 0; c < np; ++c) {
+      const std::size_t b = ws.join.pos[c];
+      if (b != a && ws.seen[static_cast<std::size_t>(ids[b])] != ws.stamp) ws.take.emplace_back(sc[b], ids[b]);
+    }
+  }
+  keep_smallest(ws.take, K);
+  std::size_t count = 0;
+  if (heaps.size(row) == 0) {
+    heaps.fill_new(row, ws.take.data(), ws.take.size(), flag);
+    count += ws.take.size();
+  } else if (ws.take.size() > 8) {
+    count += heaps.merge_new(row, ws.take.data(), ws.take.size(), flag, ws.merge_scratch, ws.merge_values);
+  } else {
+    for (const auto& c : ws.take) count += heaps.push_new(row, c.first, c.second, flag);
+  }
+  return count;
+}
+
+// One leaf, the rows ids[0, m) of `space`: scored as one matrix product,
+// each row offering its best leaf-mates to its list. Returns the number of
+// list changes.
+inline std::size_t search_leaf(const ScoreSpace& space, const int* ids, std::size_t m, std::uint8_t flag,
+                               const std::vector<int>& inv, NeighbourHeaps<true>& heaps, LeafWorkspace& ws) {
+  const DistanceKernels& kern = space.data().kernels();
+  JoinWorkspace& jw = ws.join;
+  jw.tile.resize(m * m);
+  jw.pos.resize(m);
+  jw.ids.resize(m);
+  for (std::size_t a = 0; a < m; ++a) jw.ids[a] = inv[static_cast<std::size_t>(ids[a])];
+  space.scorer().score_block(RowSet::list(ids, m), RowSet::list(ids, m), jw.score_ws, jw.tile.data());
+  // The lists are fetched a few rows ahead (fetched before the product,
+  // they would be evicted by it).
+  const std::size_t ahead = 4;
+  for (std::size_t a = 0; a < std::min(ahead, m); ++a) heaps.prefetch(static_cast<std::size_t>(jw.ids[a]), true);
+  std::size_t count = 0;
+  for (std::size_t a = 0; a < m; ++a) {
+    if (a + ahead < m) heaps.prefetch(static_cast<std::size_t>(jw.ids[a + ahead]), true);
+    count += offer_leaf_mates(a, static_cast<std::size_t>(jw.ids[a]), &jw.tile[a * m], m, flag, heaps, kern, ws);
+  }
+  return count;
+}
+
+// Forest initialisation, one tree: every leaf is searched by search_leaf()
 // (rows under their new numbers, inv[original row]). Leaves hold disjoint
 // rows, so they run in parallel. Returns the number of list changes.
 template <typename Executor>
 std::size_t search_leaves(const ScoreSpace& space, const RpTree& tree, std::uint8_t flag,
                           const std::vector<int>& inv, NeighbourHeaps<true>& heaps, Executor& executor) {
-  const std::size_t n = space.n(), K = heaps.capacity();
+  const std::size_t n = space.n();
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
-  const DistanceKernels& kern = space.data().kernels();
   const std::size_t n_leaves = tree.n_leaves();
   // Parts of at most 64 leaves, run in batches with an interrupt check
   // between them (a whole tree of a large data set takes seconds).
   const std::size_t n_parts = std::min(n_leaves, std::max(16 * n_threads, (n_leaves + 63) / 64));
   std::vector<std::size_t> part_updates(n_parts, 0);
   batched_for(executor, n_parts, 16 * n_threads, [&](std::size_t g0, std::size_t g1) {
-    JoinWorkspace ws;
-    std::vector<std::uint32_t> seen(n, 0);  // seen[q] == stamp: q is listed
-    std::uint32_t stamp = 0;
-    std::vector<std::pair<float, int>> take;
-    std::vector<float> cut_scratch;
-    std::vector<HeapEntry> merge_scratch;
-    std::vector<float> merge_values;
+    LeafWorkspace ws;
+    ws.seen.assign(n, 0);
     for (std::size_t g = g0; g < g1; ++g) {
       std::size_t count = 0;
       for (std::size_t l = n_leaves * g / n_parts; l < n_leaves * (g + 1) / n_parts; ++l) {
         const std::size_t b0 = tree.leaf_start[l], m = tree.leaf_start[l + 1] - b0;
-        const int* ids = &tree.order[b0];
-        ws.tile.resize(m * m);
-        ws.pos.resize(m);
-        ws.ids.resize(m);
-        for (std::size_t a = 0; a < m; ++a) ws.ids[a] = inv[static_cast<std::size_t>(ids[a])];
-        space.score_block(ids, m, m, ws.score_ws, ws.tile.data());
-        // The lists are fetched a few rows ahead (fetched before the
-        // product, they would be evicted by it).
-        const std::size_t ahead = 4;
-        for (std::size_t a = 0; a < std::min(ahead, m); ++a) heaps.prefetch(static_cast<std::size_t>(ws.ids[a]), true);
-        for (std::size_t a = 0; a < m; ++a) {
-          if (a + ahead < m) heaps.prefetch(static_cast<std::size_t>(ws.ids[a + ahead]), true);
-          const std::size_t row = static_cast<std::size_t>(ws.ids[a]);
-          const float* sc = &ws.tile[a * m];
-          float t_row = heaps.threshold(row);
-          if (heaps.size(row) == 0 && m - 1 > K) {
-            // An empty list (first tree): only the K best leaf-mates can
-            // enter, so the cut is the K-th smallest score, found on the
-            // scores alone (cheaper than ranking all the pairs).
-            cut_scratch.assign(sc, sc + m);
-            cut_scratch[a] = std::numeric_limits<float>::infinity();  // the row itself
-            t_row = kth_smallest(kern, cut_scratch.data(), m, K);
-          }
-          const std::size_t np = kern.positions_at_most(sc, &t_row, true, m, ws.pos.data());
-          // The leaf's rows that may enter, less those listed; at most K.
-          // Few of them (the usual case once the lists are good): each is
-          // looked up in the list; many: the list is marked first.
-          take.clear();
-          if (np <= 4) {
-            for (std::size_t c = 0; c < np; ++c) {
-              const std::size_t b = ws.pos[c];
-              if (b != a && !heaps.contains(row, ws.ids[b])) take.emplace_back(sc[b], ws.ids[b]);
-            }
-          } else {
-            ++stamp;
-            const int* listed = heaps.indices(row);
-            for (std::size_t c = 0; c < heaps.size(row); ++c) seen[static_cast<std::size_t>(listed[c])] = stamp;
-            for (std::size_t c = 0; c < np; ++c) {
-              const std::size_t b = ws.pos[c];
-              if (b != a && seen[static_cast<std::size_t>(ws.ids[b])] != stamp) take.emplace_back(sc[b], ws.ids[b]);
-            }
-          }
-          keep_smallest(take, K);
-          if (heaps.size(row) == 0) {
-            heaps.fill_new(row, take.data(), take.size(), flag);
-            count += take.size();
-          } else if (take.size() > 8) {
-            count += heaps.merge_new(row, take.data(), take.size(), flag, merge_scratch, merge_values);
-          } else {
-            for (const auto& c : take) count += heaps.push_new(row, c.first, c.second, flag);
-          }
-        }
+        count += search_leaf(space, &tree.order[b0], m, flag, inv, heaps, ws);
       }
       part_updates[g] = count;
     }
@@ -372,7 +398,7 @@ std::size_t random_fill(const ScoreSpace& space, const std::vector<int>& perm, s
           slots.push_back(static_cast<int>(q));
         }
         scores.resize(ids.size());
-        space.score_block(ids.data(), 1, ids.size(), ws, scores.data());
+        space.scorer().score_block(RowSet::list(ids.data(), 1), RowSet::list(ids.data(), ids.size()), ws, scores.data());
         for (std::size_t c = 1; c < ids.size(); ++c) part_updates[g] += heaps.push(p, scores[c], slots[c], 1);
       }
     }
@@ -557,7 +583,8 @@ inline void local_join(std::size_t p, const Candidates& cand, const NeighbourHea
     ws.orig[j] = original != nullptr ? original[q] : static_cast<int>(q);
   }
   // The new candidates against all: the pairs (i, j), i < j.
-  space.score_block(ws.orig.data(), a, m, ws.score_ws, ws.tile.data());
+  space.scorer().score_block(RowSet::list(ws.orig.data(), a), RowSet::list(ws.orig.data(), m), ws.score_ws,
+                               ws.tile.data());
   const std::uint8_t* flag = cand.fresh_flags(p);
   for (std::size_t i = 0; i < a; ++i) {
     const std::size_t j0 = i + 1;

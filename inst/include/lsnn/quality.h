@@ -44,6 +44,7 @@
 #include "neighbour_overlap.h"
 #include "parallel.h"
 #include "random.h"
+#include "scorer.h"
 
 namespace lsnn {
 
@@ -73,45 +74,17 @@ struct RankPenalties {
 namespace detail {
 
 // Float scores of the rows `rows[0..m)` of `data` against all its rows,
-// into out (row r at out[r * n], converted to double), through the exact
-// search's tile kernels.
+// into out (row r at out[r * n], converted to double).
 inline void score_rows_against_all(const RowData& data, const int* rows, std::size_t m,
                                    std::vector<double>& out, TileBuffers& buf) {
-  const std::size_t n = data.n(), d = data.d();
+  const std::size_t n = data.n();
   const std::size_t chunk = 2048;
   out.resize(m * n);
-  const DistanceKernels& kern = data.kernels();
-  if (data.sparse()) {
-    buf.scratch.assign(d, 0.0);
-    buf.score.resize(chunk);
-    for (std::size_t r = 0; r < m; ++r) {
-      const std::size_t i = static_cast<std::size_t>(rows[r]);
-      for (std::size_t b0 = 0; b0 < n; b0 += chunk) {
-        const std::size_t b1 = std::min(n, b0 + chunk);
-        data.sparse_score_tile(i, i + 1, b0, b1, buf.scratch.data(), buf.score.data());
-        for (std::size_t b = b0; b < b1; ++b) out[r * n + b] = buf.score[b - b0];
-      }
-    }
-    return;
-  }
-  // The evaluated rows in score space, gathered once.
-  buf.a.resize(m * d);
-  buf.na.resize(m);
-  for (std::size_t r = 0; r < m; ++r) {
-    const std::size_t i = static_cast<std::size_t>(rows[r]);
-    data.load_block(i, i + 1, &buf.a[r * d], &buf.na[r]);
-  }
   buf.score.resize(m * chunk);
+  const Scorer scorer(data);
   for (std::size_t b0 = 0; b0 < n; b0 += chunk) {
     const std::size_t b1 = std::min(n, b0 + chunk), mb = b1 - b0;
-    const BlockRows rows_b = block_rows(data, b0, b1, buf.b, buf.nb);
-    const float *b = rows_b.rows, *nb = rows_b.sqnorms;
-    if (data.metric() == Metric::manhattan) {
-      kern.l1_tile(buf.a.data(), m, b, mb, d, buf.score.data());
-    } else {
-      kern.dot_tile(buf.a.data(), m, b, mb, d, buf.score.data());
-      kern.finish_sqdist_tile(buf.na.data(), m, nb, mb, buf.score.data());
-    }
+    scorer.score_block(RowSet::list(rows, m), RowSet::range(b0, b1), buf.rows, buf.score.data());
     for (std::size_t r = 0; r < m; ++r) {
       const float* s = &buf.score[r * mb];
       double* o = &out[r * n + b0];
