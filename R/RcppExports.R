@@ -73,12 +73,12 @@
     .Call(`_lsnn_exact_knn_cpp`, data, k, metric, n_threads, verbose, simd, block_rows)
 }
 
-.knn_query_dense <- function(reference, query, k, metric, exact, search, seed, n_threads, verbose, simd) {
-    .Call(`_lsnn_knn_query_dense`, reference, query, k, metric, exact, search, seed, n_threads, verbose, simd)
+.knn_query_dense <- function(reference, query, k, metric, exact, search, seed, n_threads, verbose, simd, exclude = NULL) {
+    .Call(`_lsnn_knn_query_dense`, reference, query, k, metric, exact, search, seed, n_threads, verbose, simd, exclude)
 }
 
-.knn_query_sparse <- function(row_ptr, col, val, n, d, n_ref, k, metric, exact, search, seed, n_threads, verbose, simd) {
-    .Call(`_lsnn_knn_query_sparse`, row_ptr, col, val, n, d, n_ref, k, metric, exact, search, seed, n_threads, verbose, simd)
+.knn_query_sparse <- function(row_ptr, col, val, n, d, n_ref, k, metric, exact, search, seed, n_threads, verbose, simd, exclude = NULL) {
+    .Call(`_lsnn_knn_query_sparse`, row_ptr, col, val, n, d, n_ref, k, metric, exact, search, seed, n_threads, verbose, simd, exclude)
 }
 
 .local_scales <- function(idx, dist, scale_from, scale_to, n_threads) {

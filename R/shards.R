@@ -625,52 +625,20 @@ task_seed <- function(run, ...) {
 
 # The k nearest rows of `reference` to each row of `query` by (exact
 # distance, reference row number), leaving out row exclude[i] of the
-# reference for query row i (NA: none). Returns list(idx, dist) of
-# nrow(query) x min(k, available) with reference row numbers.
-#
-# THIS IS WHERE THE CORE'S EXACT QUERY GOES. Until it is merged this calls
-# the exact all-rows search on the reference rows stacked over a few query
-# rows at a time, asking for enough neighbours that the other query rows in
-# the stack cannot crowd out the k reference rows; it is exact (each
-# distance depends only on its two rows) but does about twice the work
-# needed plus the reference rows' own lists. When `query` is `reference`
-# with every row excluding itself, the reference's own graph is used.
+# reference for query row i (NA: none), by the core's exact query
+# (knn_query.h): the same distances and ties as the in-memory exact search.
+# Returns list(idx, dist) of nrow(query) x min(k, available) with reference
+# row numbers. A shard against itself passes every row excluding itself.
 shard_block_knn <- function(query, reference, k, metric, exclude = NULL, n_threads = 1L) {
   nr <- nrow(reference)
   nq <- nrow(query)
-  if (!is.null(exclude) && identical(query, reference) && identical(exclude, seq_len(nr))) {
-    kk <- min(k, nr - 1L)
-    if (kk < 1) return(list(idx = matrix(0L, nq, 0), dist = matrix(0, nq, 0)))
-    g <- exact_knn(list(kind = "dense", x = reference, n = nr), kk + 1L, metric, n_threads,
-                   FALSE)
-    return(list(idx = g$idx[, -1, drop = FALSE], dist = g$dist[, -1, drop = FALSE]))
-  }
   has_exclude <- !is.null(exclude) && any(!is.na(exclude))
   kk <- min(k, nr - has_exclude)
-  idx <- matrix(0L, nq, kk)
-  dist <- matrix(0, nq, kk)
-  if (kk < 1) return(list(idx = idx, dist = dist))
-  batch <- 256L
-  for (b0 in seq(1L, nq, by = batch)) {
-    rows <- b0:min(nq, b0 + batch - 1L)
-    x <- rbind(reference, query[rows, , drop = FALSE])
-    n <- nrow(x)
-    want <- as.integer(min(kk + length(rows) - 1L + has_exclude, n - 1L) + 1L)
-    g <- exact_knn(list(kind = "dense", x = x, n = n), want, metric, n_threads, FALSE)
-    gi <- g$idx[nr + seq_along(rows), , drop = FALSE]
-    gd <- g$dist[nr + seq_along(rows), , drop = FALSE]
-    ok <- gi <= nr
-    if (has_exclude) ok <- ok & (is.na(exclude[rows]) | gi != exclude[rows])
-    # the first kk reference entries of each row, in the graph's order
-    rank <- t(apply(ok, 1, cumsum))
-    take <- ok & rank <= kk
-    pos <- which(take, arr.ind = TRUE)
-    pos <- pos[order(pos[, 1], pos[, 2]), , drop = FALSE]
-    cols <- rank[pos]
-    idx[cbind(rows[pos[, 1]], cols)] <- gi[pos]
-    dist[cbind(rows[pos[, 1]], cols)] <- gd[pos]
-  }
-  list(idx = idx, dist = dist)
+  if (kk < 1) return(list(idx = matrix(0L, nq, 0), dist = matrix(0, nq, 0)))
+  # (the glue counts the stacked rows from 0, reference rows first)
+  skip <- if (has_exclude) ifelse(is.na(exclude), -1L, as.integer(exclude) - 1L)
+  .knn_query_dense(reference, query, kk, metric, TRUE, list(), c(0L, 0L), n_threads, FALSE,
+                   simd_option(), skip)
 }
 
 # ---- merging candidate lists ----
@@ -1115,7 +1083,7 @@ lsnn_phase <- function(run) {
   }
   tasks <- lapply(seq_along(knn), function(s) {
     list(name = sprintf("lsnn shard %d", s), out = out[s], graph = knn[s], sigma = sigma_file,
-         first = shard_offsets(run$shards)[s], n_neighbors = run$lsnn$n_neighbors)
+         n_neighbors = run$lsnn$n_neighbors, scale = run$lsnn$scale, n_threads = run$n_threads)
   })
   run_tasks(run, "locally scaled neighbours", tasks, lsnn_task)
 }
@@ -1123,36 +1091,20 @@ lsnn_phase <- function(run) {
 lsnn_task <- function(task) {
   g <- readRDS(task$graph)
   sigma <- readRDS(task$sigma)
-  rows <- task$first + seq_len(nrow(g$idx))
-  written <- save_atomic(select_lsnn(g, sigma[rows], sigma, task$n_neighbors), task$out)
+  written <- save_atomic(select_lsnn(g, sigma, task$n_neighbors, task$scale, task$n_threads),
+                         task$out)
   c(read = file.size(task$graph) + file.size(task$sigma), written = written)
 }
 
-# The locally scaled selection of local_scaling.h for rows whose scales are
-# sigma_rows, their candidates' scales looked up in sigma (global): the
-# n_neighbors - 1 candidates of smallest d^2 / sigma_i / sigma_j (ties by
-# column), listed by (distance, scaled value, column), the row itself first.
-# THE CORE'S locally_scaled_knn_query() REPLACES THIS once merged.
-select_lsnn <- function(g, sigma_rows, sigma, n_neighbors) {
-  n <- nrow(g$idx)
-  k <- ncol(g$idx)
-  keep <- n_neighbors - 1L
-  if (keep == 0) {
-    return(list(idx = g$idx[, 1, drop = FALSE], dist = g$dist[, 1, drop = FALSE]))
-  }
-  j <- g$idx[, -1, drop = FALSE]
-  d <- g$dist[, -1, drop = FALSE]
-  d2 <- d * d
-  scaled <- d2 / sigma_rows / sigma[j]
-  big <- !(d2 <= .Machine$double.xmax)
-  if (any(big)) scaled[big] <- ((d / sigma_rows) * (d / sigma[j]))[big]
-  row <- rep(seq_len(n), k - 1L)
-  col <- rep(seq_len(k - 1L), each = n)
-  o <- order(row, scaled, col, method = "radix")
-  chosen <- matrix(o, k - 1L)[seq_len(keep), , drop = FALSE]
-  sel <- as.vector(chosen)
-  o2 <- order(row[sel], d[sel], scaled[sel], col[sel], method = "radix")
-  sel <- matrix(sel[o2], keep)
-  list(idx = cbind(g$idx[, 1], t(matrix(j[sel], keep))),
-       dist = cbind(g$dist[, 1], t(matrix(d[sel], keep))))
+# The locally scaled neighbours of a graph shard's rows by the core's
+# selection (local_scaling.h, locally_scaled_query()), their candidates'
+# scales looked up in the global vector sigma: the row itself, then the
+# n_neighbors - 1 best of its other columns. The core recomputes each row's
+# own scale from the same columns, as write_graph_shard() did.
+select_lsnn <- function(g, sigma, n_neighbors, scale, n_threads) {
+  self <- list(idx = g$idx[, 1, drop = FALSE], dist = g$dist[, 1, drop = FALSE])
+  if (n_neighbors == 1L) return(self)
+  chosen <- .locally_scaled_query(g$idx[, -1, drop = FALSE], g$dist[, -1, drop = FALSE], sigma,
+                                  n_neighbors - 1L, scale[1], scale[2], n_threads)
+  list(idx = cbind(self$idx, chosen$idx), dist = cbind(self$dist, chosen$dist))
 }

@@ -3,9 +3,16 @@
 #' lsnn carries two builds of its distance kernels: the portable baseline R
 #' compiles packages with, and one for AVX2 with fused multiply-add, chosen
 #' at run time when the CPU has those units. Setting
-#' `options(lsnn.simd = "generic")` forces the baseline (to compare them, or
-#' to rule the fast build out when chasing a problem); results are the same
-#' either way, as every reported distance is recomputed in double precision.
+#' `options(lsnn.simd = "generic")` forces the baseline.
+#'
+#' On one machine with one kernel build, results are identical for any
+#' `n_threads`. Across builds they can differ: fused multiply-add rounds
+#' differently, so distances (and what is computed from them) can differ in
+#' their last bits, and neighbours at nearly equal distances can swap.
+#' `options(lsnn.simd = "generic")` makes every machine run the baseline
+#' build, so that machines with and without AVX2 give the same results; a
+#' sharded search ([extended_knn_sharded()]) passes the option to its
+#' workers, so set it when they are not all alike.
 #'
 #' @return A string: `"avx2+fma"` or `"generic"`.
 #' @examples

@@ -2,12 +2,17 @@
 #   Rscript bench/bench-shards.R format          shard file format: saveRDS against writeBin
 #   Rscript bench/bench-shards.R exact [scale]   (a) 2e6 x 50 rows: exact sharded graph
 #                                                against the in-memory one
-#   Rscript bench/bench-shards.R approx [scale]  (b) 1e7 x 50 rows, never in memory:
-#                                                approximate LSNN graph, memory and recall
+#   Rscript bench/bench-shards.R approx [scale] [rows]
+#                                                (b) 1e7 (or `rows`) x 50 rows, never in
+#                                                memory: approximate LSNN graph, memory and
+#                                                recall
 #   Rscript bench/bench-shards.R simulate        (c) 1e8 and 1e9 rows on 16, 64 and 256
 #                                                workers, from the task records of (b)
 # `scale` (default 1) multiplies the rows and the shard and partition sizes:
-# 0.01 checks the script in minutes. Results go to bench/results/shards-*.
+# 0.01 checks the script in minutes. `rows` (default 1e7) sets the rows of (b)
+# at scale 1, keeping the shard and partition sizes: the merge tasks' time
+# grows with the number of partitions, so the run grows faster than the rows
+# (see bench/README.md). Results go to bench/results/shards-*.
 suppressMessages(library(lsnn))
 source("bench/common.R")
 args <- commandArgs(TRUE)
@@ -89,7 +94,7 @@ if (what == "exact") {
 }
 
 if (what == "approx") {
-  n <- round(1e7 * scale)
+  n <- round((if (length(args) >= 3) as.numeric(args[3]) else 1e7) * scale)
   rows_per_shard <- round(1e5 * max(scale, 0.1))
   rows_per_partition <- round(2e5 * max(scale, 0.05))
   sh <- write_generated(file.path(work, "approx-data"), n, rows_per_shard)
@@ -102,7 +107,7 @@ if (what == "approx") {
                                                        out_dir = out, control = ctl))
   future::plan(future::sequential)
   tasks <- res$tasks
-  write.csv(tasks, out_file("approx-tasks"), row.names = FALSE)
+  write.csv(cbind(tasks, n_rows = n), out_file("approx-tasks"), row.names = FALSE)
   peak <- tapply(tasks$peak_memory, tasks$pid, max)
   # the in-memory approximate search at a tenth of the rows (1e6 at full
   # scale) for the per-row cost
@@ -118,7 +123,7 @@ if (what == "approx") {
   say(file, "approximate LSNN (67 columns) of %s x %d rows in %d shards, %d partitions of about %s rows: %.1f s (2 workers), %.2f us per row",
       format(n, big.mark = ","), d, length(sh$files),
       length(grep("round 1: search partition", tasks$task)),
-      format(2 * rows_per_partition, big.mark = ","), t_shard, 1e6 * t_shard / n)
+      format(rows_per_partition, big.mark = ","), t_shard, 1e6 * t_shard / n)
   say(file, "estimated recall on 2,000 sampled rows by round: %s", paste(format(res$recall, digits = 4), collapse = ", "))
   say(file, "peak memory per worker (VmHWM): %s GB", paste(format(peak / 2^30, digits = 3), collapse = ", "))
   say(file, "in-memory extended_knn approx of %s rows (2 threads): %.1f s, %.2f us per row; sharded/in-memory per-row cost %.2f",
@@ -142,8 +147,7 @@ if (what == "simulate") {
   if (length(src) == 0) stop("run bench-shards.R approx first")
   src <- src[which.max(file.mtime(src))]
   tasks <- read.csv(src, stringsAsFactors = FALSE)
-  measured_scale <- as.numeric(sub(".*-([0-9.e-]+)[.]csv$", "\\1", src))
-  n0 <- round(1e7 * measured_scale)
+  n0 <- tasks$n_rows[1]
   kind <- sub("^round [0-9]+: ", "", tasks$phase)
   rounds <- length(unique(grep("^round", tasks$phase, value = TRUE))) / 3
   per_kind <- lapply(split(tasks, kind), function(t) {

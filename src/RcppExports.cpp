@@ -294,8 +294,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // knn_query_dense
-Rcpp::List knn_query_dense(Rcpp::NumericMatrix reference, Rcpp::NumericMatrix query, int k, std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_knn_query_dense(SEXP referenceSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP exactSEXP, SEXP searchSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+Rcpp::List knn_query_dense(Rcpp::NumericMatrix reference, Rcpp::NumericMatrix query, int k, std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd, Rcpp::Nullable<Rcpp::IntegerVector> exclude);
+RcppExport SEXP _lsnn_knn_query_dense(SEXP referenceSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP exactSEXP, SEXP searchSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP excludeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -309,13 +309,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(knn_query_dense(reference, query, k, metric, exact, search, seed, n_threads, verbose, simd));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerVector> >::type exclude(excludeSEXP);
+    rcpp_result_gen = Rcpp::wrap(knn_query_dense(reference, query, k, metric, exact, search, seed, n_threads, verbose, simd, exclude));
     return rcpp_result_gen;
 END_RCPP
 }
 // knn_query_sparse
-Rcpp::List knn_query_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, int n, int d, int n_ref, int k, std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_knn_query_sparse(SEXP row_ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP nSEXP, SEXP dSEXP, SEXP n_refSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP exactSEXP, SEXP searchSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+Rcpp::List knn_query_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, int n, int d, int n_ref, int k, std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd, Rcpp::Nullable<Rcpp::IntegerVector> exclude);
+RcppExport SEXP _lsnn_knn_query_sparse(SEXP row_ptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP nSEXP, SEXP dSEXP, SEXP n_refSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP exactSEXP, SEXP searchSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP excludeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -333,7 +334,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(knn_query_sparse(row_ptr, col, val, n, d, n_ref, k, metric, exact, search, seed, n_threads, verbose, simd));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerVector> >::type exclude(excludeSEXP);
+    rcpp_result_gen = Rcpp::wrap(knn_query_sparse(row_ptr, col, val, n, d, n_ref, k, metric, exact, search, seed, n_threads, verbose, simd, exclude));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -487,8 +489,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
     {"_lsnn_exact_knn_cpp", (DL_FUNC) &_lsnn_exact_knn_cpp, 7},
-    {"_lsnn_knn_query_dense", (DL_FUNC) &_lsnn_knn_query_dense, 10},
-    {"_lsnn_knn_query_sparse", (DL_FUNC) &_lsnn_knn_query_sparse, 14},
+    {"_lsnn_knn_query_dense", (DL_FUNC) &_lsnn_knn_query_dense, 11},
+    {"_lsnn_knn_query_sparse", (DL_FUNC) &_lsnn_knn_query_sparse, 15},
     {"_lsnn_local_scales_cpp", (DL_FUNC) &_lsnn_local_scales_cpp, 5},
     {"_lsnn_locally_scaled_query_cpp", (DL_FUNC) &_lsnn_locally_scaled_query_cpp, 7},
     {"_lsnn_locally_scaled_distances_cpp", (DL_FUNC) &_lsnn_locally_scaled_distances_cpp, 5},

@@ -8,6 +8,7 @@
 #include <lsnn/local_scaling.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "graph_convert.h"
 #include "kernels.h"
@@ -16,19 +17,35 @@
 
 namespace {
 
+// The rows each query row leaves out (0-based rows of the stacked data, -1
+// for none), one per query row; NULL or empty for none.
+std::vector<int> exclusions(const Rcpp::Nullable<Rcpp::IntegerVector>& exclude, std::size_t n_ref, std::size_t n) {
+  if (exclude.isNull()) return {};
+  const Rcpp::IntegerVector ex(exclude.get());
+  if (ex.size() == 0) return {};
+  if (static_cast<std::size_t>(ex.size()) != n - n_ref) Rcpp::stop("exclude must have one entry per query row");
+  for (const int e : ex) {
+    if (e != -1 && (e < 0 || static_cast<std::size_t>(e) >= n)) Rcpp::stop("exclude must hold rows of the data or -1");
+  }
+  return std::vector<int>(ex.begin(), ex.end());
+}
+
 // The reference rows are rows [0, n_ref) of `data`, the query rows the rest.
 // `search` holds the approximate search's settings and the reference's
-// graph (ignored by the exact search).
+// graph (ignored by the exact search); `exclude` is read by the exact
+// search only.
 Rcpp::List run_query(const lsnn::RowData& data, std::size_t n_ref, int k, bool exact, Rcpp::List search,
-                     Rcpp::IntegerVector seed, int n_threads, bool verbose) {
+                     Rcpp::IntegerVector seed, int n_threads, bool verbose, const std::vector<int>& exclude) {
   const lsnn::RowRange reference{0, n_ref}, query{n_ref, data.n()};
   lsnn_r::RExecutor executor(n_threads, verbose);
   lsnn::KnnGraph graph;
   if (exact) {
     graph = lsnn_r::run_core([&] {
-      return lsnn::exact_knn_query(data, reference, query, static_cast<std::size_t>(k), nullptr, executor);
+      return lsnn::exact_knn_query(data, reference, query, static_cast<std::size_t>(k),
+                                   exclude.empty() ? nullptr : exclude.data(), executor);
     });
   } else {
+    if (!exclude.empty()) Rcpp::stop("exclude is for the exact query only");
     const Rcpp::IntegerMatrix idx = search["idx"];
     const Rcpp::NumericMatrix dist = search["dist"];
     if (static_cast<std::size_t>(idx.nrow()) != n_ref) Rcpp::stop("the index's graph must have one row per reference row");
@@ -48,10 +65,13 @@ Rcpp::List run_query(const lsnn::RowData& data, std::size_t n_ref, int k, bool e
 
 }  // namespace
 
+// `exclude`: for each query row, a row of the stacked data (reference rows
+// first, 0-based) it must not list, or -1; NULL or empty for none.
 // [[Rcpp::export(.knn_query_dense)]]
 Rcpp::List knn_query_dense(Rcpp::NumericMatrix reference, Rcpp::NumericMatrix query, int k,
                            std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed,
-                           int n_threads, bool verbose, std::string simd) {
+                           int n_threads, bool verbose, std::string simd,
+                           Rcpp::Nullable<Rcpp::IntegerVector> exclude = R_NilValue) {
   if (reference.ncol() != query.ncol()) Rcpp::stop("the query and reference rows must have the same columns");
   const std::vector<lsnn::DenseColumnMajor> parts{
       {reference.begin(), static_cast<std::size_t>(reference.nrow()), static_cast<std::size_t>(reference.ncol())},
@@ -59,20 +79,23 @@ Rcpp::List knn_query_dense(Rcpp::NumericMatrix reference, Rcpp::NumericMatrix qu
   const lsnn::RowData data = lsnn_r::run_core([&] {
     return lsnn::RowData(parts, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
   });
-  return run_query(data, static_cast<std::size_t>(reference.nrow()), k, exact, search, seed, n_threads, verbose);
+  const std::size_t n_ref = static_cast<std::size_t>(reference.nrow());
+  return run_query(data, n_ref, k, exact, search, seed, n_threads, verbose, exclusions(exclude, n_ref, data.n()));
 }
 
 // The stacked rows (reference rows first) as CSR: the slots of a dgRMatrix.
 // [[Rcpp::export(.knn_query_sparse)]]
 Rcpp::List knn_query_sparse(Rcpp::IntegerVector row_ptr, Rcpp::IntegerVector col, Rcpp::NumericVector val,
                             int n, int d, int n_ref, int k, std::string metric, bool exact, Rcpp::List search,
-                            Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd) {
+                            Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd,
+                            Rcpp::Nullable<Rcpp::IntegerVector> exclude = R_NilValue) {
   const lsnn::SparseRows view{row_ptr.begin(), col.begin(), val.begin(), static_cast<std::size_t>(n),
                               static_cast<std::size_t>(d)};
   const lsnn::RowData data = lsnn_r::run_core([&] {
     return lsnn::RowData(view, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
   });
-  return run_query(data, static_cast<std::size_t>(n_ref), k, exact, search, seed, n_threads, verbose);
+  return run_query(data, static_cast<std::size_t>(n_ref), k, exact, search, seed, n_threads, verbose,
+                   exclusions(exclude, static_cast<std::size_t>(n_ref), data.n()));
 }
 
 // [[Rcpp::export(.local_scales)]]

@@ -44,6 +44,40 @@ test_that("querying the reference rows gives the reference graph without ties", 
   expect_identical(q_d$dist[-(1:50), ], res_i$enn$dist)
 })
 
+test_that("the exact query's exclude leaves out one reference row per query row", {
+  set.seed(13)
+  X <- round(clustered(300, 5) * 4)
+  Q <- rbind(X[1:40, ], round(clustered(20, 5) * 4))
+  # each of the first 40 query rows leaves out its own copy (0-based), the
+  # others one far row or none
+  skip <- c(0:39, rep(c(299L, -1L), 10))
+  for (metric in c("euclidean", "cosine")) {
+    full <- lsnn:::.knn_query_dense(X, Q, 9, metric, TRUE, list(), c(0L, 0L), 2L, FALSE, "auto")
+    ex <- lsnn:::.knn_query_dense(X, Q, 8, metric, TRUE, list(), c(0L, 0L), 2L, FALSE, "auto",
+                                  skip)
+    expect_false(any(ex$idx == skip + 1L))
+    for (i in seq_len(nrow(Q))) {
+      keep <- full$idx[i, ] != skip[i] + 1L
+      expect_identical(ex$idx[i, ], full$idx[i, keep][1:8], info = i)
+      expect_identical(ex$dist[i, ], full$dist[i, keep][1:8], info = i)
+    }
+    # sparse rows stacked under the reference rows: the same
+    S <- methods::as(methods::as(rbind(X, Q), "CsparseMatrix"), "RsparseMatrix")
+    sp <- lsnn:::.knn_query_sparse(S@p, S@j, S@x, nrow(S), ncol(S), nrow(X), 8L, metric, TRUE,
+                                   list(), c(0L, 0L), 1L, FALSE, "auto", skip)
+    expect_identical(sp$idx, ex$idx)
+    # NULL and an empty vector mean none
+    expect_identical(lsnn:::.knn_query_dense(X, Q, 9, metric, TRUE, list(), c(0L, 0L), 1L,
+                                             FALSE, "auto", integer()), full)
+  }
+  expect_error(lsnn:::.knn_query_dense(X, Q, 8, "euclidean", TRUE, list(), c(0L, 0L), 1L,
+                                       FALSE, "auto", skip[-1]), "one entry per query row")
+  expect_error(lsnn:::.knn_query_dense(X, Q, 8, "euclidean", TRUE, list(), c(0L, 0L), 1L,
+                                       FALSE, "auto", replace(skip, 3, 360L)), "rows of the data")
+  expect_error(lsnn:::.knn_query_dense(X[1:5, ], Q, 5, "euclidean", TRUE, list(), c(0L, 0L), 1L,
+                                       FALSE, "auto", rep(0L, 60)), "k is more than")
+})
+
 test_that("the approximate query finds the neighbours, for any n_threads and reproducibly", {
   set.seed(13)
   XQ <- clustered(3300, 10, n_clusters = 10)

@@ -107,6 +107,21 @@ test_that("the approximate sharded graph reaches the recall target and is reprod
   expect_equal(dim(lsnn$idx), c(3000L, 10L))
 })
 
+test_that("the recall estimate's exact rows are the rows' exact neighbours", {
+  set.seed(12)
+  X <- clustered(500, 6)
+  X[450, ] <- X[10, ]
+  sh <- shard_dir(X, 120)
+  run <- lsnn:::sharded_run(sh, 12, 3, "approx", "euclidean", NULL, 1L, FALSE, approx_control(),
+                            shard_control(recall_rows = 60), lsnn = NULL)
+  on.exit(unlink(run$dir, recursive = TRUE), add = TRUE)
+  truth <- lsnn:::exact_rows_phase(run)
+  g <- extended_knn(X, 12, 3, nn_kind = "exact")
+  expect_length(truth$rows, 60)
+  expect_identical(truth$idx, g$idx[truth$rows, -1])
+  expect_identical(truth$dist, g$dist[truth$rows, -1])
+})
+
 test_that("a run resumes from its out_dir and refuses other settings", {
   set.seed(7)
   X <- matrix(rnorm(400 * 4), 400)
