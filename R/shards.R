@@ -1045,22 +1045,30 @@ merge_candidates_task <- function(task) {
   n <- run$shards$rows[s]
   self <- as.integer(first + seq_len(n))
   k_others <- run$k - 1L
-  lists <- NULL
+  # every candidate of the shard's rows, (local row, id, distance), from the
+  # previous round and from each partition, ranked once: one pass over
+  # vectors instead of a merge of n x k matrices per partition
+  rows <- list()
+  ids <- list()
+  dists <- list()
   read <- 0
+  add <- function(local, idx, dist) {
+    ok <- idx > 0
+    rows[[length(rows) + 1L]] <<- rep(local, ncol(idx))[ok]
+    ids[[length(ids) + 1L]] <<- idx[ok]
+    dists[[length(dists) + 1L]] <<- dist[ok]
+  }
   if (!is.null(task$previous) && !is.na(task$previous)) {
     g <- readRDS(task$previous)
-    lists <- list(idx = g$idx[, -1, drop = FALSE], dist = g$dist[, -1, drop = FALSE])
+    add(seq_len(n), g$idx[, -1, drop = FALSE], g$dist[, -1, drop = FALSE])
     read <- read + file.size(task$previous)
   }
   for (f in task$parts) {
     cand <- readRDS(f)
     read <- read + file.size(f)
-    local <- cand$ids - first
-    new <- list(idx = matrix(0L, n, ncol(cand$idx)), dist = matrix(Inf, n, ncol(cand$idx)))
-    new$idx[local, ] <- cand$idx
-    new$dist[local, ] <- cand$dist
-    lists <- merge_lists(lists, new, k_others, self)
+    add(as.integer(cand$ids - first), cand$idx, cand$dist)
   }
+  lists <- best_candidates(unlist(rows), unlist(ids), unlist(dists), n, k_others, self)
   if (length(lists$short) > 0) {
     stop("row ", self[lists$short[1]], " has fewer than ", k_others,
          " candidates: its partitions are too small", call. = FALSE)
