@@ -30,9 +30,12 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "kernels.h"
+#include "row_storage.h"
 #include "sparse.h"
 
 namespace lsnn {
@@ -70,6 +73,12 @@ struct DenseColumnMajor {
   std::size_t d;
 };
 
+// The rows prepared once for a metric: their storage (row_storage.h: dense
+// float, dense double or sparse, chosen here once), the norms, the centre
+// and scale of score space and the error bounds of the float scores. The
+// exact score of a pair goes through a function chosen with the storage, one
+// per (storage, metric), and every block function dispatches on the storage
+// once per call, so no per-pair or per-row code tests the storage.
 class RowData {
  public:
   RowData(const DenseColumnMajor& x, Metric metric, const DistanceKernels& kernels)
@@ -89,28 +98,21 @@ class RowData {
   }
 
   RowData(const SparseRows& x, Metric metric, const DistanceKernels& kernels)
-      : metric_(metric), kernels_(&kernels), n_(x.n), d_(x.d), sparse_(x) {
+      : metric_(metric), kernels_(&kernels), n_(x.n), d_(x.d) {
     if (metric == Metric::manhattan || metric == Metric::correlation) {
       throw std::invalid_argument(
           "the sparse path supports metric = \"euclidean\" or \"cosine\"; "
           "convert the data with as.matrix() for other metrics");
     }
-    is_sparse_ = true;
     const std::size_t nnz = n_ > 0 ? static_cast<std::size_t>(x.ptr[n_]) : 0;
     unit_ = storage_unit(x.val, nnz);
-    if (unit_ != 1.0) {
-      // the values are copied, scaled; the caller's stay as they are
-      sparse_val_.resize(nnz);
-      for (std::size_t t = 0; t < nnz; ++t) sparse_val_[t] = x.val[t] * unit_;
-      sparse_.val = sparse_val_.data();
-    }
-    prepare_sparse();
+    prepare_sparse(storage_.emplace<StoredSparseRows>(x, unit_));
   }
 
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
   Metric metric() const { return metric_; }
-  bool sparse() const { return is_sparse_; }
+  bool sparse() const { return std::holds_alternative<StoredSparseRows>(storage_); }
   const DistanceKernels& kernels() const { return *kernels_; }
 
   // The reported distance for a score-space value computed by exact_score()
@@ -127,35 +129,11 @@ class RowData {
 
   // The exact score of rows i and j in double precision from the data as
   // given (the scale is a power of two, so multiplying by it is exact).
-  double exact_score(std::size_t i, std::size_t j) const {
-    switch (metric_) {
-      case Metric::euclidean:
-        return raw_sqdist(i, j) * (scale_ * scale_);
-      case Metric::cosine:
-      case Metric::correlation: {
-        const double ni = norm_[i], nj = norm_[j];
-        if (ni == 0.0 || nj == 0.0) return (ni == 0.0 && nj == 0.0) ? 0.0 : 2.0;
-        double c = raw_dot(i, j) / (ni * nj);
-        c = std::min(1.0, std::max(-1.0, c));
-        return 2.0 - 2.0 * c;
-      }
-      case Metric::manhattan:
-        return raw_l1(i, j) * scale_;
-    }
-    return 0.0;
-  }
+  double exact_score(std::size_t i, std::size_t j) const { return exact_score_(*this, i, j); }
 
   // Hints that exact_score(., i) will read row i soon (dense data).
   void prefetch_row(std::size_t i) const {
-#if defined(__GNUC__) || defined(__clang__)
-    if (is_sparse_) return;
-    const char* p = store_float_ ? reinterpret_cast<const char*>(&xf_[i * d_])
-                                 : reinterpret_cast<const char*>(&xd_[i * d_]);
-    const std::size_t bytes = d_ * (store_float_ ? sizeof(float) : sizeof(double));
-    for (std::size_t b = 0; b < bytes && b < 256; b += 64) __builtin_prefetch(p + b);
-#else
-    (void)i;
-#endif
+    std::visit([i](const auto& rows) { rows.prefetch(i); }, storage_);
   }
 
   double exact_distance(std::size_t i, std::size_t j) const {
@@ -164,13 +142,93 @@ class RowData {
 
   // Rows `rows` transformed to score space in single precision, row-major
   // into out (rows.count x d), with the float rows' squared norms (as used
-  // in score = |a|^2 + |b|^2 - 2 a.b) into sqnorm. Sparse data is not
-  // materialised here: see sparse_score_tile().
+  // in score = |a|^2 + |b|^2 - 2 a.b) into sqnorm. (Searches score sparse
+  // rows with sparse_score_tile() instead.)
   void load_rows(const RowSet& rows, float* out, float* sqnorm) const {
+    std::visit([&](const auto& stored) { load_rows_from(stored, rows, out, sqnorm); }, storage_);
+  }
+
+  // All rows already in score space, when the data allows scoring straight
+  // from storage (else nullptr: use load_rows), and their squared norms.
+  const float* direct_rows() const {
+    return direct_ ? std::get<FloatRows>(storage_).data() : nullptr;
+  }
+  const float* direct_sqnorms() const { return sqnorm_direct_.data(); }
+
+  // Scores of sparse rows `a` against `b`, row-major into out, accumulated
+  // in double through a dense scratch row (length d, all zero).
+  void sparse_score_tile(const RowSet& a, const RowSet& b, double* scratch, float* out) const {
+    const SparseRows& x = std::get<StoredSparseRows>(storage_).rows();
+    for (std::size_t r = 0; r < a.count; ++r) {
+      const std::size_t i = a[r];
+      for (int p = x.ptr[i]; p < x.ptr[i + 1]; ++p) {
+        scratch[x.col[p]] = x.val[p] * row_factor(i);
+      }
+      const double ni = score_sqnorm(i);
+      for (std::size_t c = 0; c < b.count; ++c) {
+        const std::size_t j = b[c];
+        double dot = 0.0;
+        for (int p = x.ptr[j]; p < x.ptr[j + 1]; ++p) {
+          dot += scratch[x.col[p]] * x.val[p];
+        }
+        dot *= row_factor(j);
+        out[r * b.count + c] = static_cast<float>(ni + score_sqnorm(j) - 2.0 * dot);
+      }
+      for (int p = x.ptr[i]; p < x.ptr[i + 1]; ++p) scratch[x.col[p]] = 0.0;
+    }
+  }
+
+  // Bound on |float score(i, j) - exact_score(i, j)| for every j, from the
+  // standard model of floating-point arithmetic (see the storages'
+  // *_score_error()), doubled for safety.
+  double score_tolerance(std::size_t i) const { return tolerance_[i]; }
+
+  // Rows whose float scores cannot rank their neighbours: zero rows under
+  // cosine or correlation (all other zero rows are at distance 0 from them,
+  // but score like any other row). Searches treat them exactly.
+  bool needs_exact_search(std::size_t i) const {
+    return unit_rows() && norm_[i] == 0.0;
+  }
+
+ private:
+  using PairScore = double (*)(const RowData& data, std::size_t i, std::size_t j);
+  using ScoreError = double (*)(double a, double m, double gamma, double u);
+
+  // The exact score of one (storage, metric); correlation is cosine of the
+  // row-centred rows.
+  template <class Stored, Metric M>
+  static double score_pair(const RowData& data, std::size_t i, std::size_t j) {
+    const Stored& rows = *std::get_if<Stored>(&data.storage_);
+    if constexpr (M == Metric::euclidean) {
+      return rows.sqdist(i, j) * (data.scale_ * data.scale_);
+    } else if constexpr (M == Metric::manhattan) {
+      return rows.l1(i, j) * data.scale_;
+    } else {
+      const double ni = data.norm_[i], nj = data.norm_[j];
+      if (ni == 0.0 || nj == 0.0) return (ni == 0.0 && nj == 0.0) ? 0.0 : 2.0;
+      double c = rows.dot(i, j) / (ni * nj);
+      c = std::min(1.0, std::max(-1.0, c));
+      return 2.0 - 2.0 * c;
+    }
+  }
+
+  template <class Stored>
+  static PairScore dense_pair_score(Metric metric) {
+    switch (metric) {
+      case Metric::euclidean: return &score_pair<Stored, Metric::euclidean>;
+      case Metric::cosine:
+      case Metric::correlation: return &score_pair<Stored, Metric::cosine>;
+      case Metric::manhattan: return &score_pair<Stored, Metric::manhattan>;
+    }
+    return nullptr;
+  }
+
+  template <class Stored>
+  void load_rows_from(const Stored& stored, const RowSet& rows, float* out, float* sqnorm) const {
     for (std::size_t r = 0; r < rows.count; ++r) {
       const std::size_t i = rows[r];
       float* row = out + r * d_;
-      load_row(i, row);
+      stored.load_row(i, row_factor(i), center_.data(), row);
       if (metric_ == Metric::manhattan) {
         sqnorm[r] = 0.0f;
       } else if (unit_rows() && norm_[i] == 0.0) {
@@ -185,47 +243,6 @@ class RowData {
     }
   }
 
-  // All rows already in score space, when the data allows scoring straight
-  // from storage (else nullptr: use load_rows), and their squared norms.
-  const float* direct_rows() const { return direct_ ? xf_.data() : nullptr; }
-  const float* direct_sqnorms() const { return sqnorm_direct_.data(); }
-
-  // Scores of sparse rows `a` against `b`, row-major into out, accumulated
-  // in double through a dense scratch row (length d, all zero).
-  void sparse_score_tile(const RowSet& a, const RowSet& b, double* scratch, float* out) const {
-    for (std::size_t r = 0; r < a.count; ++r) {
-      const std::size_t i = a[r];
-      for (int p = sparse_.ptr[i]; p < sparse_.ptr[i + 1]; ++p) {
-        scratch[sparse_.col[p]] = sparse_.val[p] * row_factor(i);
-      }
-      const double ni = score_sqnorm(i);
-      for (std::size_t c = 0; c < b.count; ++c) {
-        const std::size_t j = b[c];
-        double dot = 0.0;
-        for (int p = sparse_.ptr[j]; p < sparse_.ptr[j + 1]; ++p) {
-          dot += scratch[sparse_.col[p]] * sparse_.val[p];
-        }
-        dot *= row_factor(j);
-        out[r * b.count + c] = static_cast<float>(ni + score_sqnorm(j) - 2.0 * dot);
-      }
-      for (int p = sparse_.ptr[i]; p < sparse_.ptr[i + 1]; ++p) scratch[sparse_.col[p]] = 0.0;
-    }
-  }
-
-  // Bound on |float score(i, j) - exact_score(i, j)| for every j, from the
-  // standard model of floating-point arithmetic: each float product sum of d
-  // terms is within gamma_d |a||b| of its exact value, plus the rounding of
-  // the inputs and of the final additions; doubled for safety.
-  double score_tolerance(std::size_t i) const { return tolerance_[i]; }
-
-  // Rows whose float scores cannot rank their neighbours: zero rows under
-  // cosine or correlation (all other zero rows are at distance 0 from them,
-  // but score like any other row). Searches treat them exactly.
-  bool needs_exact_search(std::size_t i) const {
-    return unit_rows() && norm_[i] == 0.0;
-  }
-
- private:
   bool unit_rows() const {
     return metric_ == Metric::cosine || metric_ == Metric::correlation;
   }
@@ -239,71 +256,6 @@ class RowData {
   double score_sqnorm(std::size_t i) const {
     if (unit_rows()) return 1.0;
     return sqnorm_sparse_[i];
-  }
-
-  void load_row(std::size_t i, float* row) const {
-    const double f = row_factor(i);
-    const bool shift = !unit_rows();
-    if (store_float_) {
-      const float* x = &xf_[i * d_];
-      for (std::size_t k = 0; k < d_; ++k) {
-        row[k] = static_cast<float>((static_cast<double>(x[k]) - (shift ? center_[k] : 0.0)) * f);
-      }
-    } else {
-      const double* x = &xd_[i * d_];
-      for (std::size_t k = 0; k < d_; ++k) {
-        row[k] = static_cast<float>((x[k] - (shift ? center_[k] : 0.0)) * f);
-      }
-    }
-  }
-
-  double raw_sqdist(std::size_t i, std::size_t j) const {
-    if (is_sparse_) return sparse_sqdist(i, j);
-    return store_float_ ? kernels_->sqdist_f(&xf_[i * d_], &xf_[j * d_], d_)
-                        : kernels_->sqdist_d(&xd_[i * d_], &xd_[j * d_], d_);
-  }
-  double raw_dot(std::size_t i, std::size_t j) const {
-    if (is_sparse_) return sparse_dot(i, j);
-    return store_float_ ? kernels_->dot_f(&xf_[i * d_], &xf_[j * d_], d_)
-                        : kernels_->dot_d(&xd_[i * d_], &xd_[j * d_], d_);
-  }
-  double raw_l1(std::size_t i, std::size_t j) const {
-    return store_float_ ? kernels_->l1_f(&xf_[i * d_], &xf_[j * d_], d_)
-                        : kernels_->l1_d(&xd_[i * d_], &xd_[j * d_], d_);
-  }
-
-  double sparse_dot(std::size_t i, std::size_t j) const {
-    int p = sparse_.ptr[i], pe = sparse_.ptr[i + 1];
-    int q = sparse_.ptr[j], qe = sparse_.ptr[j + 1];
-    double s = 0.0;
-    while (p < pe && q < qe) {
-      if (sparse_.col[p] < sparse_.col[q]) {
-        ++p;
-      } else if (sparse_.col[q] < sparse_.col[p]) {
-        ++q;
-      } else {
-        s += sparse_.val[p++] * sparse_.val[q++];
-      }
-    }
-    return s;
-  }
-
-  double sparse_sqdist(std::size_t i, std::size_t j) const {
-    int p = sparse_.ptr[i], pe = sparse_.ptr[i + 1];
-    int q = sparse_.ptr[j], qe = sparse_.ptr[j + 1];
-    double s = 0.0;
-    while (p < pe || q < qe) {
-      double t;
-      if (q >= qe || (p < pe && sparse_.col[p] < sparse_.col[q])) {
-        t = sparse_.val[p++];
-      } else if (p >= pe || sparse_.col[q] < sparse_.col[p]) {
-        t = -sparse_.val[q++];
-      } else {
-        t = sparse_.val[p++] - sparse_.val[q++];
-      }
-      s += t * t;
-    }
-    return s;
   }
 
   static double power_of_two_at_most(double x) {
@@ -343,8 +295,8 @@ class RowData {
     return unit_of_largest(largest_abs(v, count));
   }
 
-  // Dense rows, once: the storage unit, the row-major copy, the norms, the
-  // centre and the scale of score space, and the error bounds.
+  // Dense rows, once: the storage unit, the storage, the row-major copy, the
+  // norms, the centre and the scale of score space, and the error bounds.
   void prepare_dense(const std::vector<DenseColumnMajor>& parts) {
     if (d_ != 0 && n_ > std::numeric_limits<std::size_t>::max() / d_) {
       throw std::length_error("the data matrix is too large");
@@ -359,22 +311,33 @@ class RowData {
     // Data that float represents exactly (pixel intensities, counts) is
     // stored as float, halving the memory the search needs and feeding the
     // matrix products without conversion.
-    store_float_ = metric_ != Metric::correlation && float_exact(parts);
-    store_rows(parts, row_mean);
-    const double biggest_norm = set_norms();
+    if (metric_ != Metric::correlation && float_exact(parts)) {
+      prepare_dense_rows(storage_.emplace<FloatRows>(n_, d_, *kernels_), parts, row_mean);
+    } else {
+      prepare_dense_rows(storage_.emplace<DoubleRows>(n_, d_, *kernels_), parts, row_mean);
+    }
+  }
+
+  template <class T>
+  void prepare_dense_rows(DenseRows<T>& rows, const std::vector<DenseColumnMajor>& parts,
+                          const std::vector<double>& row_mean) {
+    store_rows(rows, parts, row_mean);
+    const double biggest_norm = set_norms(rows);
     // Euclidean distances of float-exact data are scored straight from the
     // stored rows, with no per-tile conversion (the price is a looser error
     // bound without centring, which the exactness proof absorbs), as long as
     // squared norms stay far from float overflow and underflow.
-    direct_ = metric_ == Metric::euclidean && store_float_ && biggest_norm < 1e15 &&
+    direct_ = std::is_same<T, float>::value && metric_ == Metric::euclidean && biggest_norm < 1e15 &&
               (biggest_norm == 0.0 || biggest_norm > 1e-15);
     center_.assign(d_, 0.0);
     if (!unit_rows() && !direct_) set_column_means(parts);
-    finish_tolerance(score_sizes());
+    finish_tolerance(score_sizes(rows), metric_ == Metric::manhattan ? &DenseRows<T>::l1_score_error
+                                                                      : &DenseRows<T>::product_score_error);
     if (direct_) {
       sqnorm_direct_.resize(n_);
       for (std::size_t i = 0; i < n_; ++i) sqnorm_direct_[i] = static_cast<float>(norm_[i] * norm_[i]);
     }
+    exact_score_ = dense_pair_score<DenseRows<T>>(metric_);
   }
 
   // The mean of every stored row (values times unit_).
@@ -403,16 +366,13 @@ class RowData {
     return true;
   }
 
-  // The row-major copy (as float or double), values times unit_, less the
-  // row means when given. The transposition goes by blocks of 64 rows, whose
-  // output lines stay in cache while every column fills them (a column at a
-  // time over all rows would touch a new cache line with every value).
-  void store_rows(const std::vector<DenseColumnMajor>& parts, const std::vector<double>& row_mean) {
-    if (store_float_) {
-      xf_.resize(n_ * d_);
-    } else {
-      xd_.resize(n_ * d_);
-    }
+  // The row-major copy, values times unit_, less the row means when given.
+  // The transposition goes by blocks of 64 rows, whose output lines stay in
+  // cache while every column fills them (a column at a time over all rows
+  // would touch a new cache line with every value).
+  template <class T>
+  void store_rows(DenseRows<T>& rows, const std::vector<DenseColumnMajor>& parts,
+                  const std::vector<double>& row_mean) const {
     const std::size_t rows_per_block = 64;
     std::size_t first = 0;
     for (const DenseColumnMajor& x : parts) {
@@ -422,12 +382,7 @@ class RowData {
           const double* col = x.data + k * x.n;
           for (std::size_t i = i0; i < i1; ++i) {
             const std::size_t r = first + i;
-            const double v = row_mean.empty() ? col[i] * unit_ : col[i] * unit_ - row_mean[r];
-            if (store_float_) {
-              xf_[r * d_ + k] = static_cast<float>(v);
-            } else {
-              xd_[r * d_ + k] = v;
-            }
+            rows.set(r, k, row_mean.empty() ? col[i] * unit_ : col[i] * unit_ - row_mean[r]);
           }
         }
       }
@@ -435,18 +390,15 @@ class RowData {
     }
   }
 
-  double stored(std::size_t i, std::size_t k) const {
-    return store_float_ ? xf_[i * d_ + k] : xd_[i * d_ + k];
-  }
-
   // The L2 norm of every stored row; returns the largest.
-  double set_norms() {
+  template <class T>
+  double set_norms(const DenseRows<T>& rows) {
     norm_.assign(n_, 0.0);
     double biggest_norm = 0.0;
     for (std::size_t i = 0; i < n_; ++i) {
       double r2 = 0.0;
       for (std::size_t k = 0; k < d_; ++k) {
-        const double v = stored(i, k);
+        const double v = rows.value(i, k);
         r2 += v * v;
       }
       norm_[i] = std::sqrt(r2);
@@ -469,12 +421,13 @@ class RowData {
 
   // Row sizes in score space before scaling (L2, or L1 for manhattan), for
   // the scale and the tolerance.
-  std::vector<double> score_sizes() const {
+  template <class T>
+  std::vector<double> score_sizes(const DenseRows<T>& rows) const {
     std::vector<double> size(n_, 0.0);
     for (std::size_t i = 0; i < n_; ++i) {
       double s2 = 0.0, s1 = 0.0;
       for (std::size_t k = 0; k < d_; ++k) {
-        const double c = stored(i, k) - center_[k];
+        const double c = rows.value(i, k) - center_[k];
         s2 += c * c;
         s1 += std::fabs(c);
       }
@@ -483,24 +436,25 @@ class RowData {
     return size;
   }
 
-  void prepare_sparse() {
+  void prepare_sparse(const StoredSparseRows& rows) {
     center_.assign(d_, 0.0);
     norm_.assign(n_, 0.0);
     std::vector<double> size(n_, 0.0);
     for (std::size_t i = 0; i < n_; ++i) {
-      double s2 = 0.0;
-      for (int p = sparse_.ptr[i]; p < sparse_.ptr[i + 1]; ++p) s2 += sparse_.val[p] * sparse_.val[p];
-      norm_[i] = std::sqrt(s2);
+      norm_[i] = std::sqrt(rows.sqnorm(i));
       size[i] = norm_[i];
     }
-    finish_tolerance(size);
+    finish_tolerance(size, &StoredSparseRows::product_score_error);
     sqnorm_sparse_.resize(n_);
     for (std::size_t i = 0; i < n_; ++i) sqnorm_sparse_[i] = norm_[i] * norm_[i] * scale_ * scale_;
+    exact_score_ = metric_ == Metric::euclidean ? &score_pair<StoredSparseRows, Metric::euclidean>
+                                                : &score_pair<StoredSparseRows, Metric::cosine>;
   }
 
-  // `size` is each row's norm in score space before scaling (L2, or L1 for
-  // manhattan).
-  void finish_tolerance(const std::vector<double>& size) {
+  // The scale of score space and every row's tolerance. `size` is each
+  // row's norm in score space before scaling (L2, or L1 for manhattan);
+  // `error` the storage's bound for rows of scaled sizes a and m.
+  void finish_tolerance(const std::vector<double>& size, ScoreError error) {
     const double u = std::ldexp(1.0, -24);  // float unit roundoff
     const double dd = static_cast<double>(std::max<std::size_t>(d_, 1));
     const double gamma = dd * u / (1.0 - dd * u);
@@ -508,7 +462,7 @@ class RowData {
     if (unit_rows()) {
       scale_ = 1.0;
       // Unit rows, |a| = |b| = 1 (zero rows have a = 0, dot exactly 0).
-      const double t = is_sparse_ ? 2.0 * u * 4.0 : 2.0 * gamma + 5.0 * u * 4.0;
+      const double t = error(1.0, 1.0, gamma, u);
       for (std::size_t i = 0; i < n_; ++i) tolerance_[i] = 2.0 * t;
       return;
     }
@@ -516,31 +470,16 @@ class RowData {
     for (double s : size) biggest = std::max(biggest, s);
     scale_ = direct_ ? 1.0 : 1.0 / power_of_two_at_most(biggest);
     const double m = biggest * scale_;
-    for (std::size_t i = 0; i < n_; ++i) {
-      const double a = size[i] * scale_;
-      double t;
-      if (metric_ == Metric::manhattan) {
-        t = (gamma + 2.0 * u) * (a + m);
-      } else if (is_sparse_) {
-        t = 2.0 * u * (a + m) * (a + m);
-      } else {
-        t = 2.0 * gamma * a * m + 5.0 * u * (a + m) * (a + m);
-      }
-      tolerance_[i] = 2.0 * t;
-    }
+    for (std::size_t i = 0; i < n_; ++i) tolerance_[i] = 2.0 * error(size[i] * scale_, m, gamma, u);
   }
 
   Metric metric_;
   const DistanceKernels* kernels_;
   std::size_t n_, d_;
-  bool is_sparse_ = false;
-  SparseRows sparse_{nullptr, nullptr, nullptr, 0, 0};
-  std::vector<double> sparse_val_;  // the values scaled by unit_, when it is not 1
-  bool store_float_ = false;
-  bool direct_ = false;
+  std::variant<FloatRows, DoubleRows, StoredSparseRows> storage_;
+  PairScore exact_score_ = nullptr;  // score_pair() of the storage and metric
+  bool direct_ = false;  // float rows in score space as stored (scale 1, no centre)
   std::vector<float> sqnorm_direct_;
-  std::vector<float> xf_;
-  std::vector<double> xd_;
   std::vector<double> center_;
   std::vector<double> norm_;  // L2 norm of each stored row (row-centred for correlation)
   std::vector<double> sqnorm_sparse_;
