@@ -554,8 +554,9 @@ run_tasks <- function(run, phase, tasks, fun) {
     }
   }
   for (i in seq_along(todo)) {
+    # (a quoted call: the worker's globals are exactly these)
     pending[[as.character(i)]] <- future::future(
-      wrapped(fun, task, simd),
+      quote(wrapped(fun, task, simd)), substitute = FALSE,
       globals = list(wrapped = wrapped, fun = fun, task = todo[[i]], simd = run$simd),
       packages = "lsnn", seed = FALSE, lazy = FALSE
     )

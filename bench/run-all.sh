@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bench/results
-for script in bench/bench-exact.R bench/bench-approx.R bench/bench-sparse.R bench/bench-embed.R; do
+for script in bench/bench-exact.R bench/bench-approx.R bench/bench-sparse.R bench/bench-embed.R \
+              bench/bench-transform.R; do
   [ -f "$script" ] || continue
   name=$(basename "$script" .R)
   echo "== $script ($(date -u +%H:%M:%S))"
