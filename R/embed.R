@@ -108,7 +108,8 @@
 #' @param neighbors Which neighbours of the rows of `X` the affinities use:
 #'   `"knn"`, the nearest ([extended_knn()]), or `"lsnn"`, the locally scaled
 #'   ones ([locally_scaled_knn()]). Not used with `nn_method`.
-#' @param ret_model If `TRUE`, return `list(embedding, model)`: the model
+#' @param ret_model If `TRUE`, return `list(embedding, model)` (with
+#'   `ret_extra`, `model` follows `embedding` in that list): the model
 #'   places new points with [neighbor_embedding_transform()]. It holds the
 #'   embedding, the cost and, when `X` is given, an index of `X` (see
 #'   [extended_knn_query()]); it survives [saveRDS()].
@@ -295,21 +296,21 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
                       neighbors = neighbors, perplexity = perplexity,
                       n_neighbors = n_neighbors, eta = eta,
                       negative_sample_rate = negative_sample_rate, sample_gamma = gamma)
-    if (isFALSE(ret_extra)) return(list(embedding = Y, model = model))
   }
+  # the model, when asked for, follows the embedding in every form of result
+  head <- if (ret_model) list(embedding = Y, model = model) else list(embedding = Y)
   if (is.character(ret_extra)) {
-    extras <- list(nn = graph, P = P, fgraph = P)[ret_extra]
-    return(c(list(embedding = Y), extras))
+    return(c(head, list(nn = graph, P = P, fgraph = P)[ret_extra]))
   }
-  if (!ret_extra) return(Y)
-  list(embedding = Y, model = if (ret_model) model, cost = res$cost, iterations = res$iterations,
+  if (!ret_extra) return(if (ret_model) head else Y)
+  c(head, list(cost = res$cost, iterations = res$iterations,
        converged = res$converged,
        time = c(affinities = t_aff - t_start, init = t_init - t_aff,
                 optimize = t_end - t_init, total = t_end - t_start),
        P = P, gradient = grad_kind, eta = eta,
        eta_exaggerated = if (sampled) NULL else eta_exaggerated, exaggeration = exaggeration,
        stop_lying_iter = stop_lying_iter, gamma = cs$gamma, eps = cs$eps, a = cs$a,
-       b = cs$b)
+       b = cs$b))
 }
 
 # The gradient actually used: "auto" is exact up to ne_exact_max_n() points,
