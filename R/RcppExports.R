@@ -109,6 +109,10 @@
     .Call(`_lsnn_graph_problem`, idx, dist, self_first)
 }
 
+.best_candidates <- function(blocks, n, k, self, n_threads) {
+    .Call(`_lsnn_best_candidates_cpp`, blocks, n, k, self, n_threads)
+}
+
 .quality_measures <- function(x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd) {
     .Call(`_lsnn_quality_measures`, x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd)
 }

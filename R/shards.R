@@ -213,21 +213,30 @@ save_atomic <- function(object, file) {
 #' The exact search runs one task per pair of shards (the rows of one shard
 #' against those of another), then one task per shard that merges its rows'
 #' lists. The approximate search partitions the rows around centres found
-#' by k-means on a sample, puts each row in the partitions of its 2 nearest
-#' centres, runs the approximate search of [extended_knn()] on each
-#' partition as a task, and merges each row's candidates from its
-#' partitions; it estimates the recall on `recall_rows` rows whose exact
-#' neighbours it finds by the exact sharded search, and while that estimate
-#' is below `target_recall` runs another round on a new partition (new
-#' sample, new centres), merging its candidates into the lists, at most
-#' `max_rounds` rounds in all.
+#' by k-means on a sample (a centre whose partition would exceed
+#' `rows_per_partition` by half is split in two), puts each row in the
+#' partition of its nearest centre, and rows near a boundary also in that
+#' of their second nearest, runs the approximate search of
+#' [extended_knn()] on each partition as a task, and merges each row's
+#' candidates from its partitions; it estimates the recall on `recall_rows`
+#' rows whose exact neighbours it finds by the exact sharded search, and
+#' while that estimate is below `target_recall` runs another round on a new
+#' partition (new sample, new centres), merging its candidates into the
+#' lists, at most `max_rounds` rounds in all.
 #'
-#' @param rows_per_partition Rows per partition of the approximate search
-#'   (each row is in 2): the number of partitions is
-#'   `ceiling(2 * n / rows_per_partition)`. A partition's task holds its rows
-#'   and their search, so this bounds a worker's memory.
+#' @param rows_per_partition Rows per partition of the approximate search:
+#'   about `n / rows_per_partition` partitions, none larger than 1.5 times
+#'   this (as estimated on the sample) plus the rows near its boundary. A
+#'   partition's task holds its rows and their search, so this bounds a
+#'   worker's memory (about 4 kB per row at 67 neighbours).
+#' @param overlap The share of rows also searched in the partition of
+#'   their second nearest centre: those nearest a boundary (whose second
+#'   nearest centre is the least farther than their nearest, relative to its
+#'   distance, in the sample). Between 0 and 1; more overlap finds more
+#'   neighbours across boundaries in one round and costs more search (the
+#'   rows searched are `1 + overlap` times the rows).
 #' @param sample_rows Rows sampled for the k-means of each round (default
-#'   `min(n, max(10000, 100 * partitions))`).
+#'   `min(n, max(20000, 200 * partitions))`).
 #' @param recall_rows Rows whose exact neighbours estimate the recall.
 #' @param target_recall Stop once the estimated recall reaches this value.
 #' @param max_rounds Largest number of partition rounds.
@@ -236,10 +245,11 @@ save_atomic <- function(object, file) {
 #' @examples
 #' shard_control(rows_per_partition = 50000)
 #' @export
-shard_control <- function(rows_per_partition = 200000, sample_rows = NULL, recall_rows = 200,
-                          target_recall = 0.99, max_rounds = 4) {
+shard_control <- function(rows_per_partition = 200000, overlap = 0.2, sample_rows = NULL,
+                          recall_rows = 200, target_recall = 0.99, max_rounds = 4) {
   structure(list(
     rows_per_partition = check_whole(rows_per_partition, "rows_per_partition", min = 2),
+    overlap = check_number(overlap, "overlap", min = 0, max = 1),
     sample_rows = if (is.null(sample_rows)) NULL else check_whole(sample_rows, "sample_rows", min = 2),
     recall_rows = check_whole(recall_rows, "recall_rows", min = 1),
     target_recall = check_number(target_recall, "target_recall", min = 0, max = 1),
@@ -644,71 +654,28 @@ shard_block_knn <- function(query, reference, k, metric, exclude = NULL, n_threa
 
 # ---- merging candidate lists ----
 
-# The best `k_others` candidates of each of n rows from long vectors (row,
-# id, dist), by (dist, id), with each id once per row and `self[row]` left
-# out. Returns list(idx, dist, short): n x k_others matrices (0 / Inf where a
-# row has fewer candidates) and the rows that have fewer.
-best_candidates <- function(row, id, dist, n, k_others, self = NULL) {
-  if (!is.null(self)) {
-    keep <- id != self[row]
-    row <- row[keep]
-    id <- id[keep]
-    dist <- dist[keep]
-  }
-  # each (row, id) once: the same pair has the same distance wherever it was
-  # found, but that is not relied on
-  o <- order(row, id, dist, method = "radix")
-  row <- row[o]
-  id <- id[o]
-  dist <- dist[o]
-  m <- length(row)
-  first <- c(TRUE, row[-1] != row[-m] | id[-1] != id[-m])
-  row <- row[first]
-  id <- id[first]
-  dist <- dist[first]
-  o <- order(row, dist, id, method = "radix")
-  row <- row[o]
-  id <- id[o]
-  dist <- dist[o]
-  rank <- seq_along(row) - match(row, row) + 1L
-  take <- rank <= k_others
-  out_idx <- matrix(0L, n, k_others)
-  out_dist <- matrix(Inf, n, k_others)
-  at <- cbind(row[take], rank[take])
-  out_idx[at] <- id[take]
-  out_dist[at] <- dist[take]
-  list(idx = out_idx, dist = out_dist, short = which(tabulate(row, n) < k_others))
+# The best k_others candidates of each of n rows, by (distance, row number),
+# each row number once and row self[i] left out, from blocks list(rows, idx,
+# dist) (`rows`: the local rows of the block's lines; idx / dist: their
+# candidates, 0 for none), by the core (graph_sort.h). Returns list(idx,
+# dist, short): n x k_others matrices (0 / Inf where a row has fewer
+# candidates) and the first row that has fewer (0 if none).
+merge_candidates <- function(blocks, n, k_others, self = NULL, n_threads = 1L) {
+  res <- .best_candidates(blocks, n, k_others, if (is.null(self)) integer() else self,
+                          n_threads)
+  res$short <- if (res$short > 0) which(res$idx[, k_others] == 0L)[1] else 0L
+  res
 }
 
-# The best k_others of the lists `current` and `new` (n x . matrices of
-# global ids and distances) for each row. Entries of `new` beyond a full
-# row's k_others-th distance cannot enter it and are dropped before the
-# sort, and only rows that gain an entry are sorted again.
-merge_lists <- function(current, new, k_others, self) {
-  n <- nrow(new$idx)
-  if (is.null(current)) {
-    row <- rep(seq_len(n), ncol(new$idx))
-    ok <- new$idx > 0
-    return(best_candidates(row[ok], new$idx[ok], new$dist[ok], n, k_others, self))
+# The best k_others of the lists `current` (NULL at first) and `new` (n x .
+# matrices of global ids and distances) of each row.
+merge_lists <- function(current, new, k_others, self, n_threads = 1L) {
+  whole <- seq_len(nrow(new$idx))
+  blocks <- list(list(rows = whole, idx = new$idx, dist = new$dist))
+  if (!is.null(current)) {
+    blocks[[2]] <- list(rows = whole, idx = current$idx, dist = current$dist)
   }
-  limit <- current$dist[, k_others]
-  ok <- new$idx > 0 & new$dist <= limit
-  rows <- which(rowSums(ok) > 0)
-  if (length(rows) == 0) return(current)
-  sub_ok <- ok[rows, , drop = FALSE]
-  r_new <- rep(seq_along(rows), ncol(new$idx))[sub_ok]
-  r_cur <- rep(seq_along(rows), k_others)
-  cur_ok <- current$idx[rows, , drop = FALSE] > 0
-  merged <- best_candidates(c(r_cur[cur_ok], r_new),
-                            c(current$idx[rows, , drop = FALSE][cur_ok],
-                              new$idx[rows, , drop = FALSE][sub_ok]),
-                            c(current$dist[rows, , drop = FALSE][cur_ok],
-                              new$dist[rows, , drop = FALSE][sub_ok]),
-                            length(rows), k_others, self[rows])
-  current$idx[rows, ] <- merged$idx
-  current$dist[rows, ] <- merged$dist
-  current$short <- which(current$idx[, k_others] == 0L)
-  current
+  merge_candidates(blocks, length(whole), k_others, self, n_threads)
 }
 
 # A graph shard from merged lists: the row itself first at distance 0. The
@@ -759,7 +726,8 @@ exact_phase <- function(run) {
   run_tasks(run, "exact neighbours", tasks, exact_pair_task)
   merges <- lapply(seq_len(S), function(q) {
     list(name = sprintf("merge shard %d", q), out = graphs[q], s = q,
-         parts = vapply(seq_len(S), function(r) part(q, r), ""), run = run_for_worker(run))
+         parts = vapply(seq_len(S), function(r) part(q, r), ""), run = run_for_worker(run),
+         n_threads = run$n_threads)
   })
   run_tasks(run, "merge", merges, merge_parts_task)
 }
@@ -785,9 +753,11 @@ merge_parts_task <- function(task) {
   first <- shard_offsets(run$shards)[task$s]
   self <- as.integer(first + seq_len(run$shards$rows[task$s]))
   lists <- NULL
-  for (f in task$parts) lists <- merge_lists(lists, readRDS(f), run$k - 1L, self)
-  if (length(lists$short) > 0) {
-    stop("row ", self[lists$short[1]], " has fewer than ", run$k - 1L, " candidates",
+  for (f in task$parts) {
+    lists <- merge_lists(lists, readRDS(f), run$k - 1L, self, task$n_threads)
+  }
+  if (lists$short > 0) {
+    stop("row ", self[lists$short], " has fewer than ", run$k - 1L, " candidates",
          call. = FALSE)
   }
   written <- write_graph_shard(run, task$s, lists, task$out)
@@ -801,7 +771,7 @@ merge_parts_task <- function(task) {
 approx_phase <- function(run) {
   ctl <- run$control
   n <- run$shards$n
-  n_parts <- max(1L, as.integer(ceiling(2 * n / ctl$rows_per_partition)))
+  n_parts <- max(1L, as.integer(ceiling(n / ctl$rows_per_partition)))
   recall_file <- file.path(run$dir, "recall.rds")
   recall <- if (file.exists(recall_file)) readRDS(recall_file)
   if (is.null(recall)) {
@@ -896,7 +866,8 @@ estimate_recall <- function(run, round, truth) {
 }
 
 # One round: centres from a sample, each shard's rows put into the
-# partitions of their 2 nearest centres, the approximate search on each
+# partition of their nearest centre (and those near a boundary into that of
+# their second nearest), the approximate search on each
 # partition, and the candidates merged per shard with the last round's lists.
 approx_round <- function(run, round, n_parts) {
   dir <- file.path(run$dir, "work", sprintf("round-%d", round))
@@ -908,7 +879,8 @@ approx_round <- function(run, round, n_parts) {
   if (!file.exists(centres_file)) {
     save_atomic(partition_centres(run, round, n_parts), centres_file)
   }
-  centres <- readRDS(centres_file)
+  partitions <- readRDS(centres_file)
+  centres <- partitions$centres
   bucket <- function(p, s) file.path(dir, sprintf("bucket-%d-%d.rds", p, s))
   candidates <- function(p, s) file.path(dir, sprintf("cand-%d-%d.rds", p, s))
   counts_file <- function(s) file.path(dir, sprintf("assigned-%d.rds", s))
@@ -916,7 +888,8 @@ approx_round <- function(run, round, n_parts) {
     list(name = sprintf("round %d: assign shard %d", round, s), out = counts_file(s),
          done_if = graphs[s], file = run$shards$files[s], s = s,
          first = shard_offsets(run$shards)[s], centres = centres, metric = run$metric,
-         n_col = run$shards$n_col, bucket = vapply(seq_len(nrow(centres)), bucket, "", s = s))
+         limit = partitions$limit, n_col = run$shards$n_col,
+         bucket = vapply(seq_len(nrow(centres)), bucket, "", s = s))
   })
   run_tasks(run, sprintf("round %d: partitions", round), assign, assign_task)
   # Which shards have rows in which partition (shards merged already are
@@ -932,45 +905,73 @@ approx_round <- function(run, round, n_parts) {
          k = run$k, metric = run$metric, nn_args = run$nn_args, n_threads = run$n_threads,
          seed = task_seed(run, round, p))
   })
+  # the largest first, so that the last tasks to finish are short ones
+  searches <- searches[order(-rowSums(counts))]
   searches <- searches[vapply(searches, function(t) length(t$shards) > 0, logical(1))]
   run_tasks(run, sprintf("round %d: search", round), searches, partition_task)
   previous <- if (round > 1) round_graph_files(run, round - 1L)
   merges <- lapply(seq_len(S), function(s) {
     from <- which(counts[, s] > 0)
     list(name = sprintf("round %d: merge shard %d", round, s), out = graphs[s], s = s,
-         parts = candidates(from, s), previous = previous[s], run = run_for_worker(run))
+         parts = candidates(from, s), previous = previous[s], run = run_for_worker(run),
+         n_threads = run$n_threads)
   })
   run_tasks(run, sprintf("round %d: merge", round), merges, merge_candidates_task)
   if (round > 1) unlink(c(previous, sigma_file_of(previous)))
   invisible()
 }
 
-# Partition centres: k-means on a sample of rows (in the metric's geometry:
-# unit rows for cosine, centred unit rows for correlation). A centre that
-# would get fewer than 4k rows is dropped, so that every partition has room
-# for its rows' neighbours.
+# Partitions: k-means centres on a sample of rows (in the metric's geometry:
+# unit rows for cosine, centred unit rows for correlation), starting from
+# n_parts sampled rows, and the limit of partition_of() that puts the share
+# `overlap` of the sample's rows in a second partition. A centre whose
+# partition would hold more than 1.5 times rows_per_partition (estimated
+# from the sample) is split in two by 2-means on its rows, so that every
+# task fits its share of memory and none runs far longer than the others; a
+# centre that would get fewer than 4k rows is dropped, so that every
+# partition has room for its rows' neighbours. Returns list(centres, limit).
 partition_centres <- function(run, round, n_parts) {
   n <- run$shards$n
+  ctl <- run$control
   if (n_parts == 1) {
-    return(matrix(0, 1, run$shards$n_col))
+    return(list(centres = matrix(0, 1, run$shards$n_col), limit = -Inf))
   }
-  m <- run$control$sample_rows
-  if (is.null(m)) m <- min(n, max(10000, 100 * n_parts))
+  m <- ctl$sample_rows
+  if (is.null(m)) m <- min(n, max(20000, 200 * n_parts))
   rows <- with_seed(task_seed(run, round, 0), sort(sample.int(n, min(n, m))))
   x <- unique(partition_space(gather_rows(run, rows), run$metric))
   n_parts <- min(n_parts, nrow(x))
-  start <- with_seed(task_seed(run, round, 1), x[sample.int(nrow(x), n_parts), , drop = FALSE])
-  centres <- tryCatch(
-    suppressWarnings(stats::kmeans(x, start, iter.max = 20, algorithm = "MacQueen")$centers),
-    error = function(e) start)
-  repeat {
-    near <- nearest_centres(x, centres, 2)
-    expected <- tabulate(near, nrow(centres)) * n / nrow(x)
-    small <- which(expected < 4 * run$k)
-    if (length(small) == 0 || nrow(centres) <= 2) break
-    centres <- centres[-small[which.min(expected[small])], , drop = FALSE]
+  per_row <- n / nrow(x)
+  sizes <- function(centres) {
+    near <- partition_of(x, centres, overlap_limit(x, centres, ctl$overlap))
+    list(near = near, size = partition_sizes(near, nrow(centres)) * per_row)
   }
-  centres
+  centres <- with_seed(task_seed(run, round, 1), {
+    start <- x[sample.int(nrow(x), n_parts), , drop = FALSE]
+    centres <- tryCatch(
+      suppressWarnings(stats::kmeans(x, start, iter.max = 20, algorithm = "MacQueen")$centers),
+      error = function(e) start)
+    repeat {
+      now <- sizes(centres)
+      big <- which.max(now$size)
+      mine <- x[now$near$first == big, , drop = FALSE]
+      if (now$size[big] <= 1.5 * ctl$rows_per_partition || nrow(unique(mine)) < 2) break
+      halves <- tryCatch(
+        suppressWarnings(stats::kmeans(mine, 2, iter.max = 20)$centers),
+        error = function(e) NULL)
+      if (is.null(halves)) break
+      centres <- rbind(centres[-big, , drop = FALSE], halves)
+    }
+    centres
+  })
+  repeat {
+    size <- sizes(centres)$size
+    small <- which(size < 4 * run$k)
+    if (length(small) == 0 || nrow(centres) <= 2) break
+    centres <- centres[-small[which.min(size[small])], , drop = FALSE]
+  }
+  centres <- unname(centres)
+  list(centres = centres, limit = overlap_limit(x, centres, ctl$overlap))
 }
 
 partition_space <- function(x, metric) {
@@ -982,26 +983,54 @@ partition_space <- function(x, metric) {
   x
 }
 
-# The m nearest centres of each row (as an n x m matrix of centre numbers).
-nearest_centres <- function(x, centres, m) {
-  m <- min(m, nrow(centres))
+# The partitions of each row: list(first, second) of centre numbers, the
+# nearest centre, and the second nearest where its distance is at most
+# (1 + limit) times the nearest's (NA elsewhere): rows near a boundary are
+# searched on both sides of it.
+partition_of <- function(x, centres, limit) {
+  if (nrow(centres) == 1) return(list(first = rep(1L, nrow(x)), second = rep(NA_integer_, nrow(x))))
+  near <- two_nearest(x, centres)
+  near$second[near$excess > limit] <- NA_integer_
+  near[c("first", "second")]
+}
+
+# The two nearest centres of each row and how much farther the second is
+# (its distance over the first's, minus 1).
+two_nearest <- function(x, centres) {
   d2 <- -2 * tcrossprod(x, centres) + rep(rowSums(centres^2), each = nrow(x))
-  out <- matrix(0L, nrow(x), m)
-  for (j in seq_len(m)) {
-    out[, j] <- max.col(-d2, ties.method = "first")
-    d2[cbind(seq_len(nrow(x)), out[, j])] <- Inf
-  }
-  out
+  at <- seq_len(nrow(x))
+  norm2 <- rowSums(x^2)
+  first <- max.col(-d2, ties.method = "first")
+  d_first <- sqrt(pmax(d2[cbind(at, first)] + norm2, 0))
+  d2[cbind(at, first)] <- Inf
+  second <- max.col(-d2, ties.method = "first")
+  d_second <- sqrt(pmax(d2[cbind(at, second)] + norm2, 0))
+  list(first = first, second = second,
+       excess = ifelse(d_first > 0, d_second / d_first - 1, Inf))
+}
+
+# The limit of partition_of() that puts the share `overlap` of the rows x
+# in a second partition (the rows nearest a boundary).
+overlap_limit <- function(x, centres, overlap) {
+  if (nrow(centres) == 1 || overlap <= 0) return(-Inf)
+  if (overlap >= 1) return(Inf)
+  excess <- two_nearest(x, centres)$excess
+  unname(stats::quantile(excess, overlap, type = 1))
+}
+
+# Rows per partition.
+partition_sizes <- function(near, n_parts) {
+  tabulate(near$first, n_parts) + tabulate(near$second[!is.na(near$second)], n_parts)
 }
 
 assign_task <- function(task) {
   x <- read_shard(task$file, task$n_col)
-  near <- nearest_centres(partition_space(x, task$metric), task$centres, 2)
+  near <- partition_of(partition_space(x, task$metric), task$centres, task$limit)
   n_parts <- nrow(task$centres)
   counts <- integer(n_parts)
   written <- 0
   for (p in seq_len(n_parts)) {
-    rows <- which(rowSums(near == p) > 0)
+    rows <- which(near$first == p | (!is.na(near$second) & near$second == p))
     counts[p] <- length(rows)
     if (length(rows) > 0) {
       written <- written + save_atomic(list(ids = as.integer(task$first + rows),
@@ -1046,32 +1075,26 @@ merge_candidates_task <- function(task) {
   n <- run$shards$rows[s]
   self <- as.integer(first + seq_len(n))
   k_others <- run$k - 1L
-  # every candidate of the shard's rows, (local row, id, distance), from the
-  # previous round and from each partition, ranked once: one pass over
-  # vectors instead of a merge of n x k matrices per partition
-  rows <- list()
-  ids <- list()
-  dists <- list()
+  # every candidate of the shard's rows, from the previous round and from
+  # each partition, ranked once
+  blocks <- list()
   read <- 0
-  add <- function(local, idx, dist) {
-    ok <- idx > 0
-    rows[[length(rows) + 1L]] <<- rep(local, ncol(idx))[ok]
-    ids[[length(ids) + 1L]] <<- idx[ok]
-    dists[[length(dists) + 1L]] <<- dist[ok]
-  }
   if (!is.null(task$previous) && !is.na(task$previous)) {
     g <- readRDS(task$previous)
-    add(seq_len(n), g$idx[, -1, drop = FALSE], g$dist[, -1, drop = FALSE])
+    blocks[[1]] <- list(rows = seq_len(n), idx = g$idx[, -1, drop = FALSE],
+                        dist = g$dist[, -1, drop = FALSE])
     read <- read + file.size(task$previous)
   }
   for (f in task$parts) {
     cand <- readRDS(f)
     read <- read + file.size(f)
-    add(as.integer(cand$ids - first), cand$idx, cand$dist)
+    blocks[[length(blocks) + 1L]] <- list(rows = as.integer(cand$ids - first), idx = cand$idx,
+                                          dist = cand$dist)
   }
-  lists <- best_candidates(unlist(rows), unlist(ids), unlist(dists), n, k_others, self)
-  if (length(lists$short) > 0) {
-    stop("row ", self[lists$short[1]], " has fewer than ", k_others,
+  lists <- merge_candidates(blocks, n, k_others, self, task$n_threads)
+  rm(blocks)
+  if (lists$short > 0) {
+    stop("row ", self[lists$short], " has fewer than ", k_others,
          " candidates: its partitions are too small", call. = FALSE)
   }
   written <- write_graph_shard(run, s, lists, task$out)
@@ -1085,24 +1108,33 @@ lsnn_phase <- function(run) {
   out <- graph_files(run, "lsnn")
   if (all(file.exists(out))) return(invisible())
   knn <- graph_files(run, "knn")
-  sigma_file <- file.path(run$dir, "work", "sigma.rds")
-  if (!file.exists(sigma_file)) {
-    sigma <- unlist(lapply(sigma_file_of(knn), readRDS))
-    save_atomic(sigma, sigma_file)
-  }
   tasks <- lapply(seq_along(knn), function(s) {
-    list(name = sprintf("lsnn shard %d", s), out = out[s], graph = knn[s], sigma = sigma_file,
+    list(name = sprintf("lsnn shard %d", s), out = out[s], graph = knn[s],
+         sigma = sigma_file_of(knn), first = shard_offsets(run$shards),
          n_neighbors = run$lsnn$n_neighbors, scale = run$lsnn$scale, n_threads = run$n_threads)
   })
   run_tasks(run, "locally scaled neighbours", tasks, lsnn_task)
 }
 
+# The scales of a shard's candidates are read from every shard's scale file
+# in turn, keeping only those needed: a task holds its own rows' lists and
+# their candidates' scales, never the whole vector.
 lsnn_task <- function(task) {
   g <- readRDS(task$graph)
-  sigma <- readRDS(task$sigma)
-  written <- save_atomic(select_lsnn(g, sigma, task$n_neighbors, task$scale, task$n_threads),
-                         task$out)
-  c(read = file.size(task$graph) + file.size(task$sigma), written = written)
+  ids <- sort(unique(as.vector(g$idx)))
+  sigma <- numeric(length(ids))
+  read <- file.size(task$graph)
+  for (f in seq_along(task$sigma)) {
+    lo <- task$first[f]
+    mine <- which(ids > lo & ids <= task$first[f + 1])
+    if (length(mine) == 0) next
+    sigma[mine] <- readRDS(task$sigma[f])[ids[mine] - lo]
+    read <- read + file.size(task$sigma[f])
+  }
+  local <- list(idx = matrix(match(g$idx, ids), nrow(g$idx)), dist = g$dist)
+  res <- select_lsnn(local, sigma, task$n_neighbors, task$scale, task$n_threads)
+  res$idx[] <- ids[res$idx]
+  c(read = read, written = save_atomic(res, task$out))
 }
 
 # The locally scaled neighbours of a graph shard's rows by the core's

@@ -446,6 +446,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// best_candidates_cpp
+Rcpp::List best_candidates_cpp(Rcpp::List blocks, int n, int k, Rcpp::IntegerVector self, int n_threads);
+RcppExport SEXP _lsnn_best_candidates_cpp(SEXP blocksSEXP, SEXP nSEXP, SEXP kSEXP, SEXP selfSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type blocks(blocksSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type self(selfSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(best_candidates_cpp(blocks, n, k, self, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // quality_measures
 Rcpp::List quality_measures(SEXP x_data, Rcpp::NumericMatrix y, std::string metric, Rcpp::LogicalVector what, int k, SEXP nn, Rcpp::IntegerVector rows, double n_triplets, double n_pairs, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
 RcppExport SEXP _lsnn_quality_measures(SEXP x_dataSEXP, SEXP ySEXP, SEXP metricSEXP, SEXP whatSEXP, SEXP kSEXP, SEXP nnSEXP, SEXP rowsSEXP, SEXP n_tripletsSEXP, SEXP n_pairsSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
@@ -498,6 +513,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},
     {"_lsnn_neighbor_overlap_cpp", (DL_FUNC) &_lsnn_neighbor_overlap_cpp, 4},
     {"_lsnn_graph_problem", (DL_FUNC) &_lsnn_graph_problem, 3},
+    {"_lsnn_best_candidates_cpp", (DL_FUNC) &_lsnn_best_candidates_cpp, 5},
     {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
     {NULL, NULL, 0}
 };

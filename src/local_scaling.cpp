@@ -2,6 +2,9 @@
 // graph_sort.h). Arguments are validated in R.
 #include <Rcpp.h>
 
+#include <cmath>
+#include <vector>
+
 #include <lsnn/graph_sort.h>
 #include <lsnn/local_scaling.h>
 #include <lsnn/neighbour_overlap.h>
@@ -130,4 +133,64 @@ Rcpp::IntegerVector graph_problem(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix d
   }
   if (code == 0) return Rcpp::IntegerVector::create(0, 0, 0);
   return Rcpp::IntegerVector::create(code, static_cast<int>(row + 1), value);
+}
+
+// Candidate lists of n rows from blocks list(rows, idx, dist): rows (1-based,
+// within 1..n) of the block's m lines, idx / dist m x c matrices of
+// candidates (row numbers, 0 for none). Returns list(idx, dist, short) with
+// each row's best k (graph_sort.h's best_candidates()) and the number of rows
+// with fewer than k.
+// [[Rcpp::export(.best_candidates)]]
+Rcpp::List best_candidates_cpp(Rcpp::List blocks, int n, int k, Rcpp::IntegerVector self,
+                               int n_threads) {
+  if (n < 0 || k < 0) Rcpp::stop("n and k must not be negative");
+  if (self.size() != 0 && self.size() != n) Rcpp::stop("self must have n entries or none");
+  lsnn::CandidateLists c;
+  c.start.assign(static_cast<std::size_t>(n) + 1, 0);
+  std::vector<Rcpp::IntegerVector> rows;
+  std::vector<Rcpp::IntegerMatrix> idx;
+  std::vector<Rcpp::NumericMatrix> dist;
+  for (R_xlen_t b = 0; b < blocks.size(); ++b) {
+    const Rcpp::List block = blocks[b];
+    rows.emplace_back(block["rows"]);
+    idx.emplace_back(block["idx"]);
+    dist.emplace_back(block["dist"]);
+    if (idx.back().nrow() != rows.back().size() || dist.back().nrow() != rows.back().size() ||
+        dist.back().ncol() != idx.back().ncol()) {
+      Rcpp::stop("block %d: rows, idx and dist do not match", static_cast<int>(b) + 1);
+    }
+    for (const int r : rows.back()) {
+      if (r < 1 || r > n) Rcpp::stop("block %d: a row is outside 1..n", static_cast<int>(b) + 1);
+      c.start[static_cast<std::size_t>(r)] += static_cast<std::size_t>(idx.back().ncol());
+    }
+  }
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) c.start[i + 1] += c.start[i];
+  c.id.resize(c.start[n]);
+  c.dist.resize(c.start[n]);
+  std::vector<std::size_t> next(c.start.begin(), c.start.end() - 1);
+  for (std::size_t b = 0; b < rows.size(); ++b) {
+    const std::size_t m = static_cast<std::size_t>(rows[b].size()), cols = idx[b].ncol();
+    for (std::size_t line = 0; line < m; ++line) {
+      std::size_t& at = next[static_cast<std::size_t>(rows[b][line]) - 1];
+      for (std::size_t col = 0; col < cols; ++col) {
+        const double d = dist[b][line + col * m];
+        if (std::isnan(d)) Rcpp::stop("block %d: a distance is NaN", static_cast<int>(b) + 1);
+        c.id[at] = idx[b][line + col * m];
+        c.dist[at] = d;
+        ++at;
+      }
+    }
+  }
+  Rcpp::IntegerMatrix out_idx(n, k);
+  Rcpp::NumericMatrix out_dist(n, k);
+  lsnn_r::RExecutor executor(n_threads, false);
+  std::size_t n_short = 0;
+  lsnn_r::run_core([&] {
+    n_short = lsnn::best_candidates(c, static_cast<std::size_t>(n), static_cast<std::size_t>(k),
+                                    self.size() ? self.begin() : nullptr, out_idx.begin(),
+                                    out_dist.begin(), executor);
+    return 0;
+  });
+  return Rcpp::List::create(Rcpp::Named("idx") = out_idx, Rcpp::Named("dist") = out_dist,
+                            Rcpp::Named("short") = static_cast<double>(n_short));
 }

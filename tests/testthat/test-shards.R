@@ -107,6 +107,67 @@ test_that("the approximate sharded graph reaches the recall target and is reprod
   expect_equal(dim(lsnn$idx), c(3000L, 10L))
 })
 
+test_that("candidate lists merge by (distance, row), each row once, self left out", {
+  set.seed(21)
+  n <- 40
+  blocks <- lapply(1:3, function(b) {
+    rows <- sample.int(n, 30, replace = TRUE)
+    idx <- matrix(sample.int(60, 30 * 6, replace = TRUE), 30)
+    idx[sample.int(length(idx), 10)] <- 0L
+    # a candidate's distance depends on the pair only; ties are common
+    list(rows = rows, idx = idx, dist = matrix(round(abs(sin(rows * 7 + idx)), 1), 30))
+  })
+  self <- sample.int(60, n)
+  res <- lsnn:::merge_candidates(blocks, n, 5, self)
+  row <- unlist(lapply(blocks, function(b) rep(b$rows, ncol(b$idx))))
+  id <- unlist(lapply(blocks, function(b) as.vector(b$idx)))
+  dist <- unlist(lapply(blocks, function(b) as.vector(b$dist)))
+  for (i in seq_len(n)) {
+    keep <- row == i & id > 0 & id != self[i]
+    cand <- unique(data.frame(id = id[keep], dist = dist[keep]))
+    cand <- cand[order(cand$dist, cand$id), ][seq_len(min(5, nrow(cand))), ]
+    expect_identical(res$idx[i, seq_len(nrow(cand))], cand$id)
+    expect_identical(res$dist[i, seq_len(nrow(cand))], cand$dist)
+    if (nrow(cand) < 5) expect_true(all(res$idx[i, -seq_len(nrow(cand))] == 0L))
+  }
+  expect_identical(res$short, if (any(res$idx[, 5] == 0L)) which(res$idx[, 5] == 0L)[1] else 0L)
+  bad <- blocks[1]
+  bad[[1]]$rows[1] <- n + 1L
+  expect_error(lsnn:::merge_candidates(bad, n, 5), "outside 1..n")
+  bad <- blocks[1]
+  bad[[1]]$dist[1] <- NaN
+  expect_error(lsnn:::merge_candidates(bad, n, 5), "NaN")
+})
+
+test_that("partitions are split to their size and overlap only near boundaries", {
+  set.seed(22)
+  # one dense cluster holding most rows, which k-means alone leaves whole
+  X <- rbind(matrix(rnorm(6000 * 4, sd = 0.5), 6000), clustered(2000, 4))
+  sh <- shard_dir(X, 2000)
+  run <- lsnn:::sharded_run(sh, 10, 0, "approx", "euclidean", NULL, 1L, FALSE, approx_control(),
+                            shard_control(rows_per_partition = 1000, overlap = 0.25,
+                                          sample_rows = 4000), lsnn = NULL)
+  on.exit(unlink(run$dir, recursive = TRUE), add = TRUE)
+  parts <- lsnn:::partition_centres(run, 1L, 8L)
+  centres <- parts$centres
+  near <- lsnn:::partition_of(X, centres, parts$limit)
+  expect_gt(nrow(centres), 8)
+  expect_lt(max(lsnn:::partition_sizes(near, nrow(centres))), 1.5 * 1000 * 1.25)
+  both <- !is.na(near$second)
+  expect_equal(mean(both), 0.25, tolerance = 0.05)
+  d <- sqrt(pmax(outer(rowSums(X^2), rowSums(centres^2), "+") - 2 * tcrossprod(X, centres), 0))
+  nearest <- t(apply(d, 1, order))[, 1:2]
+  expect_identical(near$first, nearest[, 1])
+  expect_identical(near$second[both], nearest[both, 2])
+  # the rows searched twice are those nearest a boundary
+  excess <- d[cbind(seq_len(nrow(X)), nearest[, 2])] / d[cbind(seq_len(nrow(X)), nearest[, 1])] - 1
+  expect_lt(max(excess[both]), min(excess[!both]) + 1e-12)
+  expect_equal(sum(lsnn:::partition_sizes(near, nrow(centres))), nrow(X) + sum(both))
+  expect_true(all(is.na(lsnn:::partition_of(X, centres, -Inf)$second)))
+  expect_false(anyNA(lsnn:::partition_of(X, centres, Inf)$second))
+  expect_error(shard_control(overlap = -1), "'overlap' must be between 0 and 1")
+})
+
 test_that("the recall estimate's exact rows are the rows' exact neighbours", {
   set.seed(12)
   X <- clustered(500, 6)

@@ -1,4 +1,5 @@
-// Reordering the neighbours within each row of a graph.
+// Ordering the neighbours within each row of a graph: reordering a graph's
+// rows, and choosing each row's best neighbours from lists of candidates.
 //
 // Orders are stable: neighbours with equal sort values keep their order in
 // the input row (as R's order() does, in both directions).
@@ -7,6 +8,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
+#include <utility>
 #include <numeric>
 #include <vector>
 
@@ -41,6 +44,54 @@ void sort_graph_rows(const GraphView& g, const double* sort_values, bool decreas
       }
     }
   });
+}
+
+
+// Candidate neighbours of n rows in compressed form: row i's candidates are
+// entries [start[i], start[i + 1]) of `id` (1-based row numbers) and `dist`.
+struct CandidateLists {
+  std::vector<std::size_t> start;  // n + 1 offsets
+  std::vector<int> id;
+  std::vector<double> dist;
+};
+
+// The best k candidates of each row by (distance, row number), each row
+// number once (its smallest distance kept) and row self[i] left out (self may
+// be null; 0 there means none). Writes n x k column-major idx / dist, 0 / Inf
+// where a row has fewer than k, and returns how many rows have fewer. The
+// order is the exact search's tie rule, so lists merged from blocks of an
+// exact search are the exact lists.
+template <typename Executor>
+std::size_t best_candidates(const CandidateLists& c, std::size_t n, std::size_t k,
+                            const int* self, int* out_idx, double* out_dist,
+                            Executor& executor) {
+  std::vector<unsigned char> short_row(n, 0);
+  batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<int, double>> by_id;
+    std::vector<std::pair<double, int>> by_dist;
+    for (std::size_t i = begin; i < end; ++i) {
+      const int own = self ? self[i] : 0;
+      by_id.clear();
+      for (std::size_t e = c.start[i]; e < c.start[i + 1]; ++e) {
+        if (c.id[e] > 0 && c.id[e] != own) by_id.emplace_back(c.id[e], c.dist[e]);
+      }
+      std::sort(by_id.begin(), by_id.end());
+      by_dist.clear();
+      for (std::size_t e = 0; e < by_id.size(); ++e) {
+        if (e == 0 || by_id[e].first != by_id[e - 1].first) {
+          by_dist.emplace_back(by_id[e].second, by_id[e].first);
+        }
+      }
+      const std::size_t m = std::min(k, by_dist.size());
+      std::partial_sort(by_dist.begin(), by_dist.begin() + m, by_dist.end());
+      for (std::size_t col = 0; col < k; ++col) {
+        out_idx[i + col * n] = col < m ? by_dist[col].second : 0;
+        out_dist[i + col * n] = col < m ? by_dist[col].first : std::numeric_limits<double>::infinity();
+      }
+      short_row[i] = m < k;
+    }
+  });
+  return static_cast<std::size_t>(std::count(short_row.begin(), short_row.end(), 1));
 }
 
 }  // namespace lsnn
