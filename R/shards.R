@@ -306,6 +306,11 @@ check_shard_control <- function(control) {
 #' @param shards The data: an `lsnn_shards` object from [write_shards()] or
 #'   [shard_set()], or a directory of shards.
 #' @inheritParams extended_knn
+#' @param nn_args Settings of the approximate search of each partition: the
+#'   result of [approx_control()], or a list of some of its arguments. The
+#'   default asks for more candidates and trees than [extended_knn()]'s,
+#'   which costs little more per partition and saves a second round (which
+#'   would cost as much as the first) on data whose clusters are dense.
 #' @param n_threads Number of threads of each task.
 #' @param out_dir `NULL` (the default) to compute in a temporary directory
 #'   and return the graph; or a directory to keep the graph in, as one file
@@ -334,7 +339,8 @@ check_shard_control <- function(control) {
 #' @export
 extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kind = "approx",
                                  metric = "euclidean", out_dir = NULL, n_threads = 1,
-                                 verbose = FALSE, nn_args = approx_control(),
+                                 verbose = FALSE,
+                                 nn_args = approx_control(max_candidates = 100, n_trees = 20),
                                  control = shard_control()) {
   run <- sharded_run(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads, verbose,
                      nn_args, control, lsnn = NULL)
@@ -370,7 +376,8 @@ extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kin
 locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, scale_from = 5,
                                        scale_to = 7, nn_kind = "approx", metric = "euclidean",
                                        out_dir = NULL, n_threads = 1, verbose = FALSE,
-                                       nn_args = approx_control(), control = shard_control()) {
+                                       nn_args = approx_control(max_candidates = 100, n_trees = 20),
+                                       control = shard_control()) {
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
   n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE, max = big_int - 1L)
   shards <- as_shard_set(shards)
@@ -521,14 +528,19 @@ finish_run <- function(run, what) {
 
 # ---- running tasks ----
 
-# Runs tasks as futures of the current plan, skipping those whose output
-# exists (task$out, or any of task$done_if). Each task is list(name, out,
+# Runs tasks as futures of the current plan, skipping those whose outputs
+# exist (each file of task$out, or the file of task$done_if at the same
+# place: the later result that consumed it). Each task is list(name, out,
 # ...); fun(task) does the work and writes task$out itself. Progress is
 # reported per finished task; a task that fails, or whose worker dies,
 # stops with an error naming it. Per-task statistics are appended to the
 # run's stats file.
 run_tasks <- function(run, phase, tasks, fun) {
-  done <- vapply(tasks, function(t) any(file.exists(c(t$out, t$done_if))), logical(1))
+  done <- vapply(tasks, function(t) {
+    ok <- file.exists(t$out)
+    if (!is.null(t$done_if)) ok <- ok | file.exists(t$done_if)
+    all(ok)
+  }, logical(1))
   todo <- tasks[!done]
   if (run$verbose && length(tasks) > 0) {
     cli::cli_inform(c(i = "{phase}: {length(todo)} task{?s} to run{if (any(done)) paste0(', ', sum(done), ' done before') else ''}"))
@@ -710,17 +722,23 @@ knn_graph_phase <- function(run) {
   if (run$nn_kind == "exact") exact_phase(run) else approx_phase(run)
 }
 
+# One task per pair of shards q <= r: a shard against itself, or both
+# halves of the search between two shards with each pair of rows scored
+# once (as the search in memory does); then one merge per shard.
 exact_phase <- function(run) {
   S <- length(run$shards$files)
   graphs <- graph_files(run, "knn")
   part <- function(q, r) file.path(run$dir, "work", sprintf("exact-%d-%d.rds", q, r))
-  pairs <- expand.grid(r = seq_len(S), q = seq_len(S))
+  pairs <- which(upper.tri(diag(S), diag = TRUE), arr.ind = TRUE)
+  pairs <- pairs[order(pairs[, "col"], pairs[, "row"]), , drop = FALSE]
+  offsets <- shard_offsets(run$shards)
   tasks <- lapply(seq_len(nrow(pairs)), function(t) {
-    q <- pairs$q[t]
-    r <- pairs$r[t]
-    list(name = sprintf("exact shard %d x shard %d", q, r), out = part(q, r),
-         done_if = graphs[q], query = run$shards$files[q], reference = run$shards$files[r],
-         same = q == r, first_ref = shard_offsets(run$shards)[r], k = run$k - 1L,
+    q <- pairs[t, "row"]
+    r <- pairs[t, "col"]
+    list(name = sprintf("exact shard %d x shard %d", q, r),
+         out = if (q == r) part(q, q) else c(part(q, r), part(r, q)),
+         done_if = if (q == r) graphs[q] else graphs[c(q, r)],
+         files = run$shards$files[c(q, r)], first = offsets[c(q, r)], k = run$k - 1L,
          metric = run$metric, n_col = run$shards$n_col, n_threads = run$n_threads)
   })
   run_tasks(run, "exact neighbours", tasks, exact_pair_task)
@@ -738,14 +756,23 @@ run_for_worker <- function(run) {
 }
 
 exact_pair_task <- function(task) {
-  query <- read_shard(task$query, task$n_col)
-  reference <- if (task$same) query else read_shard(task$reference, task$n_col)
-  exclude <- if (task$same) seq_len(nrow(query))
-  g <- shard_block_knn(query, reference, task$k, task$metric, exclude, task$n_threads)
-  g$idx[] <- as.integer(g$idx + task$first_ref)
-  written <- save_atomic(g, task$out)
-  c(read = file.size(task$query) + if (task$same) 0 else file.size(task$reference),
-    written = written)
+  q <- read_shard(task$files[1], task$n_col)
+  read <- file.size(task$files[1])
+  if (length(task$out) == 1) {
+    g <- shard_block_knn(q, q, task$k, task$metric, seq_len(nrow(q)), task$n_threads)
+    g$idx[] <- as.integer(g$idx + task$first[1])
+    return(c(read = read, written = save_atomic(g, task$out)))
+  }
+  r <- read_shard(task$files[2], task$n_col)
+  read <- read + file.size(task$files[2])
+  both <- .knn_between_dense(q, r, min(task$k, nrow(r)), min(task$k, nrow(q)), task$metric,
+                             task$n_threads, simd_option())
+  # (row numbers of the stack of q's rows over r's)
+  both$a$idx[] <- as.integer(both$a$idx - nrow(q) + task$first[2])
+  both$b$idx[] <- as.integer(both$b$idx + task$first[1])
+  # q's part first: a run that stops between the two writes redoes the task
+  written <- save_atomic(both$a, task$out[1]) + save_atomic(both$b, task$out[2])
+  c(read = read, written = written)
 }
 
 merge_parts_task <- function(task) {

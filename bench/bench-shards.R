@@ -10,9 +10,8 @@
 #                                                workers, from the task records of (b)
 # `scale` (default 1) multiplies the rows and the shard and partition sizes:
 # 0.01 checks the script in minutes. `rows` (default 1e7) sets the rows of (b)
-# at scale 1, keeping the shard and partition sizes: the merge tasks' time
-# grows with the number of partitions, so the run grows faster than the rows
-# (see bench/README.md). Results go to bench/results/shards-*.
+# at scale 1, keeping the shard and partition sizes. Results go to
+# bench/results/shards-*.
 suppressMessages(library(lsnn))
 source("bench/common.R")
 args <- commandArgs(TRUE)
@@ -131,18 +130,19 @@ if (what == "approx") {
 }
 
 if (what == "simulate") {
-  # Model. A run at N rows has S = N / b shards of b rows and P = 2N / m
-  # partitions of about m rows (b and m as measured). Each phase is a set of
-  # equal, independent tasks, so on W workers it takes ceiling(tasks / W)
-  # times the measured mean task time; phases run one after the other.
-  # Task times do not depend on N (fixed shard and partition sizes), except
-  # the exact neighbours of the recall rows (a task per shard, each against
-  # the same 2,000 rows: fixed) and the LSNN tasks, which each read the
-  # whole scale vector (8N bytes) at the disk rate measured in the run.
-  # Bytes moved per row are those measured (reads + writes of every task);
-  # the LSNN phase adds S * 8N. Memory per worker is the largest peak
-  # measured, plus the LSNN task's scale vector (8N bytes). The central
-  # steps (k-means on a sample, listing the files) are left out.
+  # Model. A run at N rows has S = N / b shards of b rows and P = N / m
+  # partitions of about m rows (b and m as measured: task counts grow in
+  # proportion to N). Each phase is a set of equal, independent tasks, so on
+  # W workers it takes ceiling(tasks / W) times the measured mean task time;
+  # phases run one after the other, and as many rounds as measured. Task
+  # times do not depend on N (fixed shard and partition sizes), except the
+  # LSNN tasks, each of which reads every shard's file of local scales (8N
+  # bytes in all, keeping only its candidates' scales) at the disk rate
+  # measured in the run. Bytes moved per row are those measured (reads and
+  # writes of every task), with the LSNN tasks' reads grown to S * 8N. Memory
+  # per worker is the largest peak measured: no task holds more than its
+  # shard or partition and the scales of its candidates. The central steps
+  # (k-means on a sample, listing the files) are left out.
   src <- list.files(results_dir(), pattern = "^shards-approx-tasks-.*[.]csv$", full.names = TRUE)
   if (length(src) == 0) stop("run bench-shards.R approx first")
   src <- src[which.max(file.mtime(src))]
@@ -172,10 +172,10 @@ if (what == "simulate") {
         if (k == "locally scaled neighbours") t_task <- t_task + 8 * (N - n0) / rate
         time <- time + ceiling(n_tasks / W) * t_task
         bytes <- bytes + p$bytes * f
-        if (k == "locally scaled neighbours") bytes <- bytes + p$tasks * f * 8 * (N - n0)
+        if (k == "locally scaled neighbours") bytes <- bytes + n_tasks * 8 * (N - n0)
       }
       say(file, "%g rows, %d workers: %.1f h, %.1f GB per worker, %.1f TB moved",
-          N, W, time / 3600, (peak + 8 * N) / 2^30, bytes / 1e12)
+          N, W, time / 3600, peak / 2^30, bytes / 1e12)
     }
   }
 }

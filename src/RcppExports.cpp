@@ -371,6 +371,23 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// knn_between_dense
+Rcpp::List knn_between_dense(Rcpp::NumericMatrix a, Rcpp::NumericMatrix b, int k_a, int k_b, std::string metric, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_knn_between_dense(SEXP aSEXP, SEXP bSEXP, SEXP k_aSEXP, SEXP k_bSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type a(aSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type b(bSEXP);
+    Rcpp::traits::input_parameter< int >::type k_a(k_aSEXP);
+    Rcpp::traits::input_parameter< int >::type k_b(k_bSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(knn_between_dense(a, b, k_a, k_b, metric, n_threads, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 // locally_scaled_distances_cpp
 Rcpp::NumericMatrix locally_scaled_distances_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int scale_from, int scale_to, int n_threads);
 RcppExport SEXP _lsnn_locally_scaled_distances_cpp(SEXP idxSEXP, SEXP distSEXP, SEXP scale_fromSEXP, SEXP scale_toSEXP, SEXP n_threadsSEXP) {
@@ -508,6 +525,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_knn_query_sparse", (DL_FUNC) &_lsnn_knn_query_sparse, 15},
     {"_lsnn_local_scales_cpp", (DL_FUNC) &_lsnn_local_scales_cpp, 5},
     {"_lsnn_locally_scaled_query_cpp", (DL_FUNC) &_lsnn_locally_scaled_query_cpp, 7},
+    {"_lsnn_knn_between_dense", (DL_FUNC) &_lsnn_knn_between_dense, 7},
     {"_lsnn_locally_scaled_distances_cpp", (DL_FUNC) &_lsnn_locally_scaled_distances_cpp, 5},
     {"_lsnn_locally_scaled_graph_cpp", (DL_FUNC) &_lsnn_locally_scaled_graph_cpp, 7},
     {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},

@@ -127,3 +127,28 @@ Rcpp::List locally_scaled_query_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix
   });
   return Rcpp::List::create(Rcpp::Named("idx") = out_idx, Rcpp::Named("dist") = out_dist);
 }
+
+// The exact search between two blocks of rows, each pair scored once
+// (knn_query.h's exact_knn_between()): list(a, b), a's rows' k_a nearest
+// rows of b and b's rows' k_b nearest rows of a, as list(idx, dist) with
+// 1-based row numbers of the stack (a's rows first, then b's).
+// [[Rcpp::export(.knn_between_dense)]]
+Rcpp::List knn_between_dense(Rcpp::NumericMatrix a, Rcpp::NumericMatrix b, int k_a, int k_b,
+                             std::string metric, int n_threads, std::string simd) {
+  if (a.ncol() != b.ncol()) Rcpp::stop("the two blocks of rows must have the same columns");
+  if (k_a < 0 || k_b < 0) Rcpp::stop("k must not be negative");
+  const std::vector<lsnn::DenseColumnMajor> parts{
+      {a.begin(), static_cast<std::size_t>(a.nrow()), static_cast<std::size_t>(a.ncol())},
+      {b.begin(), static_cast<std::size_t>(b.nrow()), static_cast<std::size_t>(b.ncol())}};
+  const lsnn::RowData data = lsnn_r::run_core([&] {
+    return lsnn::RowData(parts, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
+  });
+  const std::size_t n_a = static_cast<std::size_t>(a.nrow());
+  lsnn_r::RExecutor executor(n_threads, false);
+  const auto graphs = lsnn_r::run_core([&] {
+    return lsnn::exact_knn_between(data, {0, n_a}, {n_a, data.n()}, static_cast<std::size_t>(k_a),
+                                   static_cast<std::size_t>(k_b), executor);
+  });
+  return Rcpp::List::create(Rcpp::Named("a") = lsnn_r::graph_to_r(graphs.first),
+                            Rcpp::Named("b") = lsnn_r::graph_to_r(graphs.second));
+}

@@ -107,6 +107,28 @@ test_that("the approximate sharded graph reaches the recall target and is reprod
   expect_equal(dim(lsnn$idx), c(3000L, 10L))
 })
 
+test_that("the search between two shards gives both exact queries at once", {
+  set.seed(23)
+  a <- round(matrix(rnorm(700 * 5), 700), 1)
+  b <- round(matrix(rnorm(300 * 5), 300), 1)
+  b[1:20, ] <- a[1:20, ]  # copies across the blocks and many tied distances
+  for (metric in c("euclidean", "cosine", "manhattan")) {
+    both <- lsnn:::.knn_between_dense(a, b, 25, 40, metric, 2L, lsnn:::simd_option())
+    qa <- lsnn:::shard_block_knn(a, b, 25, metric)
+    qb <- lsnn:::shard_block_knn(b, a, 40, metric)
+    expect_identical(both$a$idx - 700L, qa$idx)
+    expect_identical(both$a$dist, qa$dist)
+    expect_identical(both$b$idx, qb$idx)
+    expect_identical(both$b$dist, qb$dist)
+  }
+  # more neighbours than the other block has rows
+  both <- lsnn:::.knn_between_dense(a[1:10, ], b, 300, 10, "euclidean", 1L, lsnn:::simd_option())
+  expect_equal(dim(both$a$idx), c(10L, 300L))
+  expect_setequal(both$a$idx[1, ], 11:310)
+  expect_error(lsnn:::.knn_between_dense(a, b, 301, 10, "euclidean", 1L, lsnn:::simd_option()),
+               "k must be between 1")
+})
+
 test_that("candidate lists merge by (distance, row), each row once, self left out", {
   set.seed(21)
   n <- 40
@@ -190,12 +212,14 @@ test_that("a run resumes from its out_dir and refuses other settings", {
   out <- tempfile("graph-")
   on.exit(unlink(out, recursive = TRUE), add = TRUE)
   res <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
-  expect_equal(nrow(res$tasks), 16 + 4 + 4)
+  # 10 pairs of shards (each searched once, both ways), 4 merges, 4 LSNN
+  expect_equal(nrow(res$tasks), 10 + 4 + 4)
   expect_output(print(res), "LSNN\\) graph in shards: 400 rows x 10 columns in 4 files")
   # a lost output is computed again, and only that
   unlink(c(res$files[2], res$knn$files[3], file.path(out, "complete.rds")))
   res2 <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
-  expect_equal(nrow(res2$tasks), 24 + 4 + 1 + 1)
+  # the 4 pairs with shard 3, its merge and LSNN shard 2
+  expect_equal(nrow(res2$tasks), 18 + 4 + 1 + 1)
   expect_identical(read_graph_shards(res2), locally_scaled_knn(X, 10, 10, nn_kind = "exact"))
   expect_identical(read_graph_shards(res2$knn), extended_knn(X, 10, 10, nn_kind = "exact"))
   expect_error(locally_scaled_knn_sharded(sh, 11, 10, nn_kind = "exact", out_dir = out),

@@ -110,20 +110,22 @@ inline void offer_to_rows(const RowData& data, NeighbourHeaps<>& heaps, std::siz
 
 // The other half of a tile of the all-pairs search: rows [b0, b1) take
 // candidates from the disjoint rows [a0, a1), reading the same scores.
+// Row b0 + b keeps its list in heap row b0 + b - heap_base.
 inline void offer_to_columns(const RowData& data, NeighbourHeaps<>& heaps, std::size_t a0,
-                             std::size_t a1, std::size_t b0, std::size_t b1, TileBuffers& buf) {
-  const std::size_t ma = a1 - a0, mb = b1 - b0;
+                             std::size_t a1, std::size_t b0, std::size_t b1, TileBuffers& buf,
+                             std::size_t heap_base = 0) {
+  const std::size_t ma = a1 - a0, mb = b1 - b0, h0 = b0 - heap_base;
   const DistanceKernels& kern = data.kernels();
   buf.pos.resize(mb);
   buf.threshold.resize(mb);
-  for (std::size_t b = 0; b < mb; ++b) buf.threshold[b] = heaps.threshold(b0 + b);
+  for (std::size_t b = 0; b < mb; ++b) buf.threshold[b] = heaps.threshold(h0 + b);
   for (std::size_t a = 0; a < ma; ++a) {
     const float* s = &buf.score[a * mb];
     const std::size_t count = kern.positions_at_most(s, buf.threshold.data(), false, mb, buf.pos.data());
     for (std::size_t c = 0; c < count; ++c) {
       const std::size_t b = buf.pos[c];
-      if (heaps.push_new(b0 + b, s[b], static_cast<int>(a0 + a))) {
-        buf.threshold[b] = heaps.threshold(b0 + b);
+      if (heaps.push_new(h0 + b, s[b], static_cast<int>(a0 + a))) {
+        buf.threshold[b] = heaps.threshold(h0 + b);
       }
     }
   }

@@ -173,6 +173,74 @@ KnnGraph exact_knn_query(const RowData& data, const RowRange& reference, const R
   return graph;
 }
 
+// Both halves of the all-pairs search between two disjoint ranges of rows,
+// each pair scored once (as exact_knn() does within one range): for every
+// row of `a` its k_a nearest rows of `b`, and for every row of `b` its k_b
+// nearest rows of `a`, by (exact distance, row number), without self
+// columns. The lists of a row of `a` are those exact_knn_query(data, b, a,
+// k_a) gives, bit for bit; this one does half the work of the two queries,
+// which is what makes a sharded exact search (every pair of shards) cost no
+// more than the search in memory. Returns {a's graph, b's graph}.
+template <typename Executor>
+std::pair<KnnGraph, KnnGraph> exact_knn_between(const RowData& data, const RowRange& a,
+                                                const RowRange& b, std::size_t k_a,
+                                                std::size_t k_b, Executor& executor) {
+  detail::check_query_ranges(data, b, a, k_a);
+  detail::check_query_ranges(data, a, b, k_b);
+  if (a.begin < b.end && b.begin < a.end && a.size() > 0 && b.size() > 0) {
+    throw std::invalid_argument("the two ranges of rows must not overlap");
+  }
+  std::pair<KnnGraph, KnnGraph> out{KnnGraph(a.size(), k_a), KnnGraph(b.size(), k_b)};
+  if (a.size() == 0 || b.size() == 0) return out;
+  NeighbourHeaps<> heaps_a(a.size(), std::min(b.size(), k_a + std::max<std::size_t>(8, k_a / 4)),
+                           data.kernels());
+  NeighbourHeaps<> heaps_b(b.size(), std::min(a.size(), k_b + std::max<std::size_t>(8, k_b / 4)),
+                           data.kernels());
+  const std::size_t bs = data.sparse() ? 256 : 512;
+  const std::size_t na = (a.size() + bs - 1) / bs, nb = (b.size() + bs - 1) / bs;
+  // Round t holds the tiles (i, j) with (i - j) mod L == t, L = max(na, nb):
+  // no two share a block of either range, so a round runs without locks.
+  const std::size_t L = std::max(na, nb);
+  Phase<Executor> phase(executor, "exact kNN between ranges", L);
+  for (std::size_t t = 0; t < L; ++t) {
+    executor.parallel_for(0, na, [&](std::size_t i0, std::size_t i1) {
+      detail::TileBuffers buf;
+      for (std::size_t i = i0; i < i1; ++i) {
+        const std::size_t j = (i + L - t) % L;
+        if (j >= nb) continue;
+        const std::size_t a0 = a.begin + i * bs, a1 = std::min(a.end, a0 + bs);
+        const std::size_t b0 = b.begin + j * bs, b1 = std::min(b.end, b0 + bs);
+        detail::score_tile(data, a0, a1, b0, b1, buf);
+        detail::offer_to_rows(data, heaps_a, a.begin, a0, a1, b0, b1, detail::Exclusion(), buf);
+        detail::offer_to_columns(data, heaps_b, a0, a1, b0, b1, buf, b.begin);
+      }
+    });
+    phase.set(t + 1);
+  }
+  auto finish = [&](const RowRange& rows, const RowRange& among, std::size_t k,
+                    const NeighbourHeaps<>& heaps, KnnGraph& graph) {
+    batched_for(executor, rows.size(), 4096, [&](std::size_t begin, std::size_t end) {
+      std::vector<std::pair<double, int>> cand;
+      detail::TileBuffers buf;
+      for (std::size_t q = begin; q < end; ++q) {
+        const std::size_t i = rows.begin + q;
+        detail::finish_row(data, i, heaps, q, {among.begin, among.end, -1}, k, buf, cand);
+        for (std::size_t c = 0; c < k; ++c) {
+          graph.index(q, c) = cand[c].second;
+          graph.distance(q, c) = data.distance_from_exact_score(cand[c].first);
+        }
+      }
+    });
+  };
+  finish(a, b, k_a, heaps_a, out.first);
+  finish(b, a, k_b, heaps_b, out.second);
+  std::ostringstream msg;
+  msg << "exact kNN between ranges: " << a.size() << " and " << b.size() << " rows, k = " << k_a
+      << " and " << k_b << " (" << data.kernels().name << " kernels)";
+  phase.finish(msg.str());
+  return out;
+}
+
 // The graph the approximate query walks: for each reference row, its first
 // `degree` neighbours and up to `degree` reverse neighbours (the rows that
 // list it among theirs, nearest first), as adjacency lists of reference
