@@ -1056,8 +1056,11 @@ assign_task <- function(task) {
   n_parts <- nrow(task$centres)
   counts <- integer(n_parts)
   written <- 0
+  twice <- which(!is.na(near$second))
+  members <- split(c(seq_len(nrow(x)), twice),
+                   factor(c(near$first, near$second[twice]), levels = seq_len(n_parts)))
   for (p in seq_len(n_parts)) {
-    rows <- which(near$first == p | (!is.na(near$second) & near$second == p))
+    rows <- sort(members[[p]])
     counts[p] <- length(rows)
     if (length(rows) > 0) {
       written <- written + save_atomic(list(ids = as.integer(task$first + rows),
@@ -1148,17 +1151,24 @@ lsnn_phase <- function(run) {
 # their candidates' scales, never the whole vector.
 lsnn_task <- function(task) {
   g <- readRDS(task$graph)
-  ids <- sort(unique(as.vector(g$idx)))
+  # each candidate once, in order, and its place in that list (by one radix
+  # sort: no hashing of millions of ids)
+  o <- order(as.vector(g$idx), method = "radix")
+  sorted <- g$idx[o]
+  first_seen <- c(TRUE, sorted[-1] != sorted[-length(sorted)])
+  ids <- sorted[first_seen]
+  place <- integer(length(o))
+  place[o] <- cumsum(first_seen)
   sigma <- numeric(length(ids))
   read <- file.size(task$graph)
-  for (f in seq_along(task$sigma)) {
-    lo <- task$first[f]
-    mine <- which(ids > lo & ids <= task$first[f + 1])
-    if (length(mine) == 0) next
-    sigma[mine] <- readRDS(task$sigma[f])[ids[mine] - lo]
+  by_shard <- split(seq_along(ids), findInterval(ids, task$first + 0.5))
+  for (f in names(by_shard)) {
+    mine <- by_shard[[f]]
+    f <- as.integer(f)
+    sigma[mine] <- readRDS(task$sigma[f])[ids[mine] - task$first[f]]
     read <- read + file.size(task$sigma[f])
   }
-  local <- list(idx = matrix(match(g$idx, ids), nrow(g$idx)), dist = g$dist)
+  local <- list(idx = matrix(place, nrow(g$idx)), dist = g$dist)
   res <- select_lsnn(local, sigma, task$n_neighbors, task$scale, task$n_threads)
   res$idx[] <- ids[res$idx]
   c(read = read, written = save_atomic(res, task$out))
