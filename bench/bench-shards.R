@@ -174,7 +174,7 @@ if (what == "simulate") {
         bytes <- bytes + p$bytes * f
         if (k == "locally scaled neighbours") bytes <- bytes + n_tasks * 8 * (N - n0)
       }
-      say(file, "%g rows, %d workers: %.1f h, %.1f GB per worker, %.1f TB moved",
+      say(file, "%g rows, %d workers: %.2f h, %.1f GB per worker, %.1f TB moved",
           N, W, time / 3600, peak / 2^30, bytes / 1e12)
     }
   }
