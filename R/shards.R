@@ -970,7 +970,8 @@ partition_centres <- function(run, round, n_parts) {
   n_parts <- min(n_parts, nrow(x))
   per_row <- n / nrow(x)
   sizes <- function(centres) {
-    near <- partition_of(x, centres, overlap_limit(x, centres, ctl$overlap))
+    near <- two_nearest(x, centres)
+    near <- keep_second(near, overlap_limit(near$excess, ctl$overlap))
     list(near = near, size = partition_sizes(near, nrow(centres)) * per_row)
   }
   centres <- with_seed(task_seed(run, round, 1), {
@@ -998,7 +999,7 @@ partition_centres <- function(run, round, n_parts) {
     centres <- centres[-small[which.min(size[small])], , drop = FALSE]
   }
   centres <- unname(centres)
-  list(centres = centres, limit = overlap_limit(x, centres, ctl$overlap))
+  list(centres = centres, limit = overlap_limit(two_nearest(x, centres)$excess, ctl$overlap))
 }
 
 partition_space <- function(x, metric) {
@@ -1014,16 +1015,22 @@ partition_space <- function(x, metric) {
 # nearest centre, and the second nearest where its distance is at most
 # (1 + limit) times the nearest's (NA elsewhere): rows near a boundary are
 # searched on both sides of it.
-partition_of <- function(x, centres, limit) {
-  if (nrow(centres) == 1) return(list(first = rep(1L, nrow(x)), second = rep(NA_integer_, nrow(x))))
-  near <- two_nearest(x, centres)
+partition_of <- function(x, centres, limit) keep_second(two_nearest(x, centres), limit)
+
+# The partitions from two_nearest(): the second kept where its excess is at
+# most `limit`.
+keep_second <- function(near, limit) {
   near$second[near$excess > limit] <- NA_integer_
   near[c("first", "second")]
 }
 
 # The two nearest centres of each row and how much farther the second is
-# (its distance over the first's, minus 1).
+# (its distance over the first's, minus 1; Inf with one centre).
 two_nearest <- function(x, centres) {
+  if (nrow(centres) == 1) {
+    return(list(first = rep(1L, nrow(x)), second = rep(NA_integer_, nrow(x)),
+                excess = rep(Inf, nrow(x))))
+  }
   d2 <- -2 * tcrossprod(x, centres) + rep(rowSums(centres^2), each = nrow(x))
   at <- seq_len(nrow(x))
   norm2 <- rowSums(x^2)
@@ -1036,12 +1043,12 @@ two_nearest <- function(x, centres) {
        excess = ifelse(d_first > 0, d_second / d_first - 1, Inf))
 }
 
-# The limit of partition_of() that puts the share `overlap` of the rows x
-# in a second partition (the rows nearest a boundary).
-overlap_limit <- function(x, centres, overlap) {
-  if (nrow(centres) == 1 || overlap <= 0) return(-Inf)
+# The limit of partition_of() that puts the share `overlap` of rows with
+# these excesses (two_nearest()) in a second partition: those nearest a
+# boundary.
+overlap_limit <- function(excess, overlap) {
+  if (overlap <= 0) return(-Inf)
   if (overlap >= 1) return(Inf)
-  excess <- two_nearest(x, centres)$excess
   unname(stats::quantile(excess, overlap, type = 1))
 }
 

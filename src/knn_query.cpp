@@ -17,6 +17,18 @@
 
 namespace {
 
+// One RowData of two dense matrices' rows, `top`'s first.
+lsnn::RowData stacked_rows(const Rcpp::NumericMatrix& top, const Rcpp::NumericMatrix& bottom,
+                           const std::string& metric, const std::string& simd) {
+  if (top.ncol() != bottom.ncol()) Rcpp::stop("the two blocks of rows must have the same columns");
+  const std::vector<lsnn::DenseColumnMajor> parts{
+      {top.begin(), static_cast<std::size_t>(top.nrow()), static_cast<std::size_t>(top.ncol())},
+      {bottom.begin(), static_cast<std::size_t>(bottom.nrow()), static_cast<std::size_t>(bottom.ncol())}};
+  return lsnn_r::run_core([&] {
+    return lsnn::RowData(parts, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
+  });
+}
+
 // The rows each query row leaves out (0-based rows of the stacked data, -1
 // for none), one per query row; NULL or empty for none.
 std::vector<int> exclusions(const Rcpp::Nullable<Rcpp::IntegerVector>& exclude, std::size_t n_ref, std::size_t n) {
@@ -73,12 +85,7 @@ Rcpp::List knn_query_dense(Rcpp::NumericMatrix reference, Rcpp::NumericMatrix qu
                            int n_threads, bool verbose, std::string simd,
                            Rcpp::Nullable<Rcpp::IntegerVector> exclude = R_NilValue) {
   if (reference.ncol() != query.ncol()) Rcpp::stop("the query and reference rows must have the same columns");
-  const std::vector<lsnn::DenseColumnMajor> parts{
-      {reference.begin(), static_cast<std::size_t>(reference.nrow()), static_cast<std::size_t>(reference.ncol())},
-      {query.begin(), static_cast<std::size_t>(query.nrow()), static_cast<std::size_t>(query.ncol())}};
-  const lsnn::RowData data = lsnn_r::run_core([&] {
-    return lsnn::RowData(parts, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
-  });
+  const lsnn::RowData data = stacked_rows(reference, query, metric, simd);
   const std::size_t n_ref = static_cast<std::size_t>(reference.nrow());
   return run_query(data, n_ref, k, exact, search, seed, n_threads, verbose, exclusions(exclude, n_ref, data.n()));
 }
@@ -135,14 +142,8 @@ Rcpp::List locally_scaled_query_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix
 // [[Rcpp::export(.knn_between_dense)]]
 Rcpp::List knn_between_dense(Rcpp::NumericMatrix a, Rcpp::NumericMatrix b, int k_a, int k_b,
                              std::string metric, int n_threads, std::string simd) {
-  if (a.ncol() != b.ncol()) Rcpp::stop("the two blocks of rows must have the same columns");
   if (k_a < 0 || k_b < 0) Rcpp::stop("k must not be negative");
-  const std::vector<lsnn::DenseColumnMajor> parts{
-      {a.begin(), static_cast<std::size_t>(a.nrow()), static_cast<std::size_t>(a.ncol())},
-      {b.begin(), static_cast<std::size_t>(b.nrow()), static_cast<std::size_t>(b.ncol())}};
-  const lsnn::RowData data = lsnn_r::run_core([&] {
-    return lsnn::RowData(parts, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
-  });
+  const lsnn::RowData data = stacked_rows(a, b, metric, simd);
   const std::size_t n_a = static_cast<std::size_t>(a.nrow());
   lsnn_r::RExecutor executor(n_threads, false);
   const auto graphs = lsnn_r::run_core([&] {

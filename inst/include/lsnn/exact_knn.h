@@ -131,6 +131,13 @@ inline void offer_to_columns(const RowData& data, NeighbourHeaps<>& heaps, std::
   }
 }
 
+// How many candidates a row keeps by float score to find its k nearest of
+// `available` rows: k plus a margin, so that the proof of exactness
+// (finish_row) seldom fails.
+inline std::size_t candidate_capacity(std::size_t k, std::size_t available) {
+  return std::min(available, k + std::max<std::size_t>(8, k / 4));
+}
+
 // (A NaN score, which finite data cannot produce, would sort as +Inf rather
 // than break the ordering std::sort relies on.)
 inline double sortable_score(double score) {
@@ -242,9 +249,7 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
   ExactKnnStats& st = stats ? *stats : local;
   if (others == 0) return graph;
 
-  const std::size_t margin = std::max<std::size_t>(8, others / 4);
-  const std::size_t capacity = std::min(n - 1, others + margin);
-  NeighbourHeaps<> heaps(n, capacity, data.kernels());
+  NeighbourHeaps<> heaps(n, detail::candidate_capacity(others, n - 1), data.kernels());
 
   const std::size_t bs = block_rows > 0 ? block_rows : detail::default_block_rows(data, executor.n_threads());
   const std::size_t n_blocks = (n + bs - 1) / bs;

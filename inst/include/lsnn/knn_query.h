@@ -93,6 +93,30 @@ inline SearchRange query_range(const RowRange& reference, std::size_t i, const E
   return among;
 }
 
+// The k nearest candidates of each row of `rows` (its list in heap row
+// i - rows.begin, searched among(i)) into graph row i - rows.begin, by
+// finish_row(); returns how many rows needed refining.
+template <typename Among, typename Executor>
+std::size_t finish_query_rows(const RowData& data, const RowRange& rows, const NeighbourHeaps<>& heaps,
+                              std::size_t k, Among among, KnnGraph& graph, Executor& executor) {
+  std::vector<unsigned char> refined(rows.size(), 0);
+  batched_for(executor, rows.size(), 4096, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<double, int>> cand;
+    TileBuffers buf;
+    for (std::size_t q = begin; q < end; ++q) {
+      const std::size_t i = rows.begin + q;
+      refined[q] = finish_row(data, i, heaps, q, among(i), k, buf, cand);
+      for (std::size_t c = 0; c < k; ++c) {
+        graph.index(q, c) = cand[c].second;
+        graph.distance(q, c) = data.distance_from_exact_score(cand[c].first);
+      }
+    }
+  });
+  std::size_t n_refined = 0;
+  for (unsigned char e : refined) n_refined += e;
+  return n_refined;
+}
+
 }  // namespace detail
 
 // The k nearest rows of `reference` for every row of `query`, by (exact
@@ -114,9 +138,7 @@ KnnGraph exact_knn_query(const RowData& data, const RowRange& reference, const R
   KnnGraph graph(m, k);
   if (m == 0) return graph;
 
-  const std::size_t margin = std::max<std::size_t>(8, k / 4);
-  const std::size_t capacity = std::min(reference.size(), k + margin);
-  NeighbourHeaps<> heaps(m, capacity, data.kernels());
+  NeighbourHeaps<> heaps(m, detail::candidate_capacity(k, reference.size()), data.kernels());
   // Query blocks are the parallel tasks (each owns its rows' lists): small
   // enough that every thread has several; reference blocks as large as the
   // all-pairs search uses.
@@ -151,21 +173,9 @@ KnnGraph exact_knn_query(const RowData& data, const RowRange& reference, const R
     phase.set(r_end);
   }
 
-  std::vector<unsigned char> refined(m, 0);
-  batched_for(executor, m, 4096, [&](std::size_t begin, std::size_t end) {
-    std::vector<std::pair<double, int>> cand;
-    detail::TileBuffers buf;
-    for (std::size_t q = begin; q < end; ++q) {
-      const std::size_t i = query.begin + q;
-      refined[q] = detail::finish_row(data, i, heaps, q, detail::query_range(reference, i, excl, k), k, buf, cand);
-      for (std::size_t c = 0; c < k; ++c) {
-        graph.index(q, c) = cand[c].second;
-        graph.distance(q, c) = data.distance_from_exact_score(cand[c].first);
-      }
-    }
-  });
-  st.rows_refined = 0;
-  for (unsigned char e : refined) st.rows_refined += e;
+  st.rows_refined = detail::finish_query_rows(
+      data, query, heaps, k, [&](std::size_t i) { return detail::query_range(reference, i, excl, k); },
+      graph, executor);
   std::ostringstream msg;
   msg << "exact kNN query: " << m << " rows against " << reference.size() << ", k = " << k << " ("
       << data.kernels().name << " kernels); " << st.rows_refined << " rows needed a second, wider pass";
@@ -192,10 +202,8 @@ std::pair<KnnGraph, KnnGraph> exact_knn_between(const RowData& data, const RowRa
   }
   std::pair<KnnGraph, KnnGraph> out{KnnGraph(a.size(), k_a), KnnGraph(b.size(), k_b)};
   if (a.size() == 0 || b.size() == 0) return out;
-  NeighbourHeaps<> heaps_a(a.size(), std::min(b.size(), k_a + std::max<std::size_t>(8, k_a / 4)),
-                           data.kernels());
-  NeighbourHeaps<> heaps_b(b.size(), std::min(a.size(), k_b + std::max<std::size_t>(8, k_b / 4)),
-                           data.kernels());
+  NeighbourHeaps<> heaps_a(a.size(), detail::candidate_capacity(k_a, b.size()), data.kernels());
+  NeighbourHeaps<> heaps_b(b.size(), detail::candidate_capacity(k_b, a.size()), data.kernels());
   const std::size_t bs = data.sparse() ? 256 : 512;
   const std::size_t na = (a.size() + bs - 1) / bs, nb = (b.size() + bs - 1) / bs;
   // Round t holds the tiles (i, j) with (i - j) mod L == t, L = max(na, nb):
@@ -217,23 +225,12 @@ std::pair<KnnGraph, KnnGraph> exact_knn_between(const RowData& data, const RowRa
     });
     phase.set(t + 1);
   }
-  auto finish = [&](const RowRange& rows, const RowRange& among, std::size_t k,
-                    const NeighbourHeaps<>& heaps, KnnGraph& graph) {
-    batched_for(executor, rows.size(), 4096, [&](std::size_t begin, std::size_t end) {
-      std::vector<std::pair<double, int>> cand;
-      detail::TileBuffers buf;
-      for (std::size_t q = begin; q < end; ++q) {
-        const std::size_t i = rows.begin + q;
-        detail::finish_row(data, i, heaps, q, {among.begin, among.end, -1}, k, buf, cand);
-        for (std::size_t c = 0; c < k; ++c) {
-          graph.index(q, c) = cand[c].second;
-          graph.distance(q, c) = data.distance_from_exact_score(cand[c].first);
-        }
-      }
-    });
-  };
-  finish(a, b, k_a, heaps_a, out.first);
-  finish(b, a, k_b, heaps_b, out.second);
+  detail::finish_query_rows(
+      data, a, heaps_a, k_a, [&](std::size_t) { return detail::SearchRange{b.begin, b.end, -1}; },
+      out.first, executor);
+  detail::finish_query_rows(
+      data, b, heaps_b, k_b, [&](std::size_t) { return detail::SearchRange{a.begin, a.end, -1}; },
+      out.second, executor);
   std::ostringstream msg;
   msg << "exact kNN between ranges: " << a.size() << " and " << b.size() << " rows, k = " << k_a
       << " and " << k_b << " (" << data.kernels().name << " kernels)";
