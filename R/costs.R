@@ -61,12 +61,17 @@
 #'   pairs of points in neighbouring boxes (the near field) are summed
 #'   directly, exactly; the others by FFT convolution on the node grid,
 #'   interpolated back to the points. Boxes are narrow enough for the
-#'   kernels' length scale, at least \eqn{(n/4)^{1/d}}{(n/4)^(1/d)} per
-#'   dimension, and wider where the layout is wide, so that the grid never
-#'   holds many more nodes than there are points: the time of one evaluation
-#'   does not grow with the layout's width (it can still, for a dense
-#'   cluster with a few points far away, which need fine boxes over the
-#'   whole width or a crowded near field). The relative gradient error is
+#'   kernels' length scale and chosen by cost (FFT work against near pairs),
+#'   wider where the layout is wide, so that a grid never holds many more
+#'   nodes than there are points. A layout of separate clusters is summed by
+#'   components: a coarse grid (about \eqn{n/4}{n/4} nodes) sums the pairs
+#'   of points in different components, which are far apart, and each
+#'   component's own pairs get a grid over that component alone (components
+#'   of a few points, and a few outlying points, are summed directly). So the
+#'   time of one evaluation is bounded by what grids over the clusters
+#'   themselves cost, plus O(n): it grows with the number of points and their
+#'   crowding, not with the layout's width or the distances between
+#'   clusters. The relative gradient error is
 #'   below 1e-3 for t-SNE and 1e-2 for the others, the cost within 1e-3 (the
 #'   measurements are in `bench/README.md`). The attraction (and UMAP's
 #'   \eqn{(1 - v)}{(1 - v)} correction of the repulsion) is summed exactly

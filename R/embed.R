@@ -18,7 +18,9 @@
 #'
 #' **Gradient.** `"exact"` sums every pair (O(n^2) time per iteration);
 #' `"approx"` (1 or 2 dimensions) sums the all-pairs part in O(n) by grid
-#' interpolation, with the near pairs summed exactly (see [cost_gradient()]);
+#' interpolation, with the near pairs summed exactly and separate clusters
+#' on grids of their own, so that its time does not grow as the clusters
+#' drift apart (see [cost_gradient()]);
 #' `"sampled"` (not t-SNE) follows the gradient of the attractions and of a
 #' few randomly drawn repulsions per attraction. `"auto"` takes the exact sum
 #' for small data, the approximation above 20,000 points for t-SNE (2,000 for

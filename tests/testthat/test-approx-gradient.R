@@ -60,6 +60,43 @@ test_that("approximate gradients and costs agree with the exact ones", {
   for (m in approx_methods[-1]) approx_check(Yu, dat$P, m, paste(m$method, "converged"))
 })
 
+# Clusters far apart, of unequal sizes (some small enough to be summed
+# directly), one of them made of two sub-clusters, and a lone point very far
+# out: the layouts that the grid sums by components (fft_repulsion.h).
+component_layout <- function(d, n_big = c(500, 400, 300), n_small = 40) {
+  set.seed(5)
+  centre <- function(k) if (d == 1) c(0, 1000, 1e4, 2500, 5000, 7000, 3e4, 6e4, 9e4)[k] else
+    rbind(c(0, 0), c(1000, 0), c(0, 1e4), c(2500, 2500), c(5000, 0), c(7000, 7000),
+          c(3e4, 0), c(0, 6e4), c(9e4, 9e4))[k, ]
+  blob <- function(m, k, sd) sweep(matrix(stats::rnorm(m * d, sd = sd), m, d), 2, centre(k), "+")
+  Y <- rbind(blob(n_big[1], 1, 5), blob(n_big[2], 2, 20),
+             blob(n_big[3] / 2, 3, 3), sweep(blob(n_big[3] / 2, 3, 3), 2, rep(60, d), "+"))
+  for (k in 4:8) Y <- rbind(Y, blob(n_small, k, 1))
+  rbind(Y, matrix(1e6, 1, d))
+}
+
+test_that("layouts of separate clusters: the sums by components agree with the exact ones", {
+  for (d in 1:2) {
+    Y <- component_layout(d)
+    n <- nrow(Y)
+    set.seed(6)
+    X <- Y[, rep(1, 3)] + matrix(stats::rnorm(n * 3, sd = 0.1), n, 3)
+    P <- perplexity_affinities(X, perplexity = 10)
+    for (m in approx_methods) {
+      if (m$method == "largevis" && identical(m$weight, "exp")) next
+      approx_check(Y, P, m, paste(m$method, d, "components"))
+    }
+    # LargeVis's exp weights have a width of 1: clusters of that scale
+    Ye <- Y / 50
+    approx_check(Ye, P, approx_methods$largevis_exp, paste("largevis exp", d, "components"))
+    for (m in c("tsne", "umap")) {
+      a1 <- cost_gradient(Y, P, m, gradient = "approx", n_threads = 1)
+      a2 <- cost_gradient(Y, P, m, gradient = "approx", n_threads = 2)
+      expect_identical(a1, a2)
+    }
+  }
+})
+
 test_that("all points identical: the approximate sums are finite and exact", {
   dat <- approx_data()
   n <- nrow(dat$X)

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -72,13 +73,18 @@ namespace lsnn {
 inline GridSettings default_grid(CostMethod m) {
   GridSettings g;
   g.near_field = true;
-  g.points_per_box = 4.0;
+  // t-SNE: the boxes are chosen by cost (refine()) down to a floor of 64
+  // points per box; with the floor at 4, the dense clusters of a 1e5-point
+  // layout got grids of 6 nodes per point, whose FFTs took 3/4 of the time
+  // (bench/README.md, session 9)
+  g.points_per_box = m == CostMethod::tsne ? 64.0 : 4.0;
   g.min_boxes = 1;
   // Crowded layouts refine the boxes (interpolation.h): a near pair costs
-  // about 4 FFT element-levels for t-SNE, 8 for LargeVis and 20 for UMAP
-  // (std::pow); t-SNE's kernel varies on the scale of 1, so boxes under
-  // 0.5 wide need no near field.
-  g.pair_weight = m == CostMethod::tsne ? 4.0 : m == CostMethod::umap ? 20.0 : 8.0;
+  // about 1 FFT element-level for t-SNE (AVX2 near field; measured on the
+  // 1e5-point layout, where 4 chose grids 1.5x slower), 8 for LargeVis and
+  // 20 for UMAP (std::pow); t-SNE's kernel varies on the scale of 1, so
+  // boxes under 0.5 wide need no near field.
+  g.pair_weight = m == CostMethod::tsne ? 1.0 : m == CostMethod::umap ? 20.0 : 8.0;
   if (m == CostMethod::tsne) {
     g.nodes = 5;
     g.box_width = 4.0;
@@ -142,13 +148,39 @@ double model_kernels(InterpolationGrid& grid, const CostParams& params, std::siz
   });
 }
 
+// The all-pairs sums of a layout, by components when it has several. A
+// uniform grid over a wide layout of dense clusters is dear either way: fine
+// boxes make FFTs over mostly empty space, coarse boxes a near field that
+// sums whole clusters. So a coarse grid (about n / 4 nodes, boxes at least
+// kCoarseWidth wide) is laid first; its filled boxes fall into components,
+// any two of which are at least two boxes apart (InterpolationGrid::
+// label_components()). The coarse grid then sums only the pairs of points in
+// different components: those are far pairs, at the accuracy of the default
+// grids (5 nodes, 2 boxes deep); the largest component's targets read a
+// charge set without its own points, the others' the full set less their
+// own component's node sums. Each component's own pairs are a smaller
+// problem of the same kind, summed by a GridRepulsion of its own over its
+// own extent (which may split again, kMaxDepth levels in all), or directly
+// when it has at most kDirect points. One evaluation thus costs about what
+// the components' own grids cost, plus O(n): it no longer grows with the
+// distances between clusters. A layout that is one component (or whose
+// components would cost more than kRemovalWork node pairs per node to
+// separate) takes the single grid, as before.
 class GridRepulsion {
  public:
   GridRepulsion() = default;
   // `kernels` (its near_run) sums the near field, four pairs at a time
-  GridRepulsion(const CostParams& params, const GridSettings& gs, const CostKernels* kernels)
-      : gs_(gs), kernels_(kernels) {
+  GridRepulsion(const CostParams& params, const GridSettings& gs, const CostKernels* kernels,
+                int depth = 0)
+      : gs_(gs), kernels_(kernels), depth_(depth) {
     prob_.params = params;
+  }
+  // the grids of the component's own sums share the evaluator's spectra
+  GridRepulsion(const CostParams& params, const GridSettings& gs, const CostKernels* kernels,
+                int depth, int peels, std::shared_ptr<SpectrumCache> cache)
+      : GridRepulsion(params, gs, kernels, depth) {
+    peels_ = peels;
+    cache_ = std::move(cache);
   }
 
   // Y: coordinate c of point i at Y[c * stride + i] (d = 1 or 2). Writes
@@ -157,6 +189,42 @@ class GridRepulsion {
   template <typename Executor>
   void evaluate(const double* Y, std::size_t n, std::size_t d, std::size_t stride, double* F,
                 bool energy, double* E, Executor& executor) {
+    if (!cache_) cache_ = std::make_shared<SpectrumCache>();
+    if (depth_ == 0) cache_->next_generation();
+    grid_.set_cache(cache_.get());
+    if ((depth_ < kMaxDepth || peels_ < kMaxPeels) && n >= kMinSplit &&
+        by_components(Y, n, d, stride, F, energy, E, executor)) {
+      return;
+    }
+    whole(Y, n, d, stride, F, energy, E, executor);
+  }
+
+  void set_grid(const GridSettings& gs) { gs_ = gs; }
+
+  // the levels of components below the whole layout
+  static constexpr int kMaxDepth = 3;
+  // layouts of fewer points are never split
+  static constexpr std::size_t kMinSplit = 512;
+  // components of at most this many points are summed directly
+  static constexpr std::size_t kDirect = 256;
+  // when all but the largest component hold at most kPeel points, they are
+  // summed directly against every point (no coarse grid), kMaxPeels times
+  static constexpr std::size_t kPeel = 64;
+  static constexpr int kMaxPeels = 8;
+  // the narrowest coarse box, in units of the kernels' length scale (far
+  // pairs are then at least 8 apart, where every cost's kernel is smooth)
+  static constexpr double kCoarseWidth = 4.0;
+  // the fewest coarse nodes (small layouts still find their components)
+  static constexpr double kCoarseMinNodes = 4096.0;
+  // the most node pairs per coarse node that the separation may cost
+  static constexpr double kRemovalWork = 64.0;
+
+ private:
+  // One grid over the whole layout (with its exact near field, when it has
+  // one).
+  template <typename Executor>
+  void whole(const double* Y, std::size_t n, std::size_t d, std::size_t stride, double* F,
+             bool energy, double* E, Executor& executor) {
     grid_.layout(Y, n, d, stride, gs_, executor);
     grid_.spread(1, [](std::size_t, std::size_t) { return 1.0; }, executor);
     // (without a near field the grid's own self term is taken off the energy)
@@ -191,9 +259,232 @@ class GridRepulsion {
         4096);
   }
 
-  void set_grid(const GridSettings& gs) { gs_ = gs; }
+  // The coarse grid: 5 nodes per box, two boxes deep, about n / 4 nodes (at
+// least kCoarseMinNodes).
+  GridSettings coarse_settings(const double* Y, std::size_t n, std::size_t d,
+                               std::size_t stride) const {
+    GridSettings cs;
+    cs.nodes = 5;
+    cs.near_field = true;
+    cs.near_boxes = 2;
+    cs.widen = true;
+    double span = 0.0;
+    for (std::size_t c = 0; c < d; ++c) {
+      const double* y = Y + c * stride;
+      const auto mm = std::minmax_element(y, y + n);
+      span = std::max(span, *mm.second - *mm.first);
+    }
+    const double total = std::max(static_cast<double>(n) / 4.0, kCoarseMinNodes);
+    const double nodes = d == 2 ? std::sqrt(total) : total;
+    const double boxes = std::max(1.0, std::floor(nodes / cs.nodes));
+    cs.box_width = ladder_width(std::max(kCoarseWidth, span / boxes));
+    return cs;
+  }
 
- private:
+  // The sums by components (see above); false, with nothing written, when
+  // the layout does not split.
+  template <typename Executor>
+  bool by_components(const double* Y, std::size_t n, std::size_t d, std::size_t stride,
+                     double* F, bool energy, double* E, Executor& executor) {
+    const GridSettings cs = coarse_settings(Y, n, d, stride);
+    if (!std::isfinite(cs.box_width)) return false;
+    coarse_.layout(Y, n, d, stride, cs, executor);
+    const std::size_t nc = coarse_.label_components();
+    if (nc < 2) return false;
+    const std::vector<std::size_t>& cstart = coarse_.component_start();
+    const std::vector<std::size_t>& cboxes = coarse_.component_boxes();
+    const std::vector<std::size_t>& start = coarse_.box_start();
+    const std::vector<std::size_t>& order = coarse_.order();
+    // the components' points, in box order: members_[mstart_[c] ..)
+    mstart_.assign(nc + 1, 0);
+    members_.clear();
+    for (std::size_t c = 0; c < nc; ++c) {
+      for (std::size_t k = cstart[c]; k < cstart[c + 1]; ++k) {
+        const std::size_t b = cboxes[k];
+        members_.insert(members_.end(), order.begin() + start[b], order.begin() + start[b + 1]);
+      }
+      mstart_[c + 1] = members_.size();
+    }
+    std::size_t big = 0;
+    for (std::size_t c = 1; c < nc; ++c) {
+      if (mstart_[c + 1] - mstart_[c] > mstart_[big + 1] - mstart_[big]) big = c;
+    }
+    const std::size_t n_big = mstart_[big + 1] - mstart_[big];
+    if (n - n_big <= kPeel && peels_ < kMaxPeels) {
+      peel(Y, n, d, stride, F, energy, E, big, executor);
+      return true;
+    }
+    if (depth_ >= kMaxDepth) return false;
+    const double budget = kRemovalWork * static_cast<double>(coarse_.nodes_total());
+    if (!coarse_.separate(big, budget)) return false;
+
+    // the pairs of different components: charge set 0 holds every point,
+    // set 1 every point but the largest component's
+    const InterpolationGrid& grid = coarse_;
+    coarse_.spread(
+        2,
+        [&grid, big](std::size_t o, std::size_t i) {
+          return o == 0 || grid.component_of_point(i) != big ? 1.0 : 0.0;
+        },
+        executor);
+    model_kernels(coarse_, prob_.params, d, energy, executor);
+    std::vector<std::size_t> ks, cs2;
+    for (std::size_t c = 0; c <= d; ++c) {
+      if (c == d && !energy) break;
+      for (std::size_t set = 0; set < 2; ++set) {
+        ks.push_back(c);
+        cs2.push_back(set);
+      }
+    }
+    phi_.resize(ks.size() * n);
+    coarse_.potentials(ks, cs2, phi_.data(), executor);
+    checkpoint(executor);
+    executor.parallel_for(
+        0, n,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) {
+            const std::size_t set = grid.component_of_point(i) == big ? 1 : 0;
+            for (std::size_t c = 0; c < d; ++c) F[c * stride + i] = phi_[(2 * c + set) * n + i];
+            if (energy) E[i] = phi_[(2 * d + set) * n + i];
+          }
+        },
+        4096);
+
+    // each component's own pairs
+    direct_components(Y, d, stride, F, energy, E, executor);
+    std::size_t child = 0;
+    for (std::size_t c = 0; c < nc; ++c) {
+      const std::size_t m = mstart_[c + 1] - mstart_[c];
+      if (m <= kDirect) continue;
+      if (children_.size() <= child) {
+        children_.emplace_back(prob_.params, gs_, kernels_, depth_ + 1, peels_, cache_);
+      }
+      GridRepulsion& sub = children_[child++];
+      sub.set_grid(gs_);
+      const std::size_t* idx = members_.data() + mstart_[c];
+      sub_y_.resize(d * m);
+      sub_f_.resize(d * m);
+      sub_e_.resize(m);
+      for (std::size_t cc = 0; cc < d; ++cc) {
+        for (std::size_t k = 0; k < m; ++k) sub_y_[cc * m + k] = Y[cc * stride + idx[k]];
+      }
+      sub.evaluate(sub_y_.data(), m, d, m, sub_f_.data(), energy, sub_e_.data(), executor);
+      for (std::size_t cc = 0; cc < d; ++cc) {
+        for (std::size_t k = 0; k < m; ++k) F[cc * stride + idx[k]] += sub_f_[cc * m + k];
+      }
+      if (energy) {
+        for (std::size_t k = 0; k < m; ++k) E[idx[k]] += sub_e_[k];
+      }
+    }
+    return true;
+  }
+
+  // A few outlying points (every component but `big`, at most kPeel points):
+  // the largest component's own pairs by a grid of its own extent, every
+  // pair with an outlying point directly.
+  template <typename Executor>
+  void peel(const double* Y, std::size_t n, std::size_t d, std::size_t stride, double* F,
+            bool energy, double* E, std::size_t big, Executor& executor) {
+    const std::size_t m = mstart_[big + 1] - mstart_[big], r = n - m;
+    const std::size_t* idx = members_.data() + mstart_[big];
+    out_.clear();
+    for (std::size_t c = 0; c + 1 < mstart_.size(); ++c) {
+      if (c == big) continue;
+      out_.insert(out_.end(), members_.begin() + mstart_[c], members_.begin() + mstart_[c + 1]);
+    }
+    sub_y_.resize(d * m);
+    sub_f_.resize(d * m);
+    sub_e_.resize(m);
+    for (std::size_t cc = 0; cc < d; ++cc) {
+      for (std::size_t k = 0; k < m; ++k) sub_y_[cc * m + k] = Y[cc * stride + idx[k]];
+    }
+    if (children_.empty()) {
+      children_.emplace_back(prob_.params, gs_, kernels_, depth_, peels_ + 1, cache_);
+    }
+    GridRepulsion& sub = children_[0];
+    sub.set_grid(gs_);
+    sub.peels_ = peels_ + 1;
+    sub.evaluate(sub_y_.data(), m, d, m, sub_f_.data(), energy, sub_e_.data(), executor);
+    out_y_.resize(2 * r);
+    for (std::size_t k = 0; k < r; ++k) {
+      out_y_[k] = Y[out_[k]];
+      out_y_[r + k] = d == 2 ? Y[stride + out_[k]] : 0.0;
+    }
+    const double* ox = out_y_.data();
+    const double* oy = d == 2 ? out_y_.data() + r : nullptr;
+    const double* bx = sub_y_.data();
+    const double* by = d == 2 ? sub_y_.data() + m : nullptr;
+    // the largest component's points: their own sums plus the outliers'
+    executor.parallel_for(
+        0, m,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t k = b; k < e; ++k) {
+            double acc[3] = {0.0, 0.0, 0.0};
+            kernels_->near_run(prob_, bx[k], by != nullptr ? by[k] : 0.0, ox, oy, 0, r, energy,
+                               acc);
+            const std::size_t i = idx[k];
+            F[i] = sub_f_[k] + acc[0];
+            if (d == 2) F[stride + i] = sub_f_[m + k] + acc[1];
+            if (energy) E[i] = sub_e_[k] + acc[2];
+          }
+        },
+        1024);
+    // the outliers: every other point, directly
+    executor.parallel_for(
+        0, r,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t k = b; k < e; ++k) {
+            double acc[3] = {0.0, 0.0, 0.0};
+            const double x = ox[k], y = oy != nullptr ? oy[k] : 0.0;
+            kernels_->near_run(prob_, x, y, bx, by, 0, m, energy, acc);
+            kernels_->near_run(prob_, x, y, ox, oy, 0, k, energy, acc);
+            kernels_->near_run(prob_, x, y, ox, oy, k + 1, r, energy, acc);
+            const std::size_t i = out_[k];
+            F[i] = acc[0];
+            if (d == 2) F[stride + i] = acc[1];
+            if (energy) E[i] = acc[2];
+          }
+        },
+        1);
+  }
+
+  // The components of at most kDirect points: their pairs summed directly,
+  // one task per component.
+  template <typename Executor>
+  void direct_components(const double* Y, std::size_t d, std::size_t stride, double* F,
+                         bool energy, double* E, Executor& executor) {
+    small_.clear();
+    const std::size_t nc = mstart_.size() - 1;
+    for (std::size_t c = 0; c < nc; ++c) {
+      if (mstart_[c + 1] - mstart_[c] <= kDirect) small_.push_back(c);
+    }
+    if (small_.empty()) return;
+    executor.parallel_for(
+        0, small_.size(),
+        [&](std::size_t t0, std::size_t t1) {
+          double x[kDirect], y[kDirect];
+          for (std::size_t t = t0; t < t1; ++t) {
+            const std::size_t c = small_[t], m = mstart_[c + 1] - mstart_[c];
+            const std::size_t* idx = members_.data() + mstart_[c];
+            for (std::size_t k = 0; k < m; ++k) {
+              x[k] = Y[idx[k]];
+              y[k] = d == 2 ? Y[stride + idx[k]] : 0.0;
+            }
+            for (std::size_t k = 0; k < m; ++k) {
+              double acc[3] = {0.0, 0.0, 0.0};
+              const double* yy = d == 2 ? y : nullptr;
+              kernels_->near_run(prob_, x[k], y[k], x, yy, 0, k, energy, acc);
+              kernels_->near_run(prob_, x[k], y[k], x, yy, k + 1, m, energy, acc);
+              const std::size_t i = idx[k];
+              F[i] += acc[0];
+              if (d == 2) F[stride + i] += acc[1];
+              if (energy) E[i] += acc[2];
+            }
+          }
+        },
+        1);
+  }
+
   // The near field, exactly: near_[c * n + i] = sum_j c_ij (y_i - y_j)
   // and near_[d * n + i] = sum_j e_ij over the other points j of the
   // neighbouring boxes (in 2-D the three boxes of a row are consecutive in
@@ -251,9 +542,15 @@ class GridRepulsion {
 
   GridSettings gs_;
   const CostKernels* kernels_ = nullptr;
+  int depth_ = 0, peels_ = 0;
+  std::shared_ptr<SpectrumCache> cache_;
   PairProblem prob_ = {};
-  InterpolationGrid grid_;
+  InterpolationGrid grid_, coarse_;
   std::vector<double> phi_, near_, sx_, sy_;
+  // by components: their points, the grids of the larger ones, scratch
+  std::vector<std::size_t> mstart_, members_, small_, out_;
+  std::vector<GridRepulsion> children_;
+  std::vector<double> sub_y_, sub_f_, sub_e_, out_y_;
 };
 
 // The all-pairs terms that fixed points (a reference layout) exert on any

@@ -65,17 +65,84 @@ struct GridSettings {
   double smooth_width = 0.0;
 };
 
-// The smallest multiple of 4 that is at least m and has no prime factor
-// above 5 (kissfft is fastest on those; the real transform wants 4 | L).
+// The padded length of a transform of at least m values: the smallest
+// 4 * 2^a * b >= m with b one of 1, 3, 5, 9, 15 (kissfft is fastest on
+// small prime factors, the real transform wants 4 | L). The lengths are at
+// most 25 % apart, so that a grid growing with its layout keeps its padded
+// size, and its kernels' spectra, over many steps.
 inline std::size_t fft_size(std::size_t m) {
-  std::size_t L = std::max<std::size_t>(4, (m + 3) & ~static_cast<std::size_t>(3));
-  for (;; L += 4) {
-    std::size_t r = L;
-    for (std::size_t f : {2, 3, 5}) {
-      while (r % f == 0) r /= f;
-    }
-    if (r == 1) return L;
+  std::size_t best = std::numeric_limits<std::size_t>::max();
+  for (std::size_t b : {1, 3, 5, 9, 15}) {
+    std::size_t L = 4 * b;
+    while (L < m) L *= 2;
+    best = std::min(best, L);
   }
+  return best;
+}
+
+// What a kernel's spectrum depends on besides the kernel: the padded grid's
+// size, the node spacing and which offsets are left to the near field (not
+// the number of nodes: the kernel fills the whole padded grid).
+struct GridKernelKey {
+  std::size_t L0 = 0, L1 = 0;
+  double s0 = 0.0, s1 = 0.0;
+  bool near = false, separated = false;
+  bool operator==(const GridKernelKey& o) const {
+    return L0 == o.L0 && L1 == o.L1 && s0 == o.s0 && s1 == o.s1 && near == o.near &&
+           separated == o.separated;
+  }
+};
+
+// Kernel spectra (and near-field tables) kept for the grids of one
+// evaluator: fft_repulsion.h lays a grid per component of the layout, and a
+// component's grid object can change from one evaluation to the next while
+// its size and spacing do not. Entries unused for a whole evaluation are
+// dropped (next_generation()). Used from the calling thread only.
+class SpectrumCache {
+ public:
+  struct Entry {
+    std::size_t slot;
+    GridKernelKey key;
+    std::vector<std::complex<double>> spectrum;
+    std::vector<double> near;
+    std::size_t used;
+  };
+  const Entry* find(std::size_t slot, const GridKernelKey& key) {
+    for (Entry& e : entries_) {
+      if (e.slot == slot && e.key == key) {
+        e.used = generation_;
+        return &e;
+      }
+    }
+    return nullptr;
+  }
+  void add(std::size_t slot, const GridKernelKey& key, const std::complex<double>* spectrum,
+           std::size_t size, const std::vector<double>& near) {
+    entries_.push_back({slot, key, std::vector<std::complex<double>>(spectrum, spectrum + size),
+                        near, generation_});
+  }
+  void next_generation() {
+    ++generation_;
+    entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                  [this](const Entry& e) { return e.used + 1 < generation_; }),
+                   entries_.end());
+  }
+
+ private:
+  std::vector<Entry> entries_;
+  std::size_t generation_ = 0;
+};
+
+// The box width actually used for a wanted width w: the next of the widths
+// 2^(k / 8). A layout's extent changes a little at every step of an
+// optimisation; boxes on this ladder keep their width (and so the kernels'
+// spectra, which cost three transforms and many kernel values) until it has
+// changed by about 9 %.
+inline double ladder_width(double w) {
+  if (!(w > 0.0) || !std::isfinite(w)) return w;
+  const double k = std::ceil(8.0 * std::log2(w) - 1e-9);
+  const double q = std::exp2(k / 8.0);
+  return q >= w ? q : std::exp2((k + 1.0) / 8.0);
 }
 
 class InterpolationGrid {
@@ -97,6 +164,8 @@ class InterpolationGrid {
     d_ = d;
     stride_ = stride;
     near_ = gs.near_field;
+    separated_ = false;
+    components_ = 0;
     R_ = static_cast<std::size_t>(std::max(gs.near_boxes, 1));
     Y_ = Y;
     p_ = static_cast<std::size_t>(gs.nodes);
@@ -118,6 +187,9 @@ class InterpolationGrid {
   }
 
   std::size_t nodes_total() const { return M_[0] * M_[1]; }
+  std::size_t padded(std::size_t c) const { return L_[c]; }
+  // Kernel spectra are looked up in, and added to, `cache` (may be null).
+  void set_cache(SpectrumCache* cache) { cache_ = cache; }
   // whether the caller must sum the near field (refine() may drop it)
   bool near_field() const { return near_; }
   double node_spacing(std::size_t c) const { return h_[c] / p_; }
@@ -167,17 +239,31 @@ class InterpolationGrid {
   void kernel(std::size_t slot, Kernel&& K, Executor& executor) {
     const std::size_t L0 = L_[0], L1 = L_[1];
     const double s0 = node_spacing(0), s1 = d_ == 2 ? node_spacing(1) : 0.0;
-    const KernelKey key = {M_[0], M_[1], L0, L1, s0, s1, near_};
+    const GridKernelKey key = {L0, L1, s0, s1, near_, separated_};
     if (keys_.size() <= slot) keys_.resize(slot + 1);
     if (keys_[slot] == key && kernels_.size() >= (slot + 1) * spectrum_size()) return;
     keys_[slot] = key;
+    if (kernels_.size() < (slot + 1) * spectrum_size()) {
+      kernels_.resize((slot + 1) * spectrum_size());
+    }
+    if (near_ && near_tables_.size() <= slot) near_tables_.resize(slot + 1);
+    const bool shared = cache_ != nullptr && !separated_;
+    if (shared) {
+      if (const SpectrumCache::Entry* e = cache_->find(slot, key)) {
+        std::copy(e->spectrum.begin(), e->spectrum.end(), kernels_.begin() + slot * spectrum_size());
+        if (near_) near_tables_[slot] = e->near;
+        return;
+      }
+    }
     kg_.assign(L0 * L1, 0.0);
     double* kg = kg_.data();
-    auto offset = [](std::size_t k, std::size_t M, std::size_t L, double s, bool& live) {
-      // grid offsets -(M-1) .. M-1 wrap around the padded length
+    // Grid offsets wrap around the padded length: k < L / 2 is the offset k,
+    // k > L / 2 the offset k - L. The nodes' own offsets are at most M - 1 <
+    // L / 2; the kernel fills the rest too, so that it does not depend on M.
+    auto offset = [](std::size_t k, std::size_t L, double s, bool& live) {
       live = true;
-      if (k < M) return static_cast<double>(k) * s;
-      if (k > L - M) return -static_cast<double>(L - k) * s;
+      if (2 * k < L) return static_cast<double>(k) * s;
+      if (2 * k > L) return -static_cast<double>(L - k) * s;
       live = false;
       return 0.0;
     };
@@ -192,12 +278,12 @@ class InterpolationGrid {
         [&](std::size_t r0, std::size_t r1) {
           for (std::size_t ky = r0; ky < r1; ++ky) {
             bool live_y = true;
-            const double dy = d_ == 2 ? offset(ky, M_[1], L1, s1, live_y) : 0.0;
+            const double dy = d_ == 2 ? offset(ky, L1, s1, live_y) : 0.0;
             if (!live_y) continue;
             const bool inner_y = d_ == 1 || inner(ky, L1);
             for (std::size_t kx = 0; kx < L0; ++kx) {
               bool live_x;
-              const double dx = offset(kx, M_[0], L0, s0, live_x);
+              const double dx = offset(kx, L0, s0, live_x);
               if (!live_x || (near && inner_y && inner(kx, L0))) continue;
               kg[ky * L0 + kx] = K(dx, dy);
             }
@@ -210,7 +296,6 @@ class InterpolationGrid {
       // t[(oy + off) * (2 off + 1) + ox + off] = K(-ox, -oy) (reversed:
       // remove_near() then runs forwards over the sources)
       const std::size_t off = (R_ + 1) * p - 1, w = 2 * off + 1, h = d_ == 2 ? w : 1;
-      if (near_tables_.size() <= slot) near_tables_.resize(slot + 1);
       std::vector<double>& t = near_tables_[slot];
       t.assign(w * h, 0.0);
       for (std::size_t a = 0; a < h; ++a) {
@@ -221,10 +306,16 @@ class InterpolationGrid {
         }
       }
     }
-    if (kernels_.size() < (slot + 1) * spectrum_size()) {
-      kernels_.resize((slot + 1) * spectrum_size());
+    if (separated_) {
+      // remove_component() reads the kernel at any node offset
+      if (spatial_.size() <= slot) spatial_.resize(slot + 1);
+      spatial_[slot] = kg_;
     }
     forward(kg, 1, 0, L1, L0, kernels_.data() + slot * spectrum_size(), executor);
+    if (shared) {
+      cache_->add(slot, key, kernels_.data() + slot * spectrum_size(), spectrum_size(),
+                  near_ ? near_tables_[slot] : std::vector<double>());
+    }
   }
 
   // Potentials at the points: for each output o, kernel kslot[o] convolved
@@ -235,7 +326,11 @@ class InterpolationGrid {
     const std::size_t nout = kslot.size(), nodes = nodes_total();
     pot_.resize(nout * nodes);
     inverse(kslot, cslot, pot_.data(), executor);
-    if (near_) remove_near(kslot, cslot, executor);
+    if (separated_) {
+      remove_component(kslot, cslot, executor);
+    } else if (near_) {
+      remove_near(kslot, cslot, executor);
+    }
     const std::size_t pp = p_, pd = d_ == 2 ? p_ * p_ : p_;
     executor.parallel_for(
         0, n_,
@@ -298,6 +393,92 @@ class InterpolationGrid {
     }
   }
 
+  // Components (with a near field): the filled boxes, joined when they are
+  // at most near_boxes apart in every coordinate, so that any two points of
+  // different components are far pairs of the grid. Returns their number;
+  // component c holds the boxes component_boxes()[component_start()[c] ..
+  // component_start()[c + 1]) in box order, numbered by their first box.
+  std::size_t label_components() {
+    separated_ = false;
+    components_ = 0;
+    if (!near_) return 0;
+    const std::size_t nb0 = nb_[0], nb1 = nb_[1], nboxes = nb0 * nb1, R = R_;
+    const std::size_t none = std::numeric_limits<std::size_t>::max();
+    std::vector<std::size_t>& parent = fill_;  // scratch until the next layout
+    parent.assign(nboxes, none);
+    auto root = [&parent](std::size_t b) {
+      while (parent[b] != b) b = parent[b] = parent[parent[b]];
+      return b;
+    };
+    for (std::size_t b = 0; b < nboxes; ++b) {
+      if (start_[b] != start_[b + 1]) parent[b] = b;
+    }
+    for (std::size_t by = 0; by < nb1; ++by) {
+      for (std::size_t bx = 0; bx < nb0; ++bx) {
+        const std::size_t b = by * nb0 + bx;
+        if (parent[b] == none) continue;
+        // the neighbours after b in box order
+        for (std::size_t ny = by; ny < std::min(nb1, by + R + 1); ++ny) {
+          const std::size_t x0 = ny == by ? bx + 1 : (bx > R ? bx - R : 0);
+          for (std::size_t nx = x0; nx < std::min(nb0, bx + R + 1); ++nx) {
+            const std::size_t o = ny * nb0 + nx;
+            if (parent[o] == none) continue;
+            const std::size_t ra = root(b), rb = root(o);
+            if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+          }
+        }
+      }
+    }
+    // number the components by their first box; list their boxes
+    comp_of_box_.assign(nboxes, none);
+    std::vector<std::size_t> count;
+    for (std::size_t b = 0; b < nboxes; ++b) {
+      if (parent[b] == none) continue;
+      const std::size_t r = root(b);
+      if (comp_of_box_[r] == none) {
+        comp_of_box_[r] = count.size();
+        count.push_back(0);
+      }
+      comp_of_box_[b] = comp_of_box_[r];
+      ++count[comp_of_box_[b]];
+    }
+    components_ = count.size();
+    comp_start_.assign(components_ + 1, 0);
+    for (std::size_t c = 0; c < components_; ++c) comp_start_[c + 1] = comp_start_[c] + count[c];
+    comp_boxes_.resize(comp_start_[components_]);
+    std::vector<std::size_t> at(comp_start_.begin(), comp_start_.end() - 1);
+    for (std::size_t b = 0; b < nboxes; ++b) {
+      if (comp_of_box_[b] != none) comp_boxes_[at[comp_of_box_[b]]++] = b;
+    }
+    return components_;
+  }
+  const std::vector<std::size_t>& component_start() const { return comp_start_; }
+  const std::vector<std::size_t>& component_boxes() const { return comp_boxes_; }
+  std::size_t component_of_point(std::size_t i) const { return comp_of_box_[box_[i]]; }
+
+  // From now until the next layout, potentials() leaves out of charge set 0
+  // the sums within each component but `skip` (by direct node sums; the
+  // caller handles `skip` with a charge set that leaves it out), instead of
+  // the near field. False, and nothing changes, when those sums would cost
+  // more than `budget` node pairs.
+  bool separate(std::size_t skip, double budget) {
+    if (components_ < 2) return false;
+    const double pd = d_ == 2 ? static_cast<double>(p_ * p_) : static_cast<double>(p_);
+    double work = 0.0;
+    removal_boxes_.clear();
+    for (std::size_t c = 0; c < components_; ++c) {
+      if (c == skip) continue;
+      const double nodes = pd * static_cast<double>(comp_start_[c + 1] - comp_start_[c]);
+      work += nodes * nodes;
+      for (std::size_t k = comp_start_[c]; k < comp_start_[c + 1]; ++k) {
+        removal_boxes_.push_back(comp_boxes_[k]);
+      }
+    }
+    if (work > budget) return false;
+    separated_ = true;
+    return true;
+  }
+
   // Points sorted by box, and the boxes' ranges in that order (for near-
   // field corrections).
   const std::vector<std::size_t>& order() const { return order_; }
@@ -352,7 +533,7 @@ class InterpolationGrid {
       h_[c] = gs.box_width;
     } else {
       nb_[c] = minb;
-      h_[c] = (range + 2.0 * pad) / static_cast<double>(minb);
+      h_[c] = ladder_width((range + 2.0 * pad) / static_cast<double>(minb));
     }
     lo_[c] = 0.5 * (lo + hi) - 0.5 * h_[c] * static_cast<double>(nb_[c]);
     mid_[c] = 0.5 * (lo + hi);
@@ -422,7 +603,7 @@ class InterpolationGrid {
       for (std::size_t c = 0; c < d_; ++c) {
         const double boxes = std::ceil(static_cast<double>(base[c]) * scale);
         nb_[c] = static_cast<std::size_t>(std::max(1.0, boxes));
-        h_[c] = scale == 1.0 ? h0[c] : span_[c] / static_cast<double>(nb_[c]);
+        h_[c] = scale == 1.0 ? h0[c] : ladder_width(span_[c] / static_cast<double>(nb_[c]));
         lo_[c] = mid_[c] - 0.5 * h_[c] * static_cast<double>(nb_[c]);
       }
     };
@@ -556,6 +737,53 @@ class InterpolationGrid {
       }
       l[k] = num * denom_[k];
     }
+  }
+
+  // Takes off charge set 0's potentials, at the nodes of every component
+  // listed by separate(), the part that comes from the nodes of the same
+  // component, with the kernel values of the convolution (spatial_). One task
+  // per target box; fixed order.
+  template <typename Executor>
+  void remove_component(const std::vector<std::size_t>& kslot,
+                        const std::vector<std::size_t>& cslot, Executor& executor) {
+    const std::size_t nout = kslot.size(), nodes = nodes_total(), p = p_;
+    const std::size_t M0 = M_[0], L0 = L_[0], L1 = L_[1], nb0 = nb_[0];
+    const bool two = d_ == 2;
+    const std::size_t py = two ? p : 1;
+    const double* g = grid_.data();  // charge set 0
+    executor.parallel_for(
+        0, removal_boxes_.size(),
+        [&](std::size_t t0, std::size_t t1) {
+          for (std::size_t t = t0; t < t1; ++t) {
+            const std::size_t box = removal_boxes_[t], c = comp_of_box_[box];
+            const std::size_t bx = box % nb0, by = box / nb0;
+            for (std::size_t ky = 0; ky < py; ++ky) {
+              const std::size_t ay = by * py + ky;
+              for (std::size_t kx = 0; kx < p; ++kx) {
+                const std::size_t ax = bx * p + kx;
+                for (std::size_t o = 0; o < nout; ++o) {
+                  if (cslot[o] != 0) continue;
+                  const double* K = spatial_[kslot[o]].data();
+                  double acc = 0.0;
+                  for (std::size_t k = comp_start_[c]; k < comp_start_[c + 1]; ++k) {
+                    const std::size_t sb = comp_boxes_[k];
+                    const std::size_t sx0 = (sb % nb0) * p, sy0 = (sb / nb0) * py;
+                    for (std::size_t sy = sy0; sy < sy0 + py; ++sy) {
+                      // the kernel at offset (a - s), wrapped as the FFT's
+                      const double* krow = K + ((ay + L1 - sy) % L1) * L0;
+                      const double* grow = g + sy * M0;
+                      for (std::size_t sx = sx0; sx < sx0 + p; ++sx) {
+                        acc += krow[(ax + L0 - sx) % L0] * grow[sx];
+                      }
+                    }
+                  }
+                  pot_[o * nodes + ay * M0 + ax] -= acc;
+                }
+              }
+            }
+          }
+        },
+        1);
   }
 
   // Takes off every node's potential the part that comes from the nodes of
@@ -717,16 +945,6 @@ class InterpolationGrid {
     });
   }
 
-  struct KernelKey {
-    std::size_t M0 = 0, M1 = 0, L0 = 0, L1 = 0;
-    double s0 = 0.0, s1 = 0.0;
-    bool near = false;
-    bool operator==(const KernelKey& o) const {
-      return M0 == o.M0 && M1 == o.M1 && L0 == o.L0 && L1 == o.L1 && s0 == o.s0 &&
-             s1 == o.s1 && near == o.near;
-    }
-  };
-
   // kissfft builds its plan (factors and twiddles) on an FFT object's first
   // transform of each length; an object per parallel chunk rebuilt the plans
   // and scratch on every pass (their sincos calls alone were 1.2 % of a
@@ -759,9 +977,15 @@ class InterpolationGrid {
   static constexpr std::size_t kColumnBlock = 8;
   static constexpr std::size_t kSlabs = 16;
   std::vector<FftWorker> workers_;
-  std::vector<KernelKey> keys_;
+  std::vector<GridKernelKey> keys_;
+  SpectrumCache* cache_ = nullptr;
   bool near_ = false;
   std::size_t R_ = 1;
+  // components (label_components(), separate())
+  bool separated_ = false;
+  std::size_t components_ = 0;
+  std::vector<std::size_t> comp_of_box_, comp_start_, comp_boxes_, removal_boxes_;
+  std::vector<std::vector<double>> spatial_;
   std::vector<std::vector<double>> near_tables_;
   std::size_t n_ = 0, d_ = 1, stride_ = 0, p_ = 3;
   const double* Y_ = nullptr;
