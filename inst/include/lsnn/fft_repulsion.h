@@ -151,7 +151,7 @@ double model_kernels(InterpolationGrid& grid, const CostParams& params, std::siz
 // The all-pairs sums of a layout, by components when it has several. A
 // uniform grid over a wide layout of dense clusters is dear either way: fine
 // boxes make FFTs over mostly empty space, coarse boxes a near field that
-// sums whole clusters. So a coarse grid (about n / 4 nodes, boxes at least
+// sums whole clusters. So a coarse grid (n / 4 to 4 n nodes, boxes at least
 // kCoarseWidth wide) is laid first; its filled boxes fall into components,
 // any two of which are at least two boxes apart (InterpolationGrid::
 // label_components()). The coarse grid then sums only the pairs of points in
@@ -161,7 +161,9 @@ double model_kernels(InterpolationGrid& grid, const CostParams& params, std::siz
 // own component's node sums. Each component's own pairs are a smaller
 // problem of the same kind, summed by a GridRepulsion of its own over its
 // own extent (which may split again, kMaxDepth levels in all), or directly
-// when it has at most kDirect points. One evaluation thus costs about what
+// when it has at most kDirect points; a few outlying points (at most kPeel
+// outside the largest component) are summed directly against every point,
+// with no coarse grid (peel()). One evaluation thus costs about what
 // the components' own grids cost, plus O(n): it no longer grows with the
 // distances between clusters. A layout that is one component (or whose
 // components would cost more than kRemovalWork node pairs per node to
@@ -259,10 +261,10 @@ class GridRepulsion {
         4096);
   }
 
-  // The coarse grid: 5 nodes per box, two boxes deep, about n / 4 nodes (at
-// least kCoarseMinNodes).
-  GridSettings coarse_settings(const double* Y, std::size_t n, std::size_t d,
-                               std::size_t stride) const {
+  // A coarse grid: 5 nodes per box, two boxes deep, about n * nodes_per_point
+// nodes (at least kCoarseMinNodes), boxes at least kCoarseWidth wide.
+  GridSettings coarse_settings(const double* Y, std::size_t n, std::size_t d, std::size_t stride,
+                               double nodes_per_point) const {
     GridSettings cs;
     cs.nodes = 5;
     cs.near_field = true;
@@ -274,7 +276,7 @@ class GridRepulsion {
       const auto mm = std::minmax_element(y, y + n);
       span = std::max(span, *mm.second - *mm.first);
     }
-    const double total = std::max(static_cast<double>(n) / 4.0, kCoarseMinNodes);
+    const double total = std::max(static_cast<double>(n) * nodes_per_point, kCoarseMinNodes);
     const double nodes = d == 2 ? std::sqrt(total) : total;
     const double boxes = std::max(1.0, std::floor(nodes / cs.nodes));
     cs.box_width = ladder_width(std::max(kCoarseWidth, span / boxes));
@@ -286,10 +288,18 @@ class GridRepulsion {
   template <typename Executor>
   bool by_components(const double* Y, std::size_t n, std::size_t d, std::size_t stride,
                      double* F, bool energy, double* E, Executor& executor) {
-    const GridSettings cs = coarse_settings(Y, n, d, stride);
-    if (!std::isfinite(cs.box_width)) return false;
-    coarse_.layout(Y, n, d, stride, cs, executor);
-    const std::size_t nc = coarse_.label_components();
+    // the coarsest grid that splits the layout, from n / 4 to 4 n nodes
+    // (finer grids separate clusters that are closer together; they cost
+    // less than a single grid over the same width with boxes fine enough
+    // for the clusters)
+    std::size_t nc = 0;
+    for (const double per_point : {0.25, 1.0, 4.0}) {
+      const GridSettings cs = coarse_settings(Y, n, d, stride, per_point);
+      if (!std::isfinite(cs.box_width)) return false;
+      coarse_.layout(Y, n, d, stride, cs, executor);
+      nc = coarse_.label_components();
+      if (nc >= 2 || cs.box_width <= kCoarseWidth) break;
+    }
     if (nc < 2) return false;
     const std::vector<std::size_t>& cstart = coarse_.component_start();
     const std::vector<std::size_t>& cboxes = coarse_.component_boxes();
