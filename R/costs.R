@@ -64,7 +64,7 @@
 #'   kernels' length scale and chosen by cost (FFT work against near pairs),
 #'   wider where the layout is wide, so that a grid never holds many more
 #'   nodes than there are points. A layout of separate clusters is summed by
-#'   components: a coarse grid (n/4 to 4n nodes) sums the pairs
+#'   components: a coarse grid (n/16 to n nodes) sums the pairs
 #'   of points in different components, which are far apart, and each
 #'   component's own pairs get a grid over that component alone (components
 #'   of a few points, and a few outlying points, are summed directly). So the

@@ -15,6 +15,13 @@
 #   LSNN_BENCH_BIG_ITER  t-SNE iterations on the generated data (1000)
 #   LSNN_BENCH_TSNE_MAX_N, LSNN_BENCH_RTSNE_MAX_N  the largest generated
 #                        data lsnn's t-SNE (1e6) and Rtsne (1e5) are run on
+#   LSNN_BENCH_BIG_RUNS  which runs on the generated data (umap_lsnn,
+#                        umap_uwot, tsne_lsnn, tsne_Rtsne: all)
+#   LSNN_BENCH_KL_MAX_N  the largest generated data whose t-SNE layouts get
+#                        their exact KL (1e5)
+#   LSNN_BENCH_TSNE_ITER lsnn's iterations on the 70,000 images (1000; the
+#                        peers run 1,000)
+#   LSNN_BENCH_TSNE_RTSNE  "false" leaves Rtsne out of the 70,000-image run
 # Results go to bench/results/scale-<part>.rds and are printed.
 suppressMessages(library(lsnn))
 source(file.path("bench", "common.R"))
@@ -149,12 +156,17 @@ if ("tsne" %in% parts) {
   ensure_packages("Rtsne")
   X <- fashion_data() / 255
   n <- nrow(X)
-  t_lsnn <- elapsed(res <- neighbor_embedding(X, "tsne", perplexity = 30, max_iter = 1000,
+  lsnn_iter <- as.integer(Sys.getenv("LSNN_BENCH_TSNE_ITER", "1000"))
+  t_lsnn <- elapsed(res <- neighbor_embedding(X, "tsne", perplexity = 30, max_iter = lsnn_iter,
                                               tol = 0, n_threads = threads, ret_extra = TRUE,
                                               verbose = TRUE))
-  set.seed(1)
-  t_rtsne <- elapsed(rt <- Rtsne::Rtsne(X, perplexity = 30, max_iter = 1000, theta = 0.5,
-                                        num_threads = 2, check_duplicates = FALSE))
+  rt <- NULL
+  t_rtsne <- NA_real_
+  if (Sys.getenv("LSNN_BENCH_TSNE_RTSNE", "true") == "true") {
+    set.seed(1)
+    t_rtsne <- elapsed(rt <- Rtsne::Rtsne(X, perplexity = 30, max_iter = 1000, theta = 0.5,
+                                          num_threads = 2, check_duplicates = FALSE))
+  }
   # FIt-SNE (bench only, built from the checkout named by FITSNE_SRC): PCA
   # to 50, then fftRtsne() at its defaults with 1,000 iterations
   fit <- NULL
@@ -163,7 +175,8 @@ if ("tsne" %in% parts) {
     fit <- fitsne_run(X, perplexity = 30, max_iter = 1000, threads = threads, rand_seed = 1)
   }
   P <- res$P
-  kl <- c(lsnn = exact_cost(res$embedding, P, "tsne"), Rtsne = exact_cost(rt$Y, P, "tsne"))
+  kl <- c(lsnn = exact_cost(res$embedding, P, "tsne"))
+  if (!is.null(rt)) kl[["Rtsne"]] <- exact_cost(rt$Y, P, "tsne")
   if (!is.null(fit)) kl[["FIt-SNE"]] <- exact_cost(fit$Y, P, "tsne")
   # the floor of one iteration: one pass over P (a sparse product) and the
   # FFTs of the final layout's default grid (5 nodes per box, boxes at most
@@ -177,9 +190,11 @@ if ("tsne" %in% parts) {
   t_fft <- elapsed(for (r in 1:5) stats::fft(G)) / 5 * 7 / 2
   per_iter <- res$time[["optimize"]] / res$iterations
   gx <- input_knn(X)
-  pres <- c(lsnn = preservation(gx, res$embedding), Rtsne = preservation(gx, rt$Y))
+  pres <- c(lsnn = preservation(gx, res$embedding))
+  if (!is.null(rt)) pres[["Rtsne"]] <- preservation(gx, rt$Y)
   if (!is.null(fit)) pres[["FIt-SNE"]] <- preservation(gx, fit$Y)
-  cat("\n== t-SNE, 70,000 Fashion-MNIST images, perplexity 30, 1,000 iterations\n")
+  cat(sprintf("\n== t-SNE, 70,000 Fashion-MNIST images, perplexity 30, lsnn %d iterations, the peers 1,000\n",
+              lsnn_iter))
   cat(sprintf("lsnn %.1f s (affinities %.1f, init %.1f, optimise %.1f), Rtsne %.1f s: %.1fx\n",
               t_lsnn, res$time[["affinities"]], res$time[["init"]], res$time[["optimize"]],
               t_rtsne, t_rtsne / t_lsnn))
@@ -258,6 +273,9 @@ if ("million" %in% parts) {
   iters <- as.integer(Sys.getenv("LSNN_BENCH_BIG_ITER", "1000"))
   tsne_max_n <- as.numeric(Sys.getenv("LSNN_BENCH_TSNE_MAX_N", "1e6"))
   rtsne_max_n <- as.numeric(Sys.getenv("LSNN_BENCH_RTSNE_MAX_N", "1e5"))
+  kl_max_n <- as.numeric(Sys.getenv("LSNN_BENCH_KL_MAX_N", "1e5"))
+  big_runs <- strsplit(Sys.getenv("LSNN_BENCH_BIG_RUNS",
+                                  "umap_lsnn,umap_uwot,tsne_lsnn,tsne_Rtsne"), ",")[[1]]
   rows <- list()
   for (nb in sizes) {
     data_setup <- sprintf(paste(
@@ -271,6 +289,7 @@ if ("million" %in% parts) {
                         nn_kind = "approx")
     saveRDS(g15, graph_file, compress = FALSE)
     gx <- input_knn(X)
+    P_kl <- NULL
     runs <- list(
       umap_lsnn = c("g <- readRDS('%s')", paste(
         "t <- system.time(Y <- neighbor_embedding(nn_method = g, method = 'umap',",
@@ -279,25 +298,50 @@ if ("million" %in% parts) {
         "t <- system.time(Y <- uwot::umap(NULL, nn_method = g, n_epochs = 500,",
         "n_threads = %d, n_sgd_threads = %1$d))[['elapsed']]")),
       tsne_lsnn = c("%.0s", paste(
+        "zz <- file(LOGFILE, 'w'); sink(zz, type = 'message');",
         "t <- system.time(Y <- neighbor_embedding(X, 'tsne', max_iter = %d, tol = 0,",
-        "n_threads = %d))[['elapsed']]")),
+        "n_threads = %d, verbose = TRUE))[['elapsed']]; sink(type = 'message'); close(zz)")),
       tsne_Rtsne = c("%.0s", paste(
         "t <- system.time(Y <- Rtsne::Rtsne(X, perplexity = 30, max_iter = %d, theta = 0.5,",
         "num_threads = %d, pca = FALSE, check_duplicates = FALSE)$Y)[['elapsed']]")))
     if (nb > tsne_max_n) runs$tsne_lsnn <- NULL
     if (nb > rtsne_max_n) runs$tsne_Rtsne <- NULL
+    runs <- runs[intersect(names(runs), big_runs)]
+    log_file <- file.path(results_dir(), sprintf("scale-tsne-lsnn-%d.log", nb))
     for (tag in names(runs)) {
       r <- runs[[tag]]
       setup <- paste(data_setup, sprintf(r[1], graph_file), sep = "; ")
       code <- if (startsWith(tag, "tsne")) sprintf(r[2], iters, threads) else sprintf(r[2], threads)
+      code <- sub("LOGFILE", sprintf("'%s'", log_file), code, fixed = TRUE)
       code <- paste(code, sprintf("saveRDS(list(Y = Y, t = t), '%s')", out_file(tag)), sep = "; ")
       cat(sprintf("-- %s, %d rows\n", tag, nb))
       mem <- peak_memory_mb(setup, code)
       res <- readRDS(out_file(tag))
+      # t-SNE: the final exact KL (all pairs) under lsnn's perplexity-30
+      # affinities over the 90 nearest neighbours (exact up to 2e5 rows), one
+      # P for every program, up to LSNN_BENCH_KL_MAX_N rows
+      kl <- NA_real_
+      if (startsWith(tag, "tsne") && nb <= kl_max_n) {
+        if (is.null(P_kl)) {
+          g90 <- extended_knn(X, n_neighbors = 89, n_extra = 0, n_threads = threads,
+                              nn_kind = if (nb > 2e5) "approx" else "exact")
+          P_kl <- perplexity_affinities(nn_method = g90, perplexity = 30, n_threads = threads)
+        }
+        kl <- exact_cost(res$Y, P_kl, "tsne")
+      }
       rows[[sprintf("%s_%d", tag, nb)]] <- data.frame(
         run = tag, n = nb, seconds = res$t, peak_mb = mem[["added"]],
-        nn15 = preservation(gx, res$Y))
+        nn15 = preservation(gx, res$Y), kl = kl)
       print(rows[[length(rows)]])
+      if (tag == "tsne_lsnn") {
+        # time of each block of 50 iterations, from the verbose log
+        lines <- grep("^iteration [0-9]+: cost", readLines(log_file), value = TRUE)
+        at <- as.numeric(sub(".*\\(([0-9.]+) s\\)$", "\\1", lines))
+        blocks <- diff(at)
+        cat(sprintf("lsnn t-SNE, %d rows: seconds per 50 iterations %s; median %.2f, max / median %.2f\n",
+                    nb, paste(fmt(blocks, 1), collapse = " "), stats::median(blocks),
+                    max(blocks) / stats::median(blocks)))
+      }
     }
   }
   tab <- do.call(rbind, rows)

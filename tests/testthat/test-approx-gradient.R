@@ -95,6 +95,15 @@ test_that("layouts of separate clusters: the sums by components agree with the e
       expect_identical(a1, a2)
     }
   }
+  # a run that starts from the separate clusters (grids split, reused and
+  # cached from one iteration to the next) does not depend on n_threads
+  Y <- component_layout(2) / 20
+  runs <- lapply(1:2, function(th) {
+    neighbor_embedding(Y, "tsne", perplexity = 10, init = Y, max_iter = 60,
+                       stop_lying_iter = 20, gradient = "approx", n_threads = th)
+  })
+  expect_identical(runs[[1]], runs[[2]])
+  expect_true(all(is.finite(runs[[1]])))
 })
 
 test_that("all points identical: the approximate sums are finite and exact", {

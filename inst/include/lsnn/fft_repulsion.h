@@ -151,7 +151,7 @@ double model_kernels(InterpolationGrid& grid, const CostParams& params, std::siz
 // The all-pairs sums of a layout, by components when it has several. A
 // uniform grid over a wide layout of dense clusters is dear either way: fine
 // boxes make FFTs over mostly empty space, coarse boxes a near field that
-// sums whole clusters. So a coarse grid (n / 4 to 4 n nodes, boxes at least
+// sums whole clusters. So a coarse grid (n / 16 to n nodes, boxes at least
 // kCoarseWidth wide) is laid first; its filled boxes fall into components,
 // any two of which are at least two boxes apart (InterpolationGrid::
 // label_components()). The coarse grid then sums only the pairs of points in
@@ -196,9 +196,18 @@ class GridRepulsion {
     grid_.set_cache(cache_.get());
     if ((depth_ < kMaxDepth || peels_ < kMaxPeels) && n >= kMinSplit &&
         by_components(Y, n, d, stride, F, energy, E, executor)) {
+      // a grid not needed for two evaluations gives its memory back (grids
+      // that once covered a large layout would otherwise keep it)
+      idle_split_ = 0;
+      if (++idle_whole_ == 2) grid_.release();
       return;
     }
     whole(Y, n, d, stride, F, energy, E, executor);
+    idle_whole_ = 0;
+    if (++idle_split_ == 2) {
+      coarse_.release();
+      children_.clear();
+    }
   }
 
   void set_grid(const GridSettings& gs) { gs_ = gs; }
@@ -288,12 +297,12 @@ class GridRepulsion {
   template <typename Executor>
   bool by_components(const double* Y, std::size_t n, std::size_t d, std::size_t stride,
                      double* F, bool energy, double* E, Executor& executor) {
-    // the coarsest grid that splits the layout, from n / 4 to 4 n nodes
+    // the coarsest grid that splits the layout, from n / 16 to n nodes
     // (finer grids separate clusters that are closer together; they cost
     // less than a single grid over the same width with boxes fine enough
     // for the clusters)
     std::size_t nc = 0;
-    for (const double per_point : {0.25, 1.0, 4.0}) {
+    for (const double per_point : {1.0 / 16.0, 0.25, 1.0}) {
       const GridSettings cs = coarse_settings(Y, n, d, stride, per_point);
       if (!std::isfinite(cs.box_width)) return false;
       coarse_.layout(Y, n, d, stride, cs, executor);
@@ -371,6 +380,8 @@ class GridRepulsion {
       }
       GridRepulsion& sub = children_[child++];
       sub.set_grid(gs_);
+      sub.depth_ = depth_ + 1;
+      sub.peels_ = peels_;
       const std::size_t* idx = members_.data() + mstart_[c];
       sub_y_.resize(d * m);
       sub_f_.resize(d * m);
@@ -386,6 +397,8 @@ class GridRepulsion {
         for (std::size_t k = 0; k < m; ++k) E[idx[k]] += sub_e_[k];
       }
     }
+    // grids of components that this layout no longer has
+    children_.resize(std::min(children_.size(), child));
     return true;
   }
 
@@ -411,8 +424,10 @@ class GridRepulsion {
     if (children_.empty()) {
       children_.emplace_back(prob_.params, gs_, kernels_, depth_, peels_ + 1, cache_);
     }
+    children_.resize(1);
     GridRepulsion& sub = children_[0];
     sub.set_grid(gs_);
+    sub.depth_ = depth_;
     sub.peels_ = peels_ + 1;
     sub.evaluate(sub_y_.data(), m, d, m, sub_f_.data(), energy, sub_e_.data(), executor);
     out_y_.resize(2 * r);
@@ -553,6 +568,7 @@ class GridRepulsion {
   GridSettings gs_;
   const CostKernels* kernels_ = nullptr;
   int depth_ = 0, peels_ = 0;
+  int idle_whole_ = 0, idle_split_ = 0;  // evaluations since each path ran
   std::shared_ptr<SpectrumCache> cache_;
   PairProblem prob_ = {};
   InterpolationGrid grid_, coarse_;

@@ -190,6 +190,17 @@ class InterpolationGrid {
   std::size_t padded(std::size_t c) const { return L_[c]; }
   // Kernel spectra are looked up in, and added to, `cache` (may be null).
   void set_cache(SpectrumCache* cache) { cache_ = cache; }
+
+  // Gives back the memory of the grid's nodes and transforms (a grid that
+  // once covered a large layout would otherwise keep it): the next
+  // evaluation allocates what it needs again.
+  void release() {
+    for (auto* v : {&grid_, &pot_, &kg_}) std::vector<double>().swap(*v);
+    for (auto* v : {&spectra_, &kernels_, &prod_}) std::vector<cplx>().swap(*v);
+    std::vector<std::vector<double>>().swap(spatial_);
+    std::vector<GridKernelKey>().swap(keys_);
+    std::vector<FftWorker>().swap(workers_);
+  }
   // whether the caller must sum the near field (refine() may drop it)
   bool near_field() const { return near_; }
   double node_spacing(std::size_t c) const { return h_[c] / p_; }
