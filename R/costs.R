@@ -77,7 +77,8 @@
 #'   \eqn{(1 - v)}{(1 - v)} correction of the repulsion) is summed exactly
 #'   over the stored entries of `P`. The result does not depend on
 #'   `n_threads`. `options(lsnn.grid = c(nodes, width, min_boxes, near,
-#'   points_per_box, near_boxes))` changes the grid (for measurements).
+#'   points_per_box, near_boxes))` changes the grid (for measurements; it is
+#'   then one grid over the whole layout).
 #' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point
 #'   cost (summing to `cost`: each ordered pair's term counted for its first
 #'   point).

@@ -194,7 +194,7 @@ class GridRepulsion {
     if (!cache_) cache_ = std::make_shared<SpectrumCache>();
     if (depth_ == 0) cache_->next_generation();
     grid_.set_cache(cache_.get());
-    if ((depth_ < kMaxDepth || peels_ < kMaxPeels) && n >= kMinSplit &&
+    if (gs_.by_components && (depth_ < kMaxDepth || peels_ < kMaxPeels) && n >= kMinSplit &&
         by_components(Y, n, d, stride, F, energy, E, executor)) {
       // a grid not needed for two evaluations gives its memory back (grids
       // that once covered a large layout would otherwise keep it)

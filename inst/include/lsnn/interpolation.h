@@ -63,6 +63,9 @@ struct GridSettings {
   // box width below which the grid alone resolves the kernel (0: never).
   double pair_weight = 0.0;
   double smooth_width = 0.0;
+  // Whether a layout of separate clusters may be summed by components
+  // (fft_repulsion.h); off for a plain grid set by the caller.
+  bool by_components = true;
 };
 
 // The padded length of a transform of at least m values: the smallest
