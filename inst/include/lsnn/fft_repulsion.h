@@ -172,17 +172,9 @@ class GridRepulsion {
  public:
   GridRepulsion() = default;
   // `kernels` (its near_run) sums the near field, four pairs at a time
-  GridRepulsion(const CostParams& params, const GridSettings& gs, const CostKernels* kernels,
-                int depth = 0)
-      : gs_(gs), kernels_(kernels), depth_(depth) {
+  GridRepulsion(const CostParams& params, const GridSettings& gs, const CostKernels* kernels)
+      : gs_(gs), kernels_(kernels) {
     prob_.params = params;
-  }
-  // the grids of the component's own sums share the evaluator's spectra
-  GridRepulsion(const CostParams& params, const GridSettings& gs, const CostKernels* kernels,
-                int depth, int peels, std::shared_ptr<SpectrumCache> cache)
-      : GridRepulsion(params, gs, kernels, depth) {
-    peels_ = peels;
-    cache_ = std::move(cache);
   }
 
   // Y: coordinate c of point i at Y[c * stride + i] (d = 1 or 2). Writes
@@ -375,21 +367,8 @@ class GridRepulsion {
     for (std::size_t c = 0; c < nc; ++c) {
       const std::size_t m = mstart_[c + 1] - mstart_[c];
       if (m <= kDirect) continue;
-      if (children_.size() <= child) {
-        children_.emplace_back(prob_.params, gs_, kernels_, depth_ + 1, peels_, cache_);
-      }
-      GridRepulsion& sub = children_[child++];
-      sub.set_grid(gs_);
-      sub.depth_ = depth_ + 1;
-      sub.peels_ = peels_;
       const std::size_t* idx = members_.data() + mstart_[c];
-      sub_y_.resize(d * m);
-      sub_f_.resize(d * m);
-      sub_e_.resize(m);
-      for (std::size_t cc = 0; cc < d; ++cc) {
-        for (std::size_t k = 0; k < m; ++k) sub_y_[cc * m + k] = Y[cc * stride + idx[k]];
-      }
-      sub.evaluate(sub_y_.data(), m, d, m, sub_f_.data(), energy, sub_e_.data(), executor);
+      sub_evaluate(child++, depth_ + 1, peels_, Y, d, stride, idx, m, energy, executor);
       for (std::size_t cc = 0; cc < d; ++cc) {
         for (std::size_t k = 0; k < m; ++k) F[cc * stride + idx[k]] += sub_f_[cc * m + k];
       }
@@ -400,6 +379,28 @@ class GridRepulsion {
     // grids of components that this layout no longer has
     children_.resize(std::min(children_.size(), child));
     return true;
+  }
+
+  // The sums among the m points idx[0 .. m) alone, by the grid children_[slot]
+  // (made on first use, sharing this evaluator's spectra) at the given
+  // level: their coordinates in sub_y_, the results in sub_f_ and sub_e_.
+  template <typename Executor>
+  void sub_evaluate(std::size_t slot, int depth, int peels, const double* Y, std::size_t d,
+                    std::size_t stride, const std::size_t* idx, std::size_t m, bool energy,
+                    Executor& executor) {
+    while (children_.size() <= slot) children_.emplace_back(prob_.params, gs_, kernels_);
+    GridRepulsion& sub = children_[slot];
+    sub.set_grid(gs_);
+    sub.depth_ = depth;
+    sub.peels_ = peels;
+    sub.cache_ = cache_;
+    sub_y_.resize(d * m);
+    sub_f_.resize(d * m);
+    sub_e_.resize(m);
+    for (std::size_t c = 0; c < d; ++c) {
+      for (std::size_t k = 0; k < m; ++k) sub_y_[c * m + k] = Y[c * stride + idx[k]];
+    }
+    sub.evaluate(sub_y_.data(), m, d, m, sub_f_.data(), energy, sub_e_.data(), executor);
   }
 
   // A few outlying points (every component but `big`, at most kPeel points):
@@ -415,21 +416,8 @@ class GridRepulsion {
       if (c == big) continue;
       out_.insert(out_.end(), members_.begin() + mstart_[c], members_.begin() + mstart_[c + 1]);
     }
-    sub_y_.resize(d * m);
-    sub_f_.resize(d * m);
-    sub_e_.resize(m);
-    for (std::size_t cc = 0; cc < d; ++cc) {
-      for (std::size_t k = 0; k < m; ++k) sub_y_[cc * m + k] = Y[cc * stride + idx[k]];
-    }
-    if (children_.empty()) {
-      children_.emplace_back(prob_.params, gs_, kernels_, depth_, peels_ + 1, cache_);
-    }
+    sub_evaluate(0, depth_, peels_ + 1, Y, d, stride, idx, m, energy, executor);
     children_.resize(1);
-    GridRepulsion& sub = children_[0];
-    sub.set_grid(gs_);
-    sub.depth_ = depth_;
-    sub.peels_ = peels_ + 1;
-    sub.evaluate(sub_y_.data(), m, d, m, sub_f_.data(), energy, sub_e_.data(), executor);
     out_y_.resize(2 * r);
     for (std::size_t k = 0; k < r; ++k) {
       out_y_[k] = Y[out_[k]];

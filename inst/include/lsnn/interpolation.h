@@ -190,7 +190,6 @@ class InterpolationGrid {
   }
 
   std::size_t nodes_total() const { return M_[0] * M_[1]; }
-  std::size_t padded(std::size_t c) const { return L_[c]; }
   // Kernel spectra are looked up in, and added to, `cache` (may be null).
   void set_cache(SpectrumCache* cache) { cache_ = cache; }
 
