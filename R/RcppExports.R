@@ -89,8 +89,8 @@
     .Call(`_lsnn_locally_scaled_query_cpp`, idx, dist, sigma, n_neighbors, scale_from, scale_to, n_threads)
 }
 
-.knn_between_dense <- function(a, b, k_a, k_b, metric, n_threads, simd) {
-    .Call(`_lsnn_knn_between_dense`, a, b, k_a, k_b, metric, n_threads, simd)
+.knn_between_dense <- function(a, b, k_a, k_b, metric, n_threads, simd, bound_a, bound_b) {
+    .Call(`_lsnn_knn_between_dense`, a, b, k_a, k_b, metric, n_threads, simd, bound_a, bound_b)
 }
 
 .locally_scaled_distances <- function(idx, dist, scale_from, scale_to, n_threads) {

@@ -722,26 +722,38 @@ knn_graph_phase <- function(run) {
   if (run$nn_kind == "exact") exact_phase(run) else approx_phase(run)
 }
 
-# One task per pair of shards q <= r: a shard against itself, or both
-# halves of the search between two shards with each pair of rows scored
-# once (as the search in memory does); then one merge per shard.
+# First one task per shard, its own all-pairs search; then one per pair of
+# shards q < r, both halves of the search between them with each pair of
+# rows scored once (as the search in memory does), a row taking from the
+# other shard only rows within its k-th distance in its own shard (no true
+# neighbour is farther, and most candidates fall away before they cost
+# anything); then one merge per shard.
 exact_phase <- function(run) {
   S <- length(run$shards$files)
   graphs <- graph_files(run, "knn")
-  part <- function(q, r) file.path(run$dir, "work", sprintf("exact-%d-%d.rds", q, r))
-  pairs <- which(upper.tri(diag(S), diag = TRUE), arr.ind = TRUE)
-  pairs <- pairs[order(pairs[, "col"], pairs[, "row"]), , drop = FALSE]
+  work <- file.path(run$dir, "work")
+  part <- function(q, r) file.path(work, sprintf("exact-%d-%d.rds", q, r))
+  bound <- function(q) file.path(work, sprintf("bound-%d.rds", q))
   offsets <- shard_offsets(run$shards)
+  shared <- list(k = run$k - 1L, metric = run$metric, n_col = run$shards$n_col,
+                 n_threads = run$n_threads)
+  own <- lapply(seq_len(S), function(q) {
+    c(list(name = sprintf("exact shard %d", q), out = c(part(q, q), bound(q)),
+           done_if = graphs[c(q, q)], files = run$shards$files[q], first = offsets[q]),
+      shared)
+  })
+  run_tasks(run, "exact neighbours within shards", own, exact_own_task)
+  pairs <- which(upper.tri(diag(S)), arr.ind = TRUE)
+  pairs <- pairs[order(pairs[, "col"], pairs[, "row"]), , drop = FALSE]
   tasks <- lapply(seq_len(nrow(pairs)), function(t) {
     q <- pairs[t, "row"]
     r <- pairs[t, "col"]
-    list(name = sprintf("exact shard %d x shard %d", q, r),
-         out = if (q == r) part(q, q) else c(part(q, r), part(r, q)),
-         done_if = if (q == r) graphs[q] else graphs[c(q, r)],
-         files = run$shards$files[c(q, r)], first = offsets[c(q, r)], k = run$k - 1L,
-         metric = run$metric, n_col = run$shards$n_col, n_threads = run$n_threads)
+    c(list(name = sprintf("exact shard %d x shard %d", q, r), out = c(part(q, r), part(r, q)),
+           done_if = graphs[c(q, r)], files = run$shards$files[c(q, r)],
+           bounds = c(bound(q), bound(r)), first = offsets[c(q, r)]),
+      shared)
   })
-  run_tasks(run, "exact neighbours", tasks, exact_pair_task)
+  run_tasks(run, "exact neighbours between shards", tasks, exact_pair_task)
   merges <- lapply(seq_len(S), function(q) {
     list(name = sprintf("merge shard %d", q), out = graphs[q], s = q,
          parts = vapply(seq_len(S), function(r) part(q, r), ""), run = run_for_worker(run),
@@ -755,33 +767,59 @@ run_for_worker <- function(run) {
   run[c("shards", "k", "lsnn", "dir")]
 }
 
+# A shard's own search (the all-pairs search of extended_knn()), its rows'
+# lists without themselves, and each row's k-th distance within the shard
+# (Inf where the shard has fewer rows), the bound of its search in the
+# other shards.
+exact_own_task <- function(task) {
+  x <- read_shard(task$files, task$n_col)
+  k <- min(task$k, nrow(x) - 1L)
+  others <- if (k > 0) {
+    g <- .exact_knn(list(kind = "dense", x = x, n = nrow(x), d = ncol(x)), k + 1L, task$metric,
+                    task$n_threads, FALSE, simd_option(), 0L)
+    list(idx = g$idx[, -1L, drop = FALSE] + as.integer(task$first),
+         dist = g$dist[, -1L, drop = FALSE])
+  } else {
+    list(idx = matrix(0L, nrow(x), 0), dist = matrix(0, nrow(x), 0))
+  }
+  kth <- if (k == task$k) others$dist[, k] else rep(Inf, nrow(x))
+  written <- save_atomic(others, task$out[1]) + save_atomic(kth, task$out[2])
+  c(read = file.size(task$files), written = written)
+}
+
 exact_pair_task <- function(task) {
   q <- read_shard(task$files[1], task$n_col)
-  read <- file.size(task$files[1])
-  if (length(task$out) == 1) {
-    g <- shard_block_knn(q, q, task$k, task$metric, seq_len(nrow(q)), task$n_threads)
-    g$idx[] <- as.integer(g$idx + task$first[1])
-    return(c(read = read, written = save_atomic(g, task$out)))
-  }
   r <- read_shard(task$files[2], task$n_col)
-  read <- read + file.size(task$files[2])
+  # (a bound that is missing only costs time)
+  bounds <- lapply(task$bounds, function(f) if (file.exists(f)) readRDS(f) else numeric())
+  read <- sum(file.size(c(task$files, task$bounds)), na.rm = TRUE)
   both <- .knn_between_dense(q, r, min(task$k, nrow(r)), min(task$k, nrow(q)), task$metric,
-                             task$n_threads, simd_option())
-  # (row numbers of the stack of q's rows over r's)
-  both$a$idx[] <- as.integer(both$a$idx - nrow(q) + task$first[2])
-  both$b$idx[] <- as.integer(both$b$idx + task$first[1])
+                             task$n_threads, simd_option(), bounds[[1]], bounds[[2]])
+  # (row numbers of the stack of q's rows over r's; 0 marks no candidate)
+  shift <- function(idx, by) {
+    idx[idx > 0L] <- as.integer(idx[idx > 0L] + by)
+    idx
+  }
+  both$a$idx <- shift(both$a$idx, task$first[2] - nrow(q))
+  both$b$idx <- shift(both$b$idx, task$first[1])
   # q's part first: a run that stops between the two writes redoes the task
   written <- save_atomic(both$a, task$out[1]) + save_atomic(both$b, task$out[2])
   c(read = read, written = written)
 }
 
+# A shard's lists from its parts, read and merged a few at a time (the
+# parts of a row are disjoint sets of rows).
 merge_parts_task <- function(task) {
   run <- task$run
   first <- shard_offsets(run$shards)[task$s]
-  self <- as.integer(first + seq_len(run$shards$rows[task$s]))
+  n <- run$shards$rows[task$s]
+  self <- as.integer(first + seq_len(n))
+  whole <- seq_len(n)
   lists <- NULL
-  for (f in task$parts) {
-    lists <- merge_lists(lists, readRDS(f), run$k - 1L, self, task$n_threads)
+  for (group in split(task$parts, ceiling(seq_along(task$parts) / 8))) {
+    blocks <- lapply(group, function(f) c(list(rows = whole), readRDS(f)))
+    if (!is.null(lists)) blocks <- c(blocks, list(list(rows = whole, idx = lists$idx, dist = lists$dist)))
+    lists <- merge_candidates(blocks, n, run$k - 1L, self, task$n_threads)
   }
   if (lists$short > 0) {
     stop("row ", self[lists$short], " has fewer than ", run$k - 1L, " candidates",

@@ -372,8 +372,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // knn_between_dense
-Rcpp::List knn_between_dense(Rcpp::NumericMatrix a, Rcpp::NumericMatrix b, int k_a, int k_b, std::string metric, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_knn_between_dense(SEXP aSEXP, SEXP bSEXP, SEXP k_aSEXP, SEXP k_bSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+Rcpp::List knn_between_dense(Rcpp::NumericMatrix a, Rcpp::NumericMatrix b, int k_a, int k_b, std::string metric, int n_threads, std::string simd, Rcpp::NumericVector bound_a, Rcpp::NumericVector bound_b);
+RcppExport SEXP _lsnn_knn_between_dense(SEXP aSEXP, SEXP bSEXP, SEXP k_aSEXP, SEXP k_bSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP bound_aSEXP, SEXP bound_bSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -384,7 +384,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(knn_between_dense(a, b, k_a, k_b, metric, n_threads, simd));
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type bound_a(bound_aSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type bound_b(bound_bSEXP);
+    rcpp_result_gen = Rcpp::wrap(knn_between_dense(a, b, k_a, k_b, metric, n_threads, simd, bound_a, bound_b));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -525,7 +527,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_knn_query_sparse", (DL_FUNC) &_lsnn_knn_query_sparse, 15},
     {"_lsnn_local_scales_cpp", (DL_FUNC) &_lsnn_local_scales_cpp, 5},
     {"_lsnn_locally_scaled_query_cpp", (DL_FUNC) &_lsnn_locally_scaled_query_cpp, 7},
-    {"_lsnn_knn_between_dense", (DL_FUNC) &_lsnn_knn_between_dense, 7},
+    {"_lsnn_knn_between_dense", (DL_FUNC) &_lsnn_knn_between_dense, 9},
     {"_lsnn_locally_scaled_distances_cpp", (DL_FUNC) &_lsnn_locally_scaled_distances_cpp, 5},
     {"_lsnn_locally_scaled_graph_cpp", (DL_FUNC) &_lsnn_locally_scaled_graph_cpp, 7},
     {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},

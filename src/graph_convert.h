@@ -11,6 +11,8 @@
 
 namespace lsnn_r {
 
+// (An entry with index -1, a list shorter than k, becomes index 0 at
+// distance Inf.)
 inline Rcpp::List graph_to_r(const lsnn::KnnGraph& g) {
   Rcpp::IntegerMatrix idx(static_cast<int>(g.n), static_cast<int>(g.k));
   Rcpp::NumericMatrix dist(static_cast<int>(g.n), static_cast<int>(g.k));
@@ -20,7 +22,7 @@ inline Rcpp::List graph_to_r(const lsnn::KnnGraph& g) {
   for (std::size_t e = 0; e < g.idx.size(); ++e) {
     pi[e] = g.idx[e] + 1;
     pd[e] = g.dist[e];
-    finite = finite && std::isfinite(pd[e]);
+    finite = finite && (g.idx[e] < 0 || std::isfinite(pd[e]));
   }
   // Finite data can still be too spread out for their distances to fit a
   // double (beyond about 1.8e308).

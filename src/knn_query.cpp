@@ -138,17 +138,32 @@ Rcpp::List locally_scaled_query_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix
 // The exact search between two blocks of rows, each pair scored once
 // (knn_query.h's exact_knn_between()): list(a, b), a's rows' k_a nearest
 // rows of b and b's rows' k_b nearest rows of a, as list(idx, dist) with
-// 1-based row numbers of the stack (a's rows first, then b's).
+// 1-based row numbers of the stack (a's rows first, then b's). bound_a /
+// bound_b: empty, or a distance bound per row (Inf for none); a row lists
+// only rows within its bound, index 0 at distance Inf filling the rest.
 // [[Rcpp::export(.knn_between_dense)]]
 Rcpp::List knn_between_dense(Rcpp::NumericMatrix a, Rcpp::NumericMatrix b, int k_a, int k_b,
-                             std::string metric, int n_threads, std::string simd) {
+                             std::string metric, int n_threads, std::string simd,
+                             Rcpp::NumericVector bound_a, Rcpp::NumericVector bound_b) {
   if (k_a < 0 || k_b < 0) Rcpp::stop("k must not be negative");
+  const auto check_bound = [](const Rcpp::NumericVector& bound, int rows, const char* name) {
+    if (bound.size() != 0 && bound.size() != rows) {
+      Rcpp::stop("'%s' must be empty or hold one value per row", name);
+    }
+    for (double v : bound) {
+      if (!(v >= 0.0)) Rcpp::stop("'%s' must be non-negative numbers (Inf for none)", name);
+    }
+  };
+  check_bound(bound_a, a.nrow(), "bound_a");
+  check_bound(bound_b, b.nrow(), "bound_b");
   const lsnn::RowData data = stacked_rows(a, b, metric, simd);
   const std::size_t n_a = static_cast<std::size_t>(a.nrow());
   lsnn_r::RExecutor executor(n_threads, false);
   const auto graphs = lsnn_r::run_core([&] {
     return lsnn::exact_knn_between(data, {0, n_a}, {n_a, data.n()}, static_cast<std::size_t>(k_a),
-                                   static_cast<std::size_t>(k_b), executor);
+                                   static_cast<std::size_t>(k_b), executor,
+                                   bound_a.size() ? bound_a.begin() : nullptr,
+                                   bound_b.size() ? bound_b.begin() : nullptr);
   });
   return Rcpp::List::create(Rcpp::Named("a") = lsnn_r::graph_to_r(graphs.first),
                             Rcpp::Named("b") = lsnn_r::graph_to_r(graphs.second));

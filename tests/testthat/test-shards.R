@@ -113,7 +113,8 @@ test_that("the search between two shards gives both exact queries at once", {
   b <- round(matrix(rnorm(300 * 5), 300), 1)
   b[1:20, ] <- a[1:20, ]  # copies across the blocks and many tied distances
   for (metric in c("euclidean", "cosine", "manhattan")) {
-    both <- lsnn:::.knn_between_dense(a, b, 25, 40, metric, 2L, lsnn:::simd_option())
+    both <- lsnn:::.knn_between_dense(a, b, 25, 40, metric, 2L, lsnn:::simd_option(), numeric(),
+                                      numeric())
     qa <- lsnn:::shard_block_knn(a, b, 25, metric)
     qb <- lsnn:::shard_block_knn(b, a, 40, metric)
     expect_identical(both$a$idx - 700L, qa$idx)
@@ -122,11 +123,50 @@ test_that("the search between two shards gives both exact queries at once", {
     expect_identical(both$b$dist, qb$dist)
   }
   # more neighbours than the other block has rows
-  both <- lsnn:::.knn_between_dense(a[1:10, ], b, 300, 10, "euclidean", 1L, lsnn:::simd_option())
+  both <- lsnn:::.knn_between_dense(a[1:10, ], b, 300, 10, "euclidean", 1L, lsnn:::simd_option(),
+                                    numeric(), numeric())
   expect_equal(dim(both$a$idx), c(10L, 300L))
   expect_setequal(both$a$idx[1, ], 11:310)
-  expect_error(lsnn:::.knn_between_dense(a, b, 301, 10, "euclidean", 1L, lsnn:::simd_option()),
+  expect_error(lsnn:::.knn_between_dense(a, b, 301, 10, "euclidean", 1L, lsnn:::simd_option(),
+                                         numeric(), numeric()),
                "k must be between 1")
+})
+
+test_that("bounds keep a row's candidates within them and nothing nearer is lost", {
+  set.seed(24)
+  a <- round(matrix(rnorm(600 * 5), 600), 1)
+  b <- round(matrix(rnorm(400 * 5), 400), 1)
+  b[1:20, ] <- a[1:20, ]
+  for (metric in c("euclidean", "cosine", "manhattan")) {
+    full <- lsnn:::.knn_between_dense(a, b, 30, 30, metric, 2L, lsnn:::simd_option(), numeric(),
+                                      numeric())
+    # bounds at, between and beyond the full lists' distances; Inf for none
+    bound_a <- full$a$dist[cbind(1:600, sample(30, 600, TRUE))]
+    bound_a[1:50] <- Inf
+    bound_a[51:60] <- 0
+    bound_b <- full$b$dist[, 10] * runif(400, 0.5, 1.5)
+    both <- lsnn:::.knn_between_dense(a, b, 30, 30, metric, 2L, lsnn:::simd_option(), bound_a,
+                                      bound_b)
+    for (side in list(list(g = both$a, f = full$a, bound = bound_a),
+                      list(g = both$b, f = full$b, bound = bound_b))) {
+      g <- side$g
+      expect_true(all((g$idx == 0) == is.infinite(g$dist)))
+      # each list is the start of the full list, at least as far as the bound
+      listed <- g$idx > 0
+      expect_identical(g$idx[listed], side$f$idx[listed])
+      expect_identical(g$dist[listed], side$f$dist[listed])
+      expect_true(all(t(apply(listed, 1, cummin)) == listed))
+      expect_true(all(rowSums(listed) >= rowSums(side$f$dist <= side$bound)))
+      expect_true(any(rowSums(listed) < 30))
+    }
+    expect_identical(both$a$idx[1:50, ], full$a$idx[1:50, ])
+  }
+  expect_error(lsnn:::.knn_between_dense(a, b, 5, 5, "euclidean", 1L, lsnn:::simd_option(),
+                                         c(1, NaN, rep(1, 598)), numeric()),
+               "'bound_a' must be non-negative numbers")
+  expect_error(lsnn:::.knn_between_dense(a, b, 5, 5, "euclidean", 1L, lsnn:::simd_option(),
+                                         numeric(), 1:3),
+               "'bound_b' must be empty or hold one value per row")
 })
 
 test_that("candidate lists merge by (distance, row), each row once, self left out", {
@@ -212,14 +252,17 @@ test_that("a run resumes from its out_dir and refuses other settings", {
   out <- tempfile("graph-")
   on.exit(unlink(out, recursive = TRUE), add = TRUE)
   res <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
-  # 10 pairs of shards (each searched once, both ways), 4 merges, 4 LSNN
-  expect_equal(nrow(res$tasks), 10 + 4 + 4)
+  # 4 shards' own searches, 6 pairs (each searched once, both ways),
+  # 4 merges, 4 LSNN
+  expect_equal(nrow(res$tasks), 4 + 6 + 4 + 4)
   expect_output(print(res), "LSNN\\) graph in shards: 400 rows x 10 columns in 4 files")
   # a lost output is computed again, and only that
   unlink(c(res$files[2], res$knn$files[3], file.path(out, "complete.rds")))
   res2 <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
-  # the 4 pairs with shard 3, its merge and LSNN shard 2
-  expect_equal(nrow(res2$tasks), 18 + 4 + 1 + 1)
+  # shard 3's own search and its 3 pairs (without the other shards' bounds,
+  # which went with the finished run's work files), its merge and LSNN
+  # shard 2
+  expect_equal(nrow(res2$tasks), 18 + 1 + 3 + 1 + 1)
   expect_identical(read_graph_shards(res2), locally_scaled_knn(X, 10, 10, nn_kind = "exact"))
   expect_identical(read_graph_shards(res2$knn), extended_knn(X, 10, 10, nn_kind = "exact"))
   expect_error(locally_scaled_knn_sharded(sh, 11, 10, nn_kind = "exact", out_dir = out),
@@ -235,7 +278,7 @@ test_that("a failed task stops the run with an error naming it", {
   out <- tempfile("graph-")
   on.exit(unlink(out, recursive = TRUE), add = TRUE)
   expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "exact", out_dir = out),
-               "task 'exact shard 1 x shard 2' failed: shard file '.*shard-00002.rds' is not a numeric matrix")
+               "task 'exact shard 2' failed: shard file '.*shard-00002.rds' is not a numeric matrix")
   expect_false(file.exists(file.path(out, "complete.rds")))
   expect_error(read_graph_shards(out), "no finished sharded graph")
   saveRDS(X[101:200, ], sh$files[2])

@@ -127,6 +127,21 @@ class RowData {
     return score;
   }
 
+  // A score no pair at `distance` or nearer exceeds: the inverse of
+  // distance_from_exact_score(), raised by a relative 1e-9 for the rounding
+  // of both conversions (a distance found in another RowData of the same
+  // rows converts to a score within a few ulps of the one computed here).
+  double score_bound_of_distance(double distance) const {
+    double score = distance;
+    switch (metric_) {
+      case Metric::euclidean: score = (distance * unit_ * scale_) * (distance * unit_ * scale_); break;
+      case Metric::cosine:
+      case Metric::correlation: score = 2.0 * distance; break;
+      case Metric::manhattan: score = distance * unit_ * scale_; break;
+    }
+    return score * (1.0 + 1e-9);
+  }
+
   // The exact score of rows i and j in double precision from the data as
   // given (the scale is a power of two, so multiplying by it is exact).
   double exact_score(std::size_t i, std::size_t j) const { return exact_score_(*this, i, j); }

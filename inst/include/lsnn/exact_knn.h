@@ -202,6 +202,11 @@ inline void refine_row(const RowData& data, std::size_t i, const SearchRange& am
 // exactness and, where it fails, refines the row; the `others` nearest
 // candidates, by (exact score, index), end in cand[0, others). Returns
 // whether the row needed refining.
+//
+// A list under a ceiling (NeighbourHeaps::set_ceiling) that still has room
+// holds every row whose float score is at or below the ceiling; it is
+// complete as it is, and may end with fewer than `others` candidates
+// (cand holds them all, nearest first).
 inline bool finish_row(const RowData& data, std::size_t i, const NeighbourHeaps<>& heaps, std::size_t h,
                        const SearchRange& among, std::size_t others, TileBuffers& buf,
                        std::vector<std::pair<double, int>>& cand) {
@@ -212,6 +217,10 @@ inline bool finish_row(const RowData& data, std::size_t i, const NeighbourHeaps<
     cand[c] = {sortable_score(data.exact_score(i, static_cast<std::size_t>(ix[c]))), ix[c]};
   }
   std::sort(cand.begin(), cand.end());
+  if (size < heaps.capacity() && heaps.ceiling(h) < std::numeric_limits<float>::infinity()) {
+    if (size > others) cand.resize(others);
+    return false;
+  }
   // A row can hold fewer than `others` candidates only if some float
   // scores were not numbers; it is then refined like an unproven row.
   const bool enough = size >= others;

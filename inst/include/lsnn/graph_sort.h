@@ -61,34 +61,57 @@ struct CandidateLists {
 // where a row has fewer than k, and returns how many rows have fewer. The
 // order is the exact search's tie rule, so lists merged from blocks of an
 // exact search are the exact lists.
+//
+// Only the head of each row's list is sorted: the best m entries are
+// selected (m = k, more when ids repeat among them), sorted, and each id's
+// first entry kept, which is its smallest distance; a row's candidates from
+// many blocks (a sharded search merges one list per shard) cost linear
+// time, not a sort of them all.
 template <typename Executor>
 std::size_t best_candidates(const CandidateLists& c, std::size_t n, std::size_t k,
                             const int* self, int* out_idx, double* out_dist,
                             Executor& executor) {
   std::vector<unsigned char> short_row(n, 0);
   batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
-    std::vector<std::pair<int, double>> by_id;
     std::vector<std::pair<double, int>> by_dist;
+    std::vector<std::pair<int, std::size_t>> ids;
+    std::vector<unsigned char> repeated;
     for (std::size_t i = begin; i < end; ++i) {
       const int own = self ? self[i] : 0;
-      by_id.clear();
-      for (std::size_t e = c.start[i]; e < c.start[i + 1]; ++e) {
-        if (c.id[e] > 0 && c.id[e] != own) by_id.emplace_back(c.id[e], c.dist[e]);
-      }
-      std::sort(by_id.begin(), by_id.end());
       by_dist.clear();
-      for (std::size_t e = 0; e < by_id.size(); ++e) {
-        if (e == 0 || by_id[e].first != by_id[e - 1].first) {
-          by_dist.emplace_back(by_id[e].second, by_id[e].first);
+      for (std::size_t e = c.start[i]; e < c.start[i + 1]; ++e) {
+        if (c.id[e] > 0 && c.id[e] != own) by_dist.emplace_back(c.dist[e], c.id[e]);
+      }
+      const std::size_t size = by_dist.size();
+      std::size_t m = std::min(k, size), distinct = 0;
+      for (;;) {
+        const auto head = by_dist.begin() + static_cast<std::ptrdiff_t>(m);
+        if (m < size) std::nth_element(by_dist.begin(), head, by_dist.end());
+        std::sort(by_dist.begin(), head);
+        // An id's first entry in (distance, id) order is its nearest.
+        ids.resize(m);
+        for (std::size_t e = 0; e < m; ++e) ids[e] = {by_dist[e].second, e};
+        std::sort(ids.begin(), ids.end());
+        repeated.assign(m, 0);
+        for (std::size_t e = 1; e < m; ++e) {
+          if (ids[e].first == ids[e - 1].first) repeated[ids[e].second] = 1;
         }
+        distinct = m - static_cast<std::size_t>(std::count(repeated.begin(), repeated.end(), 1));
+        if (distinct >= k || m == size) break;
+        m = std::min(size, m + 2 * (k - distinct) + 8);
       }
-      const std::size_t m = std::min(k, by_dist.size());
-      std::partial_sort(by_dist.begin(), by_dist.begin() + m, by_dist.end());
-      for (std::size_t col = 0; col < k; ++col) {
-        out_idx[i + col * n] = col < m ? by_dist[col].second : 0;
-        out_dist[i + col * n] = col < m ? by_dist[col].first : std::numeric_limits<double>::infinity();
+      std::size_t col = 0;
+      for (std::size_t e = 0; e < m && col < k; ++e) {
+        if (repeated[e]) continue;
+        out_idx[i + col * n] = by_dist[e].second;
+        out_dist[i + col * n] = by_dist[e].first;
+        ++col;
       }
-      short_row[i] = m < k;
+      short_row[i] = col < k;
+      for (; col < k; ++col) {
+        out_idx[i + col * n] = 0;
+        out_dist[i + col * n] = std::numeric_limits<double>::infinity();
+      }
     }
   });
   return static_cast<std::size_t>(std::count(short_row.begin(), short_row.end(), 1));

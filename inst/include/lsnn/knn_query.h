@@ -95,7 +95,8 @@ inline SearchRange query_range(const RowRange& reference, std::size_t i, const E
 
 // The k nearest candidates of each row of `rows` (its list in heap row
 // i - rows.begin, searched among(i)) into graph row i - rows.begin, by
-// finish_row(); returns how many rows needed refining.
+// finish_row(); a row under a ceiling with fewer ends in index -1 at
+// distance +inf. Returns how many rows needed refining.
 template <typename Among, typename Executor>
 std::size_t finish_query_rows(const RowData& data, const RowRange& rows, const NeighbourHeaps<>& heaps,
                               std::size_t k, Among among, KnnGraph& graph, Executor& executor) {
@@ -106,15 +107,35 @@ std::size_t finish_query_rows(const RowData& data, const RowRange& rows, const N
     for (std::size_t q = begin; q < end; ++q) {
       const std::size_t i = rows.begin + q;
       refined[q] = finish_row(data, i, heaps, q, among(i), k, buf, cand);
-      for (std::size_t c = 0; c < k; ++c) {
+      for (std::size_t c = 0; c < cand.size(); ++c) {
         graph.index(q, c) = cand[c].second;
         graph.distance(q, c) = data.distance_from_exact_score(cand[c].first);
+      }
+      for (std::size_t c = cand.size(); c < k; ++c) {
+        graph.index(q, c) = -1;
+        graph.distance(q, c) = std::numeric_limits<double>::infinity();
       }
     }
   });
   std::size_t n_refined = 0;
   for (unsigned char e : refined) n_refined += e;
   return n_refined;
+}
+
+// Ceilings from bounds on the distance (one per row of `rows`, null for
+// none): every row whose exact distance is within the bound scores at most
+// bound + score_tolerance in float, so nothing within it is refused. Rows
+// the float scores cannot rank, and infinite bounds, get none.
+inline void set_ceilings(const RowData& data, const RowRange& rows, const double* bound,
+                         NeighbourHeaps<>& heaps) {
+  if (bound == nullptr) return;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const std::size_t i = rows.begin + r;
+    if (!(bound[r] >= 0.0) || !std::isfinite(bound[r]) || data.needs_exact_search(i)) continue;
+    const double score = data.score_bound_of_distance(bound[r]) + data.score_tolerance(i);
+    const float ceiling = std::nextafter(static_cast<float>(score), std::numeric_limits<float>::infinity());
+    if (std::isfinite(ceiling)) heaps.set_ceiling(r, ceiling);
+  }
 }
 
 }  // namespace detail
@@ -191,10 +212,19 @@ KnnGraph exact_knn_query(const RowData& data, const RowRange& reference, const R
 // k_a) gives, bit for bit; this one does half the work of the two queries,
 // which is what makes a sharded exact search (every pair of shards) cost no
 // more than the search in memory. Returns {a's graph, b's graph}.
+//
+// Bounds (optional, one distance per row of a and of b; null for none): a
+// row lists only rows at most its bound away, so fewer than k where fewer
+// are that near (index -1, distance +inf fill the rest). In a search split
+// into parts, a row's k-th distance among the rows of its own part bounds
+// its distance to any of its true k nearest: most candidates fall away
+// before they reach a list, and no true neighbour is lost.
 template <typename Executor>
 std::pair<KnnGraph, KnnGraph> exact_knn_between(const RowData& data, const RowRange& a,
                                                 const RowRange& b, std::size_t k_a,
-                                                std::size_t k_b, Executor& executor) {
+                                                std::size_t k_b, Executor& executor,
+                                                const double* bound_a = nullptr,
+                                                const double* bound_b = nullptr) {
   detail::check_query_ranges(data, b, a, k_a);
   detail::check_query_ranges(data, a, b, k_b);
   if (a.begin < b.end && b.begin < a.end && a.size() > 0 && b.size() > 0) {
@@ -204,6 +234,8 @@ std::pair<KnnGraph, KnnGraph> exact_knn_between(const RowData& data, const RowRa
   if (a.size() == 0 || b.size() == 0) return out;
   NeighbourHeaps<> heaps_a(a.size(), detail::candidate_capacity(k_a, b.size()), data.kernels());
   NeighbourHeaps<> heaps_b(b.size(), detail::candidate_capacity(k_b, a.size()), data.kernels());
+  detail::set_ceilings(data, a, bound_a, heaps_a);
+  detail::set_ceilings(data, b, bound_b, heaps_b);
   const std::size_t bs = data.sparse() ? 256 : 512;
   const std::size_t na = (a.size() + bs - 1) / bs, nb = (b.size() + bs - 1) / bs;
   // Round t holds the tiles (i, j) with (i - j) mod L == t, L = max(na, nb):

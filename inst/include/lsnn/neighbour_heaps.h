@@ -7,6 +7,10 @@
 // The kept set depends only on what was offered, never on the order, so
 // parallel schedules give identical results. A row's indices must stay
 // distinct: push() checks, push_new() is for indices known to be absent.
+//
+// A row may be given a ceiling (set_ceiling): scores above it are refused,
+// and threshold() never exceeds it. A row with a ceiling that still has
+// room holds every score offered to it at or below the ceiling.
 #ifndef LSNN_NEIGHBOUR_HEAPS_H
 #define LSNN_NEIGHBOUR_HEAPS_H
 
@@ -72,10 +76,22 @@ class NeighbourHeaps {
   std::size_t n_rows() const { return size_.size(); }
   std::size_t capacity() const { return cap_; }
   std::size_t size(std::size_t row) const { return size_[row]; }
-  // The largest kept score, or +inf while the row has room.
+  // The largest score the row can still take: its largest kept score, or
+  // +inf while it has room, but never above its ceiling.
   // (Kept in an array of its own, which stays in cache, as the searches
   // read it for rows in no particular order.)
   float threshold(std::size_t row) const { return top_[row]; }
+  // The row's ceiling (+inf unless set).
+  float ceiling(std::size_t row) const {
+    return ceiling_.empty() ? std::numeric_limits<float>::infinity() : ceiling_[row];
+  }
+  // Refuses scores above `value` from now on (for an empty row; push() and
+  // push_new() honour it, merge_new() and fill_new() are for rows without).
+  void set_ceiling(std::size_t row, float value) {
+    if (ceiling_.empty()) ceiling_.assign(size_.size(), std::numeric_limits<float>::infinity());
+    ceiling_[row] = value;
+    update_top(row);
+  }
   // The largest kept score of a non-empty row.
   float top_value(std::size_t row) const { return value_[row * cap_]; }
   const float* values(std::size_t row) const { return &value_[row * cap_]; }
@@ -127,6 +143,7 @@ class NeighbourHeaps {
     const std::size_t base = row * cap_;
     std::uint32_t& n = size_[row];
     if (n == cap_ && !neighbour_before(value, index, value_[base], index_[base])) return false;
+    if (!ceiling_.empty() && !(value <= ceiling_[row])) return false;
     std::size_t c;
     if (n < cap_) {
       // Sift up from the new last slot.
@@ -204,7 +221,8 @@ class NeighbourHeaps {
 
  private:
   void update_top(std::size_t row) {
-    top_[row] = cap_ > 0 && size_[row] == cap_ ? value_[row * cap_] : std::numeric_limits<float>::infinity();
+    const float top = cap_ > 0 && size_[row] == cap_ ? value_[row * cap_] : std::numeric_limits<float>::infinity();
+    top_[row] = ceiling_.empty() ? top : std::min(top, ceiling_[row]);
   }
 
   std::uint8_t flag_of(std::size_t at) const { return Flagged ? flag_[at] : 0; }
@@ -255,7 +273,8 @@ class NeighbourHeaps {
   std::vector<int> index_;
   std::vector<std::uint8_t> flag_;  // empty unless Flagged
   std::vector<std::uint32_t> size_;
-  std::vector<float> top_;  // the largest score of a full row, else +inf
+  std::vector<float> top_;      // threshold(): min(largest score of a full row or +inf, ceiling)
+  std::vector<float> ceiling_;  // empty unless a ceiling was set
   const DistanceKernels* kernels_;
 };
 
