@@ -210,9 +210,11 @@ save_atomic <- function(object, file) {
 #' Tuning parameters of [extended_knn_sharded()] and
 #' [locally_scaled_knn_sharded()], passed as their `control` argument.
 #'
-#' The exact search runs one task per pair of shards (the rows of one shard
-#' against those of another), then one task per shard that merges its rows'
-#' lists. The approximate search partitions the rows around centres found
+#' The exact search runs one task per shard (its rows against each other),
+#' then tasks that compare the rows of one shard with those of the shards
+#' after it, a group of `rows_per_task` rows at a time (each row looking
+#' only as far as its k-th neighbour within its own shard), then one task
+#' per shard that merges its rows' lists. The approximate search partitions the rows around centres found
 #' by k-means on a sample (a centre whose partition would exceed
 #' `rows_per_partition` by half is split in two), puts each row in the
 #' partition of its nearest centre, and rows near a boundary also in that
@@ -237,6 +239,11 @@ save_atomic <- function(object, file) {
 #'   rows searched are `1 + overlap` times the rows).
 #' @param sample_rows Rows sampled for the k-means of each round (default
 #'   `min(n, max(20000, 200 * partitions))`).
+#' @param rows_per_task Rows a task of the exact search compares one
+#'   shard's rows with: each shard is compared with the shards after it in
+#'   groups of at most this many rows (at least one shard), so a row's list
+#'   covers several shards at once (fewer candidates to keep and merge). A
+#'   task holds its shard and the group, and their lists.
 #' @param recall_rows Rows whose exact neighbours estimate the recall.
 #' @param target_recall Stop once the estimated recall reaches this value.
 #' @param max_rounds Largest number of partition rounds.
@@ -246,9 +253,11 @@ save_atomic <- function(object, file) {
 #' shard_control(rows_per_partition = 50000)
 #' @export
 shard_control <- function(rows_per_partition = 200000, overlap = 0.2, sample_rows = NULL,
-                          recall_rows = 200, target_recall = 0.99, max_rounds = 4) {
+                          recall_rows = 200, target_recall = 0.99, max_rounds = 4,
+                          rows_per_task = 400000) {
   structure(list(
     rows_per_partition = check_whole(rows_per_partition, "rows_per_partition", min = 2),
+    rows_per_task = check_whole(rows_per_task, "rows_per_task", min = 1),
     overlap = check_number(overlap, "overlap", min = 0, max = 1),
     sample_rows = if (is.null(sample_rows)) NULL else check_whole(sample_rows, "sample_rows", min = 2),
     recall_rows = check_whole(recall_rows, "recall_rows", min = 1),
@@ -283,8 +292,9 @@ check_shard_control <- function(control) {
 #' it needs, so no process ever holds all the data.
 #'
 #' With `nn_kind = "exact"` a task finds, for the rows of one shard, their
-#' nearest rows in another shard, and a task per shard merges its rows'
-#' lists by distance, then row number: the graph is identical to that of
+#' nearest rows in another shard (only those nearer than their k-th
+#' neighbour in their own shard, which a task per shard finds first), and a
+#' task per shard merges its rows' lists by distance, then row number: the graph is identical to that of
 #' `extended_knn(X, nn_kind = "exact")` on the whole data (distances are
 #' computed in double precision from each pair of rows alone, so they do not
 #' depend on which rows share a task; all workers must use the same vector
@@ -722,12 +732,15 @@ knn_graph_phase <- function(run) {
   if (run$nn_kind == "exact") exact_phase(run) else approx_phase(run)
 }
 
-# First one task per shard, its own all-pairs search; then one per pair of
-# shards q < r, both halves of the search between them with each pair of
-# rows scored once (as the search in memory does), a row taking from the
-# other shard only rows within its k-th distance in its own shard (no true
-# neighbour is farther, and most candidates fall away before they cost
-# anything); then one merge per shard.
+# First one task per shard, its own all-pairs search; then tasks that
+# search a shard q against a group of the shards after it (at most
+# rows_per_task rows), both halves with each pair of rows scored once (as
+# the search in memory does): q's rows get one list over the whole group,
+# each group shard's rows one list from q; a row takes only rows within its
+# k-th distance in its own shard (no true neighbour is farther, and most
+# candidates fall away before they cost anything). Then one merge per shard.
+# Part files: exact-q-q (own), exact-q-g (q's list over the group that
+# starts with shard g), exact-r-q (shard r's list from shard q < r).
 exact_phase <- function(run) {
   S <- length(run$shards$files)
   graphs <- graph_files(run, "knn")
@@ -743,23 +756,42 @@ exact_phase <- function(run) {
       shared)
   })
   run_tasks(run, "exact neighbours within shards", own, exact_own_task)
-  pairs <- which(upper.tri(diag(S)), arr.ind = TRUE)
-  pairs <- pairs[order(pairs[, "col"], pairs[, "row"]), , drop = FALSE]
-  tasks <- lapply(seq_len(nrow(pairs)), function(t) {
-    q <- pairs[t, "row"]
-    r <- pairs[t, "col"]
-    c(list(name = sprintf("exact shard %d x shard %d", q, r), out = c(part(q, r), part(r, q)),
-           done_if = graphs[c(q, r)], files = run$shards$files[c(q, r)],
-           bounds = c(bound(q), bound(r)), first = offsets[c(q, r)]),
+  groups <- later_shard_groups(run$shards$rows, run$control$rows_per_task)
+  tasks <- lapply(groups, function(g) {
+    q <- g$q
+    r <- g$r
+    name <- if (length(r) == 1) sprintf("exact shard %d x shard %d", q, r) else
+      sprintf("exact shard %d x shards %d-%d", q, r[1], r[length(r)])
+    c(list(name = name, out = c(part(q, r[1]), part(r, q)), done_if = graphs[c(q, r)],
+           files = run$shards$files[c(q, r)], bounds = bound(c(q, r)),
+           first = offsets[c(q, r[1])]),
       shared)
   })
   run_tasks(run, "exact neighbours between shards", tasks, exact_pair_task)
-  merges <- lapply(seq_len(S), function(q) {
-    list(name = sprintf("merge shard %d", q), out = graphs[q], s = q,
-         parts = vapply(seq_len(S), function(r) part(q, r), ""), run = run_for_worker(run),
+  merges <- lapply(seq_len(S), function(s) {
+    starts <- vapply(Filter(function(g) g$q == s, groups), function(g) g$r[1], 0)
+    list(name = sprintf("merge shard %d", s), out = graphs[s], s = s,
+         parts = part(s, c(s, starts, seq_len(s - 1))), run = run_for_worker(run),
          n_threads = run$n_threads)
   })
   run_tasks(run, "merge", merges, merge_parts_task)
+}
+
+# The shards after each shard q in consecutive groups of at most `limit`
+# rows (at least one shard each): list(q, r) per group.
+later_shard_groups <- function(rows, limit) {
+  S <- length(rows)
+  groups <- list()
+  for (q in seq_len(S - 1)) {
+    start <- q + 1
+    while (start <= S) {
+      end <- start
+      while (end < S && sum(as.double(rows[start:(end + 1)])) <= limit) end <- end + 1
+      groups[[length(groups) + 1]] <- list(q = q, r = start:end)
+      start <- end + 1
+    }
+  }
+  groups
 }
 
 # The parts of the run a worker needs (no large objects).
@@ -787,23 +819,39 @@ exact_own_task <- function(task) {
   c(read = file.size(task$files), written = written)
 }
 
+# Shard q (task$files[1]) against the group of shards after it: q's part
+# over the whole group, and one part per group shard.
 exact_pair_task <- function(task) {
   q <- read_shard(task$files[1], task$n_col)
-  r <- read_shard(task$files[2], task$n_col)
+  group <- lapply(task$files[-1], read_shard, n_col = task$n_col)
+  rows <- vapply(group, nrow, 0L)
+  r <- do.call(rbind, group)
+  rm(group)
   # (a bound that is missing only costs time)
-  bounds <- lapply(task$bounds, function(f) if (file.exists(f)) readRDS(f) else numeric())
+  bounds <- lapply(seq_along(task$bounds), function(b) {
+    if (file.exists(task$bounds[b])) readRDS(task$bounds[b]) else
+      rep(Inf, if (b == 1) nrow(q) else rows[b - 1])
+  })
   read <- sum(file.size(c(task$files, task$bounds)), na.rm = TRUE)
   both <- .knn_between_dense(q, r, min(task$k, nrow(r)), min(task$k, nrow(q)), task$metric,
-                             task$n_threads, simd_option(), bounds[[1]], bounds[[2]])
-  # (row numbers of the stack of q's rows over r's; 0 marks no candidate)
+                             task$n_threads, simd_option(), bounds[[1]],
+                             unlist(bounds[-1], use.names = FALSE))
+  # (row numbers of the stack of q's rows over the group's, whose shards
+  # follow each other; 0 marks no candidate)
   shift <- function(idx, by) {
     idx[idx > 0L] <- as.integer(idx[idx > 0L] + by)
     idx
   }
-  both$a$idx <- shift(both$a$idx, task$first[2] - nrow(q))
+  written <- save_atomic(list(idx = shift(both$a$idx, task$first[2] - nrow(q)),
+                              dist = both$a$dist), task$out[1])
   both$b$idx <- shift(both$b$idx, task$first[1])
-  # q's part first: a run that stops between the two writes redoes the task
-  written <- save_atomic(both$a, task$out[1]) + save_atomic(both$b, task$out[2])
+  end <- cumsum(rows)
+  for (j in seq_along(rows)) {
+    at <- (end[j] - rows[j]) + seq_len(rows[j])
+    written <- written + save_atomic(list(idx = both$b$idx[at, , drop = FALSE],
+                                          dist = both$b$dist[at, , drop = FALSE]),
+                                     task$out[1 + j])
+  }
   c(read = read, written = written)
 }
 

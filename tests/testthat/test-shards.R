@@ -57,6 +57,15 @@ test_that("the exact sharded graph is identical to extended_knn(nn_kind = \"exac
       expect_identical(g, extended_knn(data, 12, 5, nn_kind = "exact", metric = metric))
     }
   }
+  # a shard against the shards after it one, two and all at a time
+  sh <- shard_dir(mixed, 100)
+  for (rows_per_task in c(1, 250, 1e6)) {
+    g <- extended_knn_sharded(sh, 12, 5, nn_kind = "exact",
+                              control = shard_control(rows_per_task = rows_per_task))
+    expect_identical(g, extended_knn(mixed, 12, 5, nn_kind = "exact"))
+  }
+  expect_equal(lengths(lapply(lsnn:::later_shard_groups(c(100, 100, 100, 50, 100), 250), `[[`, "r")),
+               c(3, 1, 3, 2, 1))
   # k beyond a shard's rows, and all other rows
   sh <- shard_dir(X[1:60, ], 13)
   expect_identical(extended_knn_sharded(sh, 30, 0, nn_kind = "exact"),
@@ -252,17 +261,17 @@ test_that("a run resumes from its out_dir and refuses other settings", {
   out <- tempfile("graph-")
   on.exit(unlink(out, recursive = TRUE), add = TRUE)
   res <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
-  # 4 shards' own searches, 6 pairs (each searched once, both ways),
-  # 4 merges, 4 LSNN
-  expect_equal(nrow(res$tasks), 4 + 6 + 4 + 4)
+  # 4 shards' own searches, 3 of a shard against the shards after it (each
+  # pair of rows searched once, both ways), 4 merges, 4 LSNN
+  expect_equal(nrow(res$tasks), 4 + 3 + 4 + 4)
   expect_output(print(res), "LSNN\\) graph in shards: 400 rows x 10 columns in 4 files")
   # a lost output is computed again, and only that
   unlink(c(res$files[2], res$knn$files[3], file.path(out, "complete.rds")))
   res2 <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
-  # shard 3's own search and its 3 pairs (without the other shards' bounds,
-  # which went with the finished run's work files), its merge and LSNN
-  # shard 2
-  expect_equal(nrow(res2$tasks), 18 + 1 + 3 + 1 + 1)
+  # shard 3's own search and the 3 searches it is in (without the other
+  # shards' bounds, which went with the finished run's work files), its
+  # merge and LSNN shard 2
+  expect_equal(nrow(res2$tasks), 15 + 1 + 3 + 1 + 1)
   expect_identical(read_graph_shards(res2), locally_scaled_knn(X, 10, 10, nn_kind = "exact"))
   expect_identical(read_graph_shards(res2$knn), extended_knn(X, 10, 10, nn_kind = "exact"))
   expect_error(locally_scaled_knn_sharded(sh, 11, 10, nn_kind = "exact", out_dir = out),
