@@ -214,8 +214,8 @@ save_atomic <- function(object, file) {
 #' then tasks that compare the rows of one shard with those of the shards
 #' after it, a group of `rows_per_task` rows at a time (each row looking
 #' only as far as its k-th neighbour within its own shard), then one task
-#' per shard that merges its rows' lists. The approximate search partitions the rows around centres found
-#' by k-means on a sample (a centre whose partition would exceed
+#' per shard that merges its rows' lists. The approximate search partitions
+#' the rows around centres found by k-means on a sample (a centre whose partition would exceed
 #' `rows_per_partition` by half is split in two), puts each row in the
 #' partition of its nearest centre, and rows near a boundary also in that
 #' of their second nearest, runs the approximate search of
@@ -294,8 +294,8 @@ check_shard_control <- function(control) {
 #' With `nn_kind = "exact"` a task finds, for the rows of one shard, their
 #' nearest rows in another shard (only those nearer than their k-th
 #' neighbour in their own shard, which a task per shard finds first), and a
-#' task per shard merges its rows' lists by distance, then row number: the graph is identical to that of
-#' `extended_knn(X, nn_kind = "exact")` on the whole data (distances are
+#' task per shard merges its rows' lists by distance, then row number: the
+#' graph is identical to that of `extended_knn(X, nn_kind = "exact")` on the whole data (distances are
 #' computed in double precision from each pair of rows alone, so they do not
 #' depend on which rows share a task; all workers must use the same vector
 #' kernels, see [simd_kernels()]). It takes time proportional to `n^2`.
@@ -661,7 +661,7 @@ task_seed <- function(run, ...) {
 # reference for query row i (NA: none), by the core's exact query
 # (knn_query.h): the same distances and ties as the in-memory exact search.
 # Returns list(idx, dist) of nrow(query) x min(k, available) with reference
-# row numbers. A shard against itself passes every row excluding itself.
+# row numbers.
 shard_block_knn <- function(query, reference, k, metric, exclude = NULL, n_threads = 1L) {
   nr <- nrow(reference)
   nq <- nrow(query)
@@ -807,8 +807,8 @@ exact_own_task <- function(task) {
   x <- read_shard(task$files, task$n_col)
   k <- min(task$k, nrow(x) - 1L)
   others <- if (k > 0) {
-    g <- .exact_knn(list(kind = "dense", x = x, n = nrow(x), d = ncol(x)), k + 1L, task$metric,
-                    task$n_threads, FALSE, simd_option(), 0L)
+    g <- exact_knn(list(kind = "dense", x = x, n = nrow(x), d = ncol(x)), k + 1L, task$metric,
+                   task$n_threads, FALSE)
     list(idx = g$idx[, -1L, drop = FALSE] + as.integer(task$first),
          dist = g$dist[, -1L, drop = FALSE])
   } else {
