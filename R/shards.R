@@ -895,7 +895,7 @@ approx_phase <- function(run) {
   while (round < ctl$max_rounds &&
          (round == 0 || recall$by_round[round] < ctl$target_recall)) {
     round <- round + 1L
-    approx_round(run, round, n_parts)
+    approx_round(run, round, n_parts, recall$truth)
     recall$by_round[round] <- estimate_recall(run, round, recall$truth)
     save_atomic(recall, recall_file)
     if (run$verbose) {
@@ -963,30 +963,35 @@ gather_rows <- function(run, rows) {
 }
 
 # The share of the sampled rows' listed neighbours no farther than their
-# true (k - 1)-th neighbour (the estimate of approx_control()).
+# true (k - 1)-th neighbour (the estimate of approx_control()), from the
+# counts that the round's merges wrote.
 estimate_recall <- function(run, round, truth) {
+  found <- vapply(found_files(run, round), readRDS, 0)
+  sum(found) / (length(truth$rows) * (run$k - 1))
+}
+
+found_files <- function(run, round) {
+  file.path(run$dir, "work", sprintf("round-%d", round), shard_names(run, "found"))
+}
+
+# The sampled rows of shard s (local numbers) and their true (k - 1)-th
+# distances, for its merge to count what its lists hold.
+truth_of_shard <- function(run, truth, s) {
   offsets <- shard_offsets(run$shards)
-  shard_of <- findInterval(truth$rows, offsets + 0.5)
-  files <- round_graph_files(run, round)
-  found <- 0
-  for (s in unique(shard_of)) {
-    mine <- which(shard_of == s)
-    g <- readRDS(files[s])
-    d <- g$dist[truth$rows[mine] - offsets[s], -1, drop = FALSE]
-    found <- found + sum(d <= truth$dist[mine, run$k - 1L])
-  }
-  found / (length(truth$rows) * (run$k - 1))
+  mine <- which(truth$rows > offsets[s] & truth$rows <= offsets[s + 1])
+  list(rows = as.integer(truth$rows[mine] - offsets[s]), bound = truth$dist[mine, run$k - 1L])
 }
 
 # One round: centres from a sample, each shard's rows put into the
 # partition of their nearest centre (and those near a boundary into that of
 # their second nearest), the approximate search on each
 # partition, and the candidates merged per shard with the last round's lists.
-approx_round <- function(run, round, n_parts) {
+approx_round <- function(run, round, n_parts, truth) {
   dir <- file.path(run$dir, "work", sprintf("round-%d", round))
   dir.create(dir, showWarnings = FALSE)
   graphs <- round_graph_files(run, round)
-  if (all(file.exists(graphs))) return(invisible())
+  found <- found_files(run, round)
+  if (all(file.exists(c(graphs, found)))) return(invisible())
   S <- length(run$shards$files)
   centres_file <- file.path(dir, "centres.rds")
   if (!file.exists(centres_file)) {
@@ -1025,9 +1030,9 @@ approx_round <- function(run, round, n_parts) {
   previous <- if (round > 1) round_graph_files(run, round - 1L)
   merges <- lapply(seq_len(S), function(s) {
     from <- which(counts[, s] > 0)
-    list(name = sprintf("round %d: merge shard %d", round, s), out = graphs[s], s = s,
-         parts = candidates(from, s), previous = previous[s], run = run_for_worker(run),
-         n_threads = run$n_threads)
+    list(name = sprintf("round %d: merge shard %d", round, s), out = c(graphs[s], found[s]),
+         s = s, parts = candidates(from, s), previous = previous[s], run = run_for_worker(run),
+         truth = truth_of_shard(run, truth, s), n_threads = run$n_threads)
   })
   run_tasks(run, sprintf("round %d: merge", round), merges, merge_candidates_task)
   if (round > 1) unlink(c(previous, sigma_file_of(previous)))
@@ -1220,7 +1225,11 @@ merge_candidates_task <- function(task) {
     stop("row ", self[lists$short], " has fewer than ", k_others,
          " candidates: its partitions are too small", call. = FALSE)
   }
-  written <- write_graph_shard(run, s, lists, task$out)
+  # the sampled rows' listed neighbours within their true (k - 1)-th
+  # distance (the count written first: a graph file that exists has it)
+  t <- task$truth
+  found <- sum(lists$dist[t$rows, , drop = FALSE] <= t$bound)
+  written <- save_atomic(found, task$out[2]) + write_graph_shard(run, s, lists, task$out[1])
   unlink(task$parts)
   c(read = read, written = written)
 }
@@ -1240,30 +1249,26 @@ lsnn_phase <- function(run) {
 }
 
 # The scales of a shard's candidates are read from every shard's scale file
-# in turn, keeping only those needed: a task holds its own rows' lists and
-# their candidates' scales, never the whole vector.
+# in turn, each looked up where it is used (one entry per list entry, in the
+# lists' order): a task holds its own rows' lists and their candidates'
+# scales, never the whole vector, and groups the entries by shard with one
+# radix sort of small integers (no sorting or hashing of millions of ids).
 lsnn_task <- function(task) {
   g <- readRDS(task$graph)
-  # each candidate once, in order, and its place in that list (by one radix
-  # sort: no hashing of millions of ids)
-  o <- order(as.vector(g$idx), method = "radix")
-  sorted <- g$idx[o]
-  first_seen <- c(TRUE, sorted[-1] != sorted[-length(sorted)])
-  ids <- sorted[first_seen]
-  place <- integer(length(o))
-  place[o] <- cumsum(first_seen)
-  sigma <- numeric(length(ids))
+  cand <- g$idx[, -1, drop = FALSE]
+  shard <- findInterval(cand, task$first + 0.5)
+  o <- order(shard, method = "radix")
+  end <- cumsum(tabulate(shard, length(task$sigma)))
+  sigma <- numeric(length(cand))
   read <- file.size(task$graph)
-  by_shard <- split(seq_along(ids), findInterval(ids, task$first + 0.5))
-  for (f in names(by_shard)) {
-    mine <- by_shard[[f]]
-    f <- as.integer(f)
-    sigma[mine] <- readRDS(task$sigma[f])[ids[mine] - task$first[f]]
+  for (f in which(diff(c(0, end)) > 0)) {
+    at <- o[seq.int(if (f == 1) 1 else end[f - 1] + 1, end[f])]
+    sigma[at] <- readRDS(task$sigma[f])[cand[at] - task$first[f]]
     read <- read + file.size(task$sigma[f])
   }
-  local <- list(idx = matrix(place, nrow(g$idx)), dist = g$dist)
+  local <- list(idx = cbind(g$idx[, 1], matrix(seq_along(cand), nrow(cand))), dist = g$dist)
   res <- select_lsnn(local, sigma, task$n_neighbors, task$scale, task$n_threads)
-  res$idx[] <- ids[res$idx]
+  res$idx[, -1] <- cand[res$idx[, -1]]
   c(read = read, written = save_atomic(res, task$out))
 }
 

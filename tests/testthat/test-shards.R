@@ -104,6 +104,10 @@ test_that("the approximate sharded graph reaches the recall target and is reprod
   g <- read_graph_shards(res)
   truth <- extended_knn(X, 20, 5, nn_kind = "exact")
   expect_gte(mean(g$dist[, -1] <= truth$dist[, 26]), 0.99)
+  # the estimate (counted by the merges) is that of the sampled rows' lists
+  sampled <- readRDS(file.path(out, "recall.rds"))$truth
+  expect_equal(res$recall[length(res$recall)],
+               mean(g$dist[sampled$rows, -1] <= sampled$dist[, 25]))
   expect_equal(g$idx[, 1], seq_len(3000))
   expect_true(all(g$dist[, 1] == 0))
   expect_true(all(apply(g$dist, 1, function(d) !is.unsorted(d))))
