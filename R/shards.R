@@ -964,9 +964,17 @@ gather_rows <- function(run, rows) {
 
 # The share of the sampled rows' listed neighbours no farther than their
 # true (k - 1)-th neighbour (the estimate of approx_control()), from the
-# counts that the round's merges wrote.
+# counts that the round's merges wrote (counted here from the graph shard
+# where a run begun by an earlier version has none).
 estimate_recall <- function(run, round, truth) {
-  found <- vapply(found_files(run, round), readRDS, 0)
+  files <- found_files(run, round)
+  graphs <- round_graph_files(run, round)
+  found <- vapply(seq_along(files), function(s) {
+    if (file.exists(files[s])) return(readRDS(files[s]))
+    t <- truth_of_shard(run, truth, s)
+    if (length(t$rows) == 0) return(0)
+    sum(readRDS(graphs[s])$dist[t$rows, -1, drop = FALSE] <= t$bound)
+  }, 0)
   sum(found) / (length(truth$rows) * (run$k - 1))
 }
 
@@ -991,7 +999,7 @@ approx_round <- function(run, round, n_parts, truth) {
   dir.create(dir, showWarnings = FALSE)
   graphs <- round_graph_files(run, round)
   found <- found_files(run, round)
-  if (all(file.exists(c(graphs, found)))) return(invisible())
+  if (all(file.exists(graphs))) return(invisible())
   S <- length(run$shards$files)
   centres_file <- file.path(dir, "centres.rds")
   if (!file.exists(centres_file)) {
@@ -1031,7 +1039,7 @@ approx_round <- function(run, round, n_parts, truth) {
   merges <- lapply(seq_len(S), function(s) {
     from <- which(counts[, s] > 0)
     list(name = sprintf("round %d: merge shard %d", round, s), out = c(graphs[s], found[s]),
-         s = s, parts = candidates(from, s), previous = previous[s], run = run_for_worker(run),
+         done_if = graphs[c(s, s)], s = s, parts = candidates(from, s), previous = previous[s], run = run_for_worker(run),
          truth = truth_of_shard(run, truth, s), n_threads = run$n_threads)
   })
   run_tasks(run, sprintf("round %d: merge", round), merges, merge_candidates_task)

@@ -243,6 +243,23 @@ test_that("partitions are split to their size and overlap only near boundaries",
   expect_error(shard_control(overlap = -1), "'overlap' must be between 0 and 1")
 })
 
+test_that("the recall estimate adds the merges' counts, or counts from the graph shard", {
+  dir <- tempfile("run-")
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  work <- file.path(dir, "work", "round-1")
+  dir.create(work, recursive = TRUE)
+  run <- list(shards = list(files = c("a", "b"), rows = c(3L, 2L)), k = 3L, dir = dir)
+  # sampled rows 2 (shard 1) and 4, 5 (shard 2), true 2nd-neighbour distances
+  truth <- list(rows = c(2, 4, 5), dist = cbind(c(1, 1, 1), c(2, 3, 1)))
+  g2 <- list(idx = matrix(c(4L, 5L, 5L, 4L, 1L, 2L), 2), dist = matrix(c(0, 0, 1, 1, 3, 2), 2))
+  saveRDS(g2, file.path(work, "graph-00002.rds"))
+  saveRDS(1, file.path(work, "found-00001.rds"))
+  # shard 2 from its graph: row 4 at distances 1 and 3 (both within 3),
+  # row 5 at 1 and 2 (one within 1)
+  expect_equal(lsnn:::estimate_recall(run, 1L, truth), (1 + 3) / 6)
+  expect_equal(lsnn:::truth_of_shard(run, truth, 2L), list(rows = 1:2, bound = c(3, 1)))
+})
+
 test_that("the recall estimate's exact rows are the rows' exact neighbours", {
   set.seed(12)
   X <- clustered(500, 6)
