@@ -215,8 +215,9 @@ save_atomic <- function(object, file) {
 #' after it, a group of `rows_per_task` rows at a time (each row looking
 #' only as far as its k-th neighbour within its own shard), then one task
 #' per shard that merges its rows' lists. The approximate search partitions
-#' the rows around centres found by k-means on a sample (a centre whose partition would exceed
-#' `rows_per_partition` by half is split in two), puts each row in the
+#' the rows around centres found by k-means on a sample (a centre whose
+#' partition would exceed `rows_per_partition` by half is split in two),
+#' puts each row in the
 #' partition of its nearest centre, and rows near a boundary also in that
 #' of their second nearest, runs the approximate search of
 #' [extended_knn()] on each partition as a task, and merges each row's
@@ -295,8 +296,8 @@ check_shard_control <- function(control) {
 #' nearest rows in another shard (only those nearer than their k-th
 #' neighbour in their own shard, which a task per shard finds first), and a
 #' task per shard merges its rows' lists by distance, then row number: the
-#' graph is identical to that of `extended_knn(X, nn_kind = "exact")` on the whole data (distances are
-#' computed in double precision from each pair of rows alone, so they do not
+#' graph is identical to that of `extended_knn(X, nn_kind = "exact")` on the
+#' whole data (distances are computed in double precision from each pair of rows alone, so they do not
 #' depend on which rows share a task; all workers must use the same vector
 #' kernels, see [simd_kernels()]). It takes time proportional to `n^2`.
 #'
@@ -767,7 +768,7 @@ exact_phase <- function(run) {
            first = offsets[c(q, r[1])]),
       shared)
   })
-  run_tasks(run, "exact neighbours between shards", tasks, exact_pair_task)
+  run_tasks(run, "exact neighbours between shards", tasks, exact_group_task)
   merges <- lapply(seq_len(S), function(s) {
     starts <- vapply(Filter(function(g) g$q == s, groups), function(g) g$r[1], 0)
     list(name = sprintf("merge shard %d", s), out = graphs[s], s = s,
@@ -821,7 +822,7 @@ exact_own_task <- function(task) {
 
 # Shard q (task$files[1]) against the group of shards after it: q's part
 # over the whole group, and one part per group shard.
-exact_pair_task <- function(task) {
+exact_group_task <- function(task) {
   q <- read_shard(task$files[1], task$n_col)
   group <- lapply(task$files[-1], read_shard, n_col = task$n_col)
   rows <- vapply(group, nrow, 0L)
@@ -1039,7 +1040,8 @@ approx_round <- function(run, round, n_parts, truth) {
   merges <- lapply(seq_len(S), function(s) {
     from <- which(counts[, s] > 0)
     list(name = sprintf("round %d: merge shard %d", round, s), out = c(graphs[s], found[s]),
-         done_if = graphs[c(s, s)], s = s, parts = candidates(from, s), previous = previous[s], run = run_for_worker(run),
+         done_if = graphs[c(s, s)], s = s, parts = candidates(from, s),
+         previous = previous[s], run = run_for_worker(run),
          truth = truth_of_shard(run, truth, s), n_threads = run$n_threads)
   })
   run_tasks(run, sprintf("round %d: merge", round), merges, merge_candidates_task)
@@ -1266,11 +1268,12 @@ lsnn_task <- function(task) {
   cand <- g$idx[, -1, drop = FALSE]
   shard <- findInterval(cand, task$first + 0.5)
   o <- order(shard, method = "radix")
-  end <- cumsum(tabulate(shard, length(task$sigma)))
+  counts <- tabulate(shard, length(task$sigma))
+  end <- cumsum(counts)
   sigma <- numeric(length(cand))
   read <- file.size(task$graph)
-  for (f in which(diff(c(0, end)) > 0)) {
-    at <- o[seq.int(if (f == 1) 1 else end[f - 1] + 1, end[f])]
+  for (f in which(counts > 0)) {
+    at <- o[(end[f] - counts[f]) + seq_len(counts[f])]
     sigma[at] <- readRDS(task$sigma[f])[cand[at] - task$first[f]]
     read <- read + file.size(task$sigma[f])
   }
