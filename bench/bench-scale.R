@@ -13,6 +13,7 @@
 #                        10,000 lsnn lays these out by negative sampling)
 #   LSNN_BENCH_BIG_N     rows of the generated data (1e5,1e6)
 #   LSNN_BENCH_BIG_ITER  t-SNE iterations on the generated data (1000)
+#   LSNN_BENCH_RTSNE_ITER Rtsne's iterations there (LSNN_BENCH_BIG_ITER)
 #   LSNN_BENCH_TSNE_MAX_N, LSNN_BENCH_RTSNE_MAX_N  the largest generated
 #                        data lsnn's t-SNE (1e6) and Rtsne (1e5) are run on
 #   LSNN_BENCH_BIG_RUNS  which runs on the generated data (umap_lsnn,
@@ -271,6 +272,8 @@ if ("million" %in% parts) {
   ensure_packages(c("uwot", "Rtsne"))
   sizes <- as.numeric(strsplit(Sys.getenv("LSNN_BENCH_BIG_N", "1e5,1e6"), ",")[[1]])
   iters <- as.integer(Sys.getenv("LSNN_BENCH_BIG_ITER", "1000"))
+  # Rtsne's iterations (default: the same as lsnn's)
+  rtsne_iters <- as.integer(Sys.getenv("LSNN_BENCH_RTSNE_ITER", iters))
   tsne_max_n <- as.numeric(Sys.getenv("LSNN_BENCH_TSNE_MAX_N", "1e6"))
   rtsne_max_n <- as.numeric(Sys.getenv("LSNN_BENCH_RTSNE_MAX_N", "1e5"))
   kl_max_n <- as.numeric(Sys.getenv("LSNN_BENCH_KL_MAX_N", "1e5"))
@@ -311,7 +314,8 @@ if ("million" %in% parts) {
     for (tag in names(runs)) {
       r <- runs[[tag]]
       setup <- paste(data_setup, sprintf(r[1], graph_file), sep = "; ")
-      code <- if (startsWith(tag, "tsne")) sprintf(r[2], iters, threads) else sprintf(r[2], threads)
+      code <- if (tag == "tsne_Rtsne") sprintf(r[2], rtsne_iters, threads)
+              else if (startsWith(tag, "tsne")) sprintf(r[2], iters, threads) else sprintf(r[2], threads)
       code <- sub("LOGFILE", sprintf("'%s'", log_file), code, fixed = TRUE)
       code <- paste(code, sprintf("saveRDS(list(Y = Y, t = t), '%s')", out_file(tag)), sep = "; ")
       cat(sprintf("-- %s, %d rows\n", tag, nb))

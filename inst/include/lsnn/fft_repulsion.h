@@ -221,6 +221,13 @@ class GridRepulsion {
   static constexpr double kCoarseMinNodes = 4096.0;
   // the most node pairs per coarse node that the separation may cost
   static constexpr double kRemovalWork = 64.0;
+  // a box is thinly filled when it holds fewer points than its nodes or
+  // than 1 / kThinShare of the fullest box
+  static constexpr std::size_t kThinShare = 64;
+  // the halo's grid: nodes per point
+  static constexpr double kShedNodesPerPoint = 0.25;
+  // the coarse grid's nodes per box and dimension
+  static constexpr int kCoarseNodes = 5;
 
  private:
   // One grid over the whole layout (with its exact near field, when it has
@@ -267,7 +274,7 @@ class GridRepulsion {
   GridSettings coarse_settings(const double* Y, std::size_t n, std::size_t d, std::size_t stride,
                                double nodes_per_point) const {
     GridSettings cs;
-    cs.nodes = 5;
+    cs.nodes = kCoarseNodes;
     cs.near_field = true;
     cs.near_boxes = 2;
     cs.widen = true;
@@ -289,11 +296,20 @@ class GridRepulsion {
   template <typename Executor>
   bool by_components(const double* Y, std::size_t n, std::size_t d, std::size_t stride,
                      double* F, bool energy, double* E, Executor& executor) {
+    // a sparse halo first, on the finest coarse grid (which tells thinly
+    // filled boxes from well filled ones best)
+    std::size_t nc = 0;
+    if (peels_ < kMaxPeels) {
+      const GridSettings fine = coarse_settings(Y, n, d, stride, kShedNodesPerPoint);
+      if (!std::isfinite(fine.box_width)) return false;
+      coarse_.layout(Y, n, d, stride, fine, executor);
+      nc = coarse_.label_components();
+      if (shed(Y, n, d, stride, F, energy, E, nc, executor)) return true;
+    }
     // the coarsest grid that splits the layout, from n / 16 to n nodes
     // (finer grids separate clusters that are closer together; they cost
     // less than a single grid over the same width with boxes fine enough
     // for the clusters)
-    std::size_t nc = 0;
     for (const double per_point : {1.0 / 16.0, 0.25, 1.0}) {
       const GridSettings cs = coarse_settings(Y, n, d, stride, per_point);
       if (!std::isfinite(cs.box_width)) return false;
@@ -461,6 +477,200 @@ class GridRepulsion {
         1);
   }
 
+  // A sparse halo (the points of the coarse grid's thinly filled boxes far
+  // from its well filled ones): its points are summed on the coarse grid,
+  // the rest (the core) by a grid of its own extent. Points strewn between
+  // and around the clusters, as the early exaggeration leaves them, would
+  // otherwise join the clusters into one component (or stretch one
+  // component) as wide as the layout, and a single grid fine enough for
+  // the clusters over that width costs far more than n nodes (1e5 points
+  // at iteration 260: 99.8 % of them within 70 units, the rest over 640).
+  // A box is well filled when it holds at least as many points as it has
+  // nodes; the core is the well filled boxes and the filled boxes within
+  // the near field's reach of them, so that a halo point's near field
+  // holds only thinly filled boxes (at most (2R + 1)^d p^d points) and
+  // the core's points meet halo points in their near field only in those
+  // boxes. Worth it when the core's extent is at most a quarter of the
+  // layout's (in area) or the core falls into more components than the
+  // layout; false, with nothing written, otherwise. The pairs: core with
+  // core by the core's grid; core target with halo source on the coarse
+  // grid (charge set 0: the halo's points) plus its near field's halo
+  // points directly; halo target with any source on the coarse grid (set
+  // 1: every point) plus its whole near field directly.
+  template <typename Executor>
+  bool shed(const double* Y, std::size_t n, std::size_t d, std::size_t stride, double* F,
+            bool energy, double* E, std::size_t nc_all, Executor& executor) {
+    const std::vector<std::size_t>& start = coarse_.box_start();
+    const std::vector<std::size_t>& order = coarse_.order();
+    const std::size_t nb0 = coarse_.boxes(0), nb1 = d == 2 ? coarse_.boxes(1) : 1;
+    const std::size_t R = coarse_.near_boxes(), nboxes = nb0 * nb1;
+    const std::size_t p = static_cast<std::size_t>(kCoarseNodes);
+    auto filled = [&start](std::size_t b) { return start[b + 1] - start[b]; };
+    std::size_t fullest = 0;
+    for (std::size_t b = 0; b < nboxes; ++b) fullest = std::max(fullest, filled(b));
+    const std::size_t well = std::max(d == 2 ? p * p : p, fullest / kThinShare);
+    std::vector<unsigned char>& core = core_box_;
+    core.assign(nboxes, 0);
+    std::size_t dense = 0;
+    for (std::size_t b = 0; b < nboxes; ++b) {
+      if (filled(b) < well) continue;
+      ++dense;
+      const std::size_t bx = b % nb0, by = b / nb0;
+      const std::size_t y0 = by > R ? by - R : 0, y1 = std::min(nb1, by + R + 1);
+      const std::size_t x0 = bx > R ? bx - R : 0, x1 = std::min(nb0, bx + R + 1);
+      for (std::size_t y = y0; y < y1; ++y) {
+        for (std::size_t x = x0; x < x1; ++x) core[y * nb0 + x] = 1;
+      }
+    }
+    if (dense == 0) return false;
+    // the halo's size and the extents (in boxes) of the core and of the layout
+    std::size_t halo = 0;
+    std::size_t lo_all[2] = {nb0, nb1}, hi_all[2] = {0, 0}, lo_core[2] = {nb0, nb1},
+                hi_core[2] = {0, 0};
+    for (std::size_t b = 0; b < nboxes; ++b) {
+      if (filled(b) == 0) continue;
+      const std::size_t at[2] = {b % nb0, b / nb0};
+      for (std::size_t c = 0; c < 2; ++c) {
+        lo_all[c] = std::min(lo_all[c], at[c]);
+        hi_all[c] = std::max(hi_all[c], at[c]);
+        if (core[b]) {
+          lo_core[c] = std::min(lo_core[c], at[c]);
+          hi_core[c] = std::max(hi_core[c], at[c]);
+        }
+      }
+      if (!core[b]) halo += filled(b);
+    }
+    if (halo == 0) return false;
+    const double area_all = static_cast<double>(hi_all[0] - lo_all[0] + 1) *
+                            static_cast<double>(hi_all[1] - lo_all[1] + 1);
+    const double area_core = static_cast<double>(hi_core[0] - lo_core[0] + 1) *
+                             static_cast<double>(hi_core[1] - lo_core[1] + 1);
+    bool worth = 2.0 * area_core <= area_all;
+    if (!worth) {
+      worth = coarse_.label_components(&core) > std::max<std::size_t>(nc_all, 1);
+      coarse_.label_components();
+    }
+    if (!worth) return false;
+
+    // the core's points (in box order) and the halo's
+    members_.clear();
+    out_.clear();
+    for (std::size_t b = 0; b < nboxes; ++b) {
+      std::vector<std::size_t>& to = core[b] ? members_ : out_;
+      to.insert(to.end(), order.begin() + start[b], order.begin() + start[b + 1]);
+    }
+    const std::size_t m = members_.size();
+    sub_evaluate(0, depth_, peels_ + 1, Y, d, stride, members_.data(), m, energy, executor);
+    children_.resize(1);
+
+    // the coarse grid: set 0 the halo's charges, set 1 every point's
+    const InterpolationGrid& grid = coarse_;
+    coarse_.spread(
+        2,
+        [&grid, &core](std::size_t o, std::size_t i) {
+          return o == 1 || !core[grid.box_of_point(i)] ? 1.0 : 0.0;
+        },
+        executor);
+    model_kernels(coarse_, prob_.params, d, energy, executor);
+    std::vector<std::size_t> ks, cs2;
+    for (std::size_t c = 0; c <= d; ++c) {
+      if (c == d && !energy) break;
+      for (std::size_t set = 0; set < 2; ++set) {
+        ks.push_back(c);
+        cs2.push_back(set);
+      }
+    }
+    phi_.resize(ks.size() * n);
+    // (core targets read set 0, halo targets set 1: outputs alternate sets)
+    coarse_.potentials(
+        ks, cs2, phi_.data(),
+        [&grid, &core](std::size_t o, std::size_t i) {
+          return (o % 2 == 1) == !core[grid.box_of_point(i)];
+        },
+        executor);
+    checkpoint(executor);
+
+    // the near fields, directly, over the coordinates in box order
+    sx_.resize(n);
+    sy_.resize(d == 2 ? n : 0);
+    for (std::size_t s = 0; s < n; ++s) {
+      sx_[s] = Y[order[s]];
+      if (d == 2) sy_[s] = Y[stride + order[s]];
+    }
+    near_.assign((d + 1) * n, 0.0);
+    const double* X = sx_.data();
+    const double* Yy = d == 2 ? sy_.data() : nullptr;
+    executor.parallel_for(
+        0, nb1,
+        [&](std::size_t r0, std::size_t r1) {
+          for (std::size_t by = r0; by < r1; ++by) {
+            const std::size_t y0 = by > R ? by - R : 0, y1 = std::min(nb1, by + R + 1);
+            for (std::size_t bx = 0; bx < nb0; ++bx) {
+              const std::size_t box = by * nb0 + bx;
+              if (filled(box) == 0) continue;
+              const std::size_t x0 = bx > R ? bx - R : 0, x1 = std::min(nb0, bx + R + 1);
+              const bool halo_box = !core[box];
+              // a core box reads the halo boxes of its near field (if any)
+              bool any = halo_box;
+              for (std::size_t ry = y0; ry < y1 && !any; ++ry) {
+                for (std::size_t rx = x0; rx < x1 && !any; ++rx) {
+                  const std::size_t o = ry * nb0 + rx;
+                  any = !core[o] && filled(o) > 0;
+                }
+              }
+              if (!any) continue;
+              for (std::size_t s = start[box]; s < start[box + 1]; ++s) {
+                const double xi = X[s], yi = Yy != nullptr ? Yy[s] : 0.0;
+                double acc[3] = {0.0, 0.0, 0.0};
+                for (std::size_t ry = y0; ry < y1; ++ry) {
+                  if (halo_box) {
+                    const std::size_t lo = start[ry * nb0 + x0], hi = start[ry * nb0 + x1];
+                    if (s >= lo && s < hi) {
+                      kernels_->near_run(prob_, xi, yi, X, Yy, lo, s, energy, acc);
+                      kernels_->near_run(prob_, xi, yi, X, Yy, s + 1, hi, energy, acc);
+                    } else {
+                      kernels_->near_run(prob_, xi, yi, X, Yy, lo, hi, energy, acc);
+                    }
+                    continue;
+                  }
+                  for (std::size_t rx = x0; rx < x1; ++rx) {
+                    const std::size_t o = ry * nb0 + rx;
+                    if (core[o] || filled(o) == 0) continue;
+                    kernels_->near_run(prob_, xi, yi, X, Yy, start[o], start[o + 1], energy, acc);
+                  }
+                }
+                const std::size_t i = order[s];
+                for (std::size_t c = 0; c <= d; ++c) near_[c * n + i] = acc[c == d ? 2 : c];
+              }
+            }
+          }
+        },
+        1);
+
+    // core points: their own sums plus the halo's; halo points: everything
+    std::vector<std::size_t>& slot = member_slot_;
+    slot.assign(n, n);
+    for (std::size_t k = 0; k < m; ++k) slot[members_[k]] = k;
+    executor.parallel_for(
+        0, n,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) {
+            const std::size_t k = slot[i];
+            const std::size_t set = k == n ? 1 : 0;
+            for (std::size_t c = 0; c < d; ++c) {
+              const double own = k == n ? 0.0 : sub_f_[c * m + k];
+              F[c * stride + i] = own + phi_[(2 * c + set) * n + i] + near_[c * n + i];
+            }
+            if (energy) {
+              const double own = k == n ? 0.0 : sub_e_[k];
+              E[i] = own + phi_[(2 * d + set) * n + i] + near_[d * n + i];
+            }
+          }
+        },
+        4096);
+    return true;
+  }
+
   // The components of at most kDirect points: their pairs summed directly,
   // one task per component.
   template <typename Executor>
@@ -562,7 +772,8 @@ class GridRepulsion {
   InterpolationGrid grid_, coarse_;
   std::vector<double> phi_, near_, sx_, sy_;
   // by components: their points, the grids of the larger ones, scratch
-  std::vector<std::size_t> mstart_, members_, small_, out_;
+  std::vector<std::size_t> mstart_, members_, small_, out_, member_slot_;
+  std::vector<unsigned char> core_box_;
   std::vector<GridRepulsion> children_;
   std::vector<double> sub_y_, sub_f_, sub_e_, out_y_;
 };

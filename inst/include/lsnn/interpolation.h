@@ -336,6 +336,13 @@ class InterpolationGrid {
   template <typename Executor>
   void potentials(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
                   double* out, Executor& executor) {
+    potentials(kslot, cslot, out, [](std::size_t, std::size_t) { return true; }, executor);
+  }
+  // The same, interpolated only where wanted(o, i) (the other entries of
+  // `out` are left as they are).
+  template <typename Wanted, typename Executor>
+  void potentials(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
+                  double* out, Wanted&& wanted, Executor& executor) {
     const std::size_t nout = kslot.size(), nodes = nodes_total();
     pot_.resize(nout * nodes);
     inverse(kslot, cslot, pot_.data(), executor);
@@ -354,6 +361,7 @@ class InterpolationGrid {
             const std::size_t box = box_[i];
             const std::size_t bx = box % nb_[0], by = box / nb_[0];
             for (std::size_t o = 0; o < nout; ++o) {
+              if (!wanted(o, i)) continue;
               const double* g = pot_.data() + o * nodes;
               double acc = 0.0;
               for (std::size_t ky = 0; ky < (d_ == 2 ? pp : 1); ++ky) {
@@ -411,7 +419,8 @@ class InterpolationGrid {
   // different components are far pairs of the grid. Returns their number;
   // component c holds the boxes component_boxes()[component_start()[c] ..
   // component_start()[c + 1]) in box order, numbered by their first box.
-  std::size_t label_components() {
+  // With `keep`, only the filled boxes b with keep[b] count.
+  std::size_t label_components(const std::vector<unsigned char>* keep = nullptr) {
     separated_ = false;
     components_ = 0;
     if (!near_) return 0;
@@ -424,7 +433,7 @@ class InterpolationGrid {
       return b;
     };
     for (std::size_t b = 0; b < nboxes; ++b) {
-      if (start_[b] != start_[b + 1]) parent[b] = b;
+      if (start_[b] != start_[b + 1] && (keep == nullptr || (*keep)[b])) parent[b] = b;
     }
     for (std::size_t by = 0; by < nb1; ++by) {
       for (std::size_t bx = 0; bx < nb0; ++bx) {
@@ -468,6 +477,7 @@ class InterpolationGrid {
   const std::vector<std::size_t>& component_start() const { return comp_start_; }
   const std::vector<std::size_t>& component_boxes() const { return comp_boxes_; }
   std::size_t component_of_point(std::size_t i) const { return comp_of_box_[box_[i]]; }
+  std::size_t box_of_point(std::size_t i) const { return box_[i]; }
 
   // From now until the next layout, potentials() leaves out of charge set 0
   // the sums within each component but `skip` (by direct node sums; the
