@@ -106,6 +106,37 @@ test_that("layouts of separate clusters: the sums by components agree with the e
   expect_true(all(is.finite(runs[[1]])))
 })
 
+# Dense clusters with a sparse halo strewn around them (as the early
+# exaggeration leaves a large layout): the halo's points are summed on a
+# coarse grid and the clusters by a grid of their own extent
+# (GridRepulsion::shed in fft_repulsion.h).
+halo_layout <- function(d) {
+  set.seed(8)
+  core <- rbind(matrix(stats::rnorm(900 * d, sd = 0.4), 900, d),
+                matrix(stats::rnorm(700 * d, mean = 3, sd = 0.8), 700, d))
+  near_halo <- matrix(stats::runif(60 * d, -40, 40), 60, d)
+  far_halo <- matrix(stats::runif(40 * d, -2000, 2000), 40, d)
+  rbind(core, near_halo, far_halo)
+}
+
+test_that("dense clusters in a sparse halo: the approximate sums agree with the exact ones", {
+  for (d in 1:2) {
+    Y <- halo_layout(d)
+    n <- nrow(Y)
+    set.seed(9)
+    X <- Y[, rep(1, 3)] + matrix(stats::rnorm(n * 3, sd = 0.1), n, 3)
+    P <- perplexity_affinities(X, perplexity = 10)
+    for (m in approx_methods) {
+      if (m$method == "largevis" && identical(m$weight, "exp")) next
+      approx_check(Y, P, m, paste(m$method, d, "halo"))
+    }
+    approx_check(Y / 50, P, approx_methods$largevis_exp, paste("largevis exp", d, "halo"))
+    a1 <- cost_gradient(Y, P, "tsne", gradient = "approx", n_threads = 1)
+    a2 <- cost_gradient(Y, P, "tsne", gradient = "approx", n_threads = 2)
+    expect_identical(a1, a2)
+  }
+})
+
 test_that("all points identical: the approximate sums are finite and exact", {
   dat <- approx_data()
   n <- nrow(dat$X)

@@ -167,7 +167,10 @@ double model_kernels(InterpolationGrid& grid, const CostParams& params, std::siz
 // the components' own grids cost, plus O(n): it no longer grows with the
 // distances between clusters. A layout that is one component (or whose
 // components would cost more than kRemovalWork node pairs per node to
-// separate) takes the single grid, as before.
+// separate) takes the single grid, as before. Before any of that, a sparse
+// halo around dense clusters is shed (shed()): without it, a few thousand
+// points strewn over a layout 1,000 times wider than its clusters join
+// them into one component as wide as the layout.
 class GridRepulsion {
  public:
   GridRepulsion() = default;
@@ -192,6 +195,13 @@ class GridRepulsion {
       // that once covered a large layout would otherwise keep it)
       idle_split_ = 0;
       if (++idle_whole_ == 2) grid_.release();
+      // the grids of components that this layout no longer has are kept
+      // (a layout's split changes from one evaluation to the next, and
+      // grids made afresh fault in all their memory again) until unused
+      // for two evaluations
+      for (std::size_t k = used_children_; k < children_.size(); ++k) {
+        if (++children_[k].unused_ == 2) children_[k].release_all();
+      }
       return;
     }
     whole(Y, n, d, stride, F, energy, E, executor);
@@ -203,6 +213,17 @@ class GridRepulsion {
   }
 
   void set_grid(const GridSettings& gs) { gs_ = gs; }
+
+  // Gives back the memory of every grid (the next evaluation makes what
+  // it needs again).
+  void release_all() {
+    grid_.release();
+    coarse_.release();
+    children_.clear();
+    for (auto* v : {&phi_, &near_, &sx_, &sy_, &sub_y_, &sub_f_, &sub_e_, &out_y_}) {
+      std::vector<double>().swap(*v);
+    }
+  }
 
   // the levels of components below the whole layout
   static constexpr int kMaxDepth = 3;
@@ -392,8 +413,7 @@ class GridRepulsion {
         for (std::size_t k = 0; k < m; ++k) E[idx[k]] += sub_e_[k];
       }
     }
-    // grids of components that this layout no longer has
-    children_.resize(std::min(children_.size(), child));
+    used_children_ = child;
     return true;
   }
 
@@ -406,6 +426,7 @@ class GridRepulsion {
                     Executor& executor) {
     while (children_.size() <= slot) children_.emplace_back(prob_.params, gs_, kernels_);
     GridRepulsion& sub = children_[slot];
+    sub.unused_ = 0;
     sub.set_grid(gs_);
     sub.depth_ = depth;
     sub.peels_ = peels;
@@ -433,7 +454,7 @@ class GridRepulsion {
       out_.insert(out_.end(), members_.begin() + mstart_[c], members_.begin() + mstart_[c + 1]);
     }
     sub_evaluate(0, depth_, peels_ + 1, Y, d, stride, idx, m, energy, executor);
-    children_.resize(1);
+    used_children_ = 1;
     out_y_.resize(2 * r);
     for (std::size_t k = 0; k < r; ++k) {
       out_y_[k] = Y[out_[k]];
@@ -484,15 +505,20 @@ class GridRepulsion {
   // otherwise join the clusters into one component (or stretch one
   // component) as wide as the layout, and a single grid fine enough for
   // the clusters over that width costs far more than n nodes (1e5 points
-  // at iteration 260: 99.8 % of them within 70 units, the rest over 640).
-  // A box is well filled when it holds at least as many points as it has
-  // nodes; the core is the well filled boxes and the filled boxes within
-  // the near field's reach of them, so that a halo point's near field
-  // holds only thinly filled boxes (at most (2R + 1)^d p^d points) and
-  // the core's points meet halo points in their near field only in those
-  // boxes. Worth it when the core's extent is at most a quarter of the
-  // layout's (in area) or the core falls into more components than the
-  // layout; false, with nothing written, otherwise. The pairs: core with
+  // at iteration 260: 99.8 % of them within 70 units, the rest over 640;
+  // 1e6 points: 99 % within 15 units, 50,000 of them in each 0.2-unit
+  // cluster, the rest over 1,900). The grid is kShedNodesPerPoint nodes
+  // per point. A box is well filled when it holds at least as many points
+  // as it has nodes and at least 1 / kThinShare of the fullest box's (the
+  // grid of the core is as fine as its densest part needs, so a sparse
+  // region kept in the core costs nodes over all its area); the core is
+  // the well filled boxes and the filled boxes within the near field's
+  // reach of them, so that a halo point's near field holds only thinly
+  // filled boxes and the core's points meet halo points in their near
+  // field only in those boxes. Worth it when the core's extent is at most
+  // half the layout's (in area) or the core falls into more components
+  // than the layout; false, with nothing written, otherwise. The core may
+  // shed again (at most kMaxPeels levels). The pairs: core with
   // core by the core's grid; core target with halo source on the coarse
   // grid (charge set 0: the halo's points) plus its near field's halo
   // points directly; halo target with any source on the coarse grid (set
@@ -561,7 +587,7 @@ class GridRepulsion {
     }
     const std::size_t m = members_.size();
     sub_evaluate(0, depth_, peels_ + 1, Y, d, stride, members_.data(), m, energy, executor);
-    children_.resize(1);
+    used_children_ = 1;
 
     // the coarse grid: set 0 the halo's charges, set 1 every point's
     const InterpolationGrid& grid = coarse_;
@@ -775,6 +801,8 @@ class GridRepulsion {
   std::vector<std::size_t> mstart_, members_, small_, out_, member_slot_;
   std::vector<unsigned char> core_box_;
   std::vector<GridRepulsion> children_;
+  std::size_t used_children_ = 0;  // by the last split
+  int unused_ = 0;                 // evaluations since this grid last ran
   std::vector<double> sub_y_, sub_f_, sub_e_, out_y_;
 };
 
