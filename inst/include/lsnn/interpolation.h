@@ -481,10 +481,11 @@ class InterpolationGrid {
   std::size_t box_of_point(std::size_t i) const { return box_[i]; }
 
   // From now until the next layout, potentials() leaves out of charge set 0
-  // the sums within each component but `skip` (by direct node sums; the
-  // caller handles `skip` with a charge set that leaves it out), instead of
-  // the near field. False, and nothing changes, when those sums would cost
-  // more than `budget` node pairs.
+  // the sums within each component but `skip` (by direct node sums, or by
+  // an FFT over the component's extent where that costs less: a component
+  // of m nodes costs m^2 directly; the caller handles `skip` with a charge
+  // set that leaves it out), instead of the near field. False, and nothing
+  // changes, when those sums would cost more than `budget` node pairs.
   bool separate(std::size_t skip, double budget) {
     if (components_ < 2) return false;
     const std::size_t pd = d_ == 2 ? p_ * p_ : p_;
