@@ -377,13 +377,7 @@ class GridRepulsion {
         executor);
     model_kernels(coarse_, prob_.params, d, energy, executor);
     std::vector<std::size_t> ks, cs2;
-    for (std::size_t c = 0; c <= d; ++c) {
-      if (c == d && !energy) break;
-      for (std::size_t set = 0; set < 2; ++set) {
-        ks.push_back(c);
-        cs2.push_back(set);
-      }
-    }
+    two_set_outputs(d, energy, ks, cs2);
     phi_.resize(ks.size() * n);
     coarse_.potentials(ks, cs2, phi_.data(), executor);
     checkpoint(executor);
@@ -599,13 +593,7 @@ class GridRepulsion {
         executor);
     model_kernels(coarse_, prob_.params, d, energy, executor);
     std::vector<std::size_t> ks, cs2;
-    for (std::size_t c = 0; c <= d; ++c) {
-      if (c == d && !energy) break;
-      for (std::size_t set = 0; set < 2; ++set) {
-        ks.push_back(c);
-        cs2.push_back(set);
-      }
-    }
+    two_set_outputs(d, energy, ks, cs2);
     phi_.resize(ks.size() * n);
     // (core targets read set 0, halo targets set 1: outputs alternate sets)
     coarse_.potentials(
@@ -617,13 +605,7 @@ class GridRepulsion {
     checkpoint(executor);
 
     // the near fields, directly, over the coordinates in box order
-    sx_.resize(n);
-    sy_.resize(d == 2 ? n : 0);
-    for (std::size_t s = 0; s < n; ++s) {
-      sx_[s] = Y[order[s]];
-      if (d == 2) sy_[s] = Y[stride + order[s]];
-    }
-    near_.assign((d + 1) * n, 0.0);
+    gather_sorted(order, Y, n, d, stride);
     const double* X = sx_.data();
     const double* Yy = d == 2 ? sy_.data() : nullptr;
     executor.parallel_for(
@@ -650,13 +632,8 @@ class GridRepulsion {
                 double acc[3] = {0.0, 0.0, 0.0};
                 for (std::size_t ry = y0; ry < y1; ++ry) {
                   if (halo_box) {
-                    const std::size_t lo = start[ry * nb0 + x0], hi = start[ry * nb0 + x1];
-                    if (s >= lo && s < hi) {
-                      kernels_->near_run(prob_, xi, yi, X, Yy, lo, s, energy, acc);
-                      kernels_->near_run(prob_, xi, yi, X, Yy, s + 1, hi, energy, acc);
-                    } else {
-                      kernels_->near_run(prob_, xi, yi, X, Yy, lo, hi, energy, acc);
-                    }
+                    run_but(s, xi, yi, X, Yy, start[ry * nb0 + x0], start[ry * nb0 + x1], energy,
+                            acc);
                     continue;
                   }
                   for (std::size_t rx = x0; rx < x1; ++rx) {
@@ -745,13 +722,7 @@ class GridRepulsion {
     const std::vector<std::size_t>& start = grid_.box_start();
     const std::size_t nb0 = grid_.boxes(0), nb1 = d == 2 ? grid_.boxes(1) : 1;
     const std::size_t R = grid_.near_boxes();
-    sx_.resize(n);
-    sy_.resize(d == 2 ? n : 0);
-    for (std::size_t s = 0; s < n; ++s) {
-      sx_[s] = Y[order[s]];
-      if (d == 2) sy_[s] = Y[stride + order[s]];
-    }
-    near_.assign((d + 1) * n, 0.0);
+    gather_sorted(order, Y, n, d, stride);
     const double* X = sx_.data();
     const double* Yy = d == 2 ? sy_.data() : nullptr;
     // one task per row of boxes (any split gives the same sums)
@@ -768,14 +739,8 @@ class GridRepulsion {
                 const double xi = X[s], yi = Yy != nullptr ? Yy[s] : 0.0;
                 double acc[3] = {0.0, 0.0, 0.0};
                 for (std::size_t ry = y0; ry < y1; ++ry) {
-                  const std::size_t lo = start[ry * nb0 + x0], hi = start[ry * nb0 + x1];
-                  // the point itself left out
-                  if (s >= lo && s < hi) {
-                    kernels_->near_run(prob_, xi, yi, X, Yy, lo, s, energy, acc);
-                    kernels_->near_run(prob_, xi, yi, X, Yy, s + 1, hi, energy, acc);
-                  } else {
-                    kernels_->near_run(prob_, xi, yi, X, Yy, lo, hi, energy, acc);
-                  }
+                  run_but(s, xi, yi, X, Yy, start[ry * nb0 + x0], start[ry * nb0 + x1], energy,
+                          acc);
                 }
                 const double fx = acc[0], fy = acc[1], en = acc[2];
                 const std::size_t i = order[s];
@@ -787,6 +752,44 @@ class GridRepulsion {
           }
         },
         1);
+  }
+
+  // The outputs of two charge sets on a coarse grid: output 2 c + set is
+  // kernel c (the d force kernels, then the energy when wanted) on `set`.
+  static void two_set_outputs(std::size_t d, bool energy, std::vector<std::size_t>& ks,
+                              std::vector<std::size_t>& cs) {
+    for (std::size_t c = 0; c <= d; ++c) {
+      if (c == d && !energy) break;
+      for (std::size_t set = 0; set < 2; ++set) {
+        ks.push_back(c);
+        cs.push_back(set);
+      }
+    }
+  }
+
+  // The coordinates in a grid's box order (sx_, sy_; `order` from the
+  // grid), and near_ zeroed for the near fields.
+  void gather_sorted(const std::vector<std::size_t>& order, const double* Y, std::size_t n,
+                     std::size_t d, std::size_t stride) {
+    sx_.resize(n);
+    sy_.resize(d == 2 ? n : 0);
+    for (std::size_t s = 0; s < n; ++s) {
+      sx_[s] = Y[order[s]];
+      if (d == 2) sy_[s] = Y[stride + order[s]];
+    }
+    near_.assign((d + 1) * n, 0.0);
+  }
+
+  // The sums of the sorted point s with the run [lo, hi) of sorted points,
+  // itself left out.
+  void run_but(std::size_t s, double xi, double yi, const double* X, const double* Yy,
+               std::size_t lo, std::size_t hi, bool energy, double* acc) const {
+    if (s >= lo && s < hi) {
+      kernels_->near_run(prob_, xi, yi, X, Yy, lo, s, energy, acc);
+      kernels_->near_run(prob_, xi, yi, X, Yy, s + 1, hi, energy, acc);
+    } else {
+      kernels_->near_run(prob_, xi, yi, X, Yy, lo, hi, energy, acc);
+    }
   }
 
   GridSettings gs_;
