@@ -229,8 +229,6 @@ class CostEvaluator {
     bool diagonal;
   };
 
-  // The kernels' copy of P: no diagonal or zero entries, each row padded to
-  // a multiple of 4 with zeros (pointing at the row itself).
   // The order in which the points are stored (order_[k]: the point at
   // position k). The approximation reads each point's P-neighbours'
   // coordinates, and at large n those reads miss the cache unless
@@ -263,8 +261,10 @@ class CostEvaluator {
     }
   }
 
-  // P's rows and columns in the stored order (position k's row holds the
-  // positions of its neighbours).
+  // The kernels' copy of P: no diagonal or zero entries, each row padded to
+  // a multiple of 4 with zeros (pointing at the row itself); rows and
+  // columns in the stored order (position k's row holds the positions of
+  // its neighbours).
   void pad_affinities() {
     std::vector<std::size_t> rank(n_);
     for (std::size_t k = 0; k < n_; ++k) rank[order_[k]] = k;

@@ -529,12 +529,11 @@ class GridRepulsion {
     std::size_t fullest = 0;
     for (std::size_t b = 0; b < nboxes; ++b) fullest = std::max(fullest, filled(b));
     const std::size_t well = std::max(d == 2 ? p * p : p, fullest / kThinShare);
+    if (fullest < well) return false;  // no well filled box
     std::vector<unsigned char>& core = core_box_;
     core.assign(nboxes, 0);
-    std::size_t dense = 0;
     for (std::size_t b = 0; b < nboxes; ++b) {
       if (filled(b) < well) continue;
-      ++dense;
       const std::size_t bx = b % nb0, by = b / nb0;
       const std::size_t y0 = by > R ? by - R : 0, y1 = std::min(nb1, by + R + 1);
       const std::size_t x0 = bx > R ? bx - R : 0, x1 = std::min(nb0, bx + R + 1);
@@ -542,7 +541,6 @@ class GridRepulsion {
         for (std::size_t x = x0; x < x1; ++x) core[y * nb0 + x] = 1;
       }
     }
-    if (dense == 0) return false;
     // the halo's size and the extents (in boxes) of the core and of the layout
     std::size_t halo = 0;
     std::size_t lo_all[2] = {nb0, nb1}, hi_all[2] = {0, 0}, lo_core[2] = {nb0, nb1},
