@@ -77,8 +77,10 @@
 #'   \eqn{(1 - v)}{(1 - v)} correction of the repulsion) is summed exactly
 #'   over the stored entries of `P`. The result does not depend on
 #'   `n_threads`. `options(lsnn.grid = c(nodes, width, min_boxes, near,
-#'   points_per_box, near_boxes))` changes the grid (for measurements; it is
-#'   then one grid over the whole layout).
+#'   points_per_box, near_boxes, pair_weight, smooth_width, by_components,
+#'   shallow_width))` changes the grid (for measurements; the first three are
+#'   needed; unless `by_components` is 1 it is one grid over the whole
+#'   layout).
 #' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point
 #'   cost (summing to `cost`: each ordered pair's term counted for its first
 #'   point).

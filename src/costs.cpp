@@ -43,7 +43,8 @@ lsnn::CostMethod cost_method(const std::string& method) {
 
 // list(method, gamma, alpha, a, b, eps, gradient = "exact" | "approx",
 // grid = numeric(0) or c(nodes, box width, min boxes[, near field, points
-// per box, near boxes]))
+// per box, near boxes, pair weight, smooth width, by components, shallow
+// width]))
 lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
   lsnn::CostSettings s;
   s.params.method = cost_method(word(cost, "method"));
@@ -69,6 +70,10 @@ lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
     s.grid.near_field = grid.size() >= 4 ? grid[3] != 0.0 : false;
     s.grid.points_per_box = grid.size() >= 5 ? grid[4] : 0.0;
     s.grid.near_boxes = grid.size() >= 6 ? static_cast<int>(grid[5]) : 1;
+    s.grid.pair_weight = grid.size() >= 7 ? grid[6] : 0.0;
+    s.grid.smooth_width = grid.size() >= 8 ? grid[7] : 0.0;
+    s.grid.by_components = grid.size() >= 9 && grid[8] != 0.0;
+    s.grid.shallow_width = grid.size() >= 10 ? grid[9] : 0.0;
   }
   return s;
 }

@@ -101,7 +101,6 @@ class CostEvaluator {
       const bool widen = gs.widen;
       gs = settings_.grid;
       gs.widen = widen;
-      gs.by_components = false;
     }
     grid_ = gs;
     rep_ = GridRepulsion(settings_.params, gs, &kernels_);

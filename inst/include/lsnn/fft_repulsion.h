@@ -83,14 +83,19 @@ inline GridSettings default_grid(CostMethod m) {
   // about 1 FFT element-level for t-SNE (AVX2 near field; measured on the
   // 1e5-point layout, where 4 chose grids 1.5x slower), 8 for LargeVis and
   // 20 for UMAP (std::pow); t-SNE's kernel varies on the scale of 1, so
-  // boxes under 0.5 wide need no near field.
+  // boxes at most 0.6 wide need no near field and boxes at most 1.2 wide
+  // one box deep (on the 1e5-point layouts of bench/README.md: the grid alone
+  // 1.1e-4 off at 0.59, 2.7e-4 at 0.71; one box deep at most 2.2e-4 for
+  // boxes 0.7 to 1.4 wide, where a 1e6-point layout spends 1.4 s per
+  // evaluation two boxes deep).
   g.pair_weight = m == CostMethod::tsne ? 1.0 : m == CostMethod::umap ? 20.0 : 8.0;
   if (m == CostMethod::tsne) {
     g.nodes = 5;
     g.box_width = 4.0;
     g.near_boxes = 2;
     g.widen = true;
-    g.smooth_width = 0.5;
+    g.smooth_width = 0.6;
+    g.shallow_width = 1.2;
   } else {
     // LargeVis's Cauchy kernel (gamma = 1, small P) was 1.7e-2 off with 3
     // nodes on 300 points 60 units wide (boxes 7.5 wide), 4e-4 with 4
@@ -187,8 +192,11 @@ class GridRepulsion {
   void evaluate(const double* Y, std::size_t n, std::size_t d, std::size_t stride, double* F,
                 bool energy, double* E, Executor& executor) {
     if (!cache_) cache_ = std::make_shared<SpectrumCache>();
-    if (depth_ == 0) cache_->next_generation();
-    grid_.set_cache(cache_.get());
+    if (!work_) work_ = std::make_shared<GridWorkspace>();
+    // (the halo's levels are at depth 0 too)
+    if (depth_ == 0 && peels_ == 0) cache_->next_generation();
+    grid_.share(cache_.get(), work_.get());
+    coarse_.share(cache_.get(), work_.get());
     if (gs_.by_components && (depth_ < kMaxDepth || peels_ < kMaxPeels) && n >= kMinSplit &&
         by_components(Y, n, d, stride, F, energy, E, executor)) {
       // a grid not needed for two evaluations gives its memory back (grids
@@ -425,6 +433,7 @@ class GridRepulsion {
     sub.depth_ = depth;
     sub.peels_ = peels;
     sub.cache_ = cache_;
+    sub.work_ = work_;
     sub_y_.resize(d * m);
     sub_f_.resize(d * m);
     sub_e_.resize(m);
@@ -794,7 +803,9 @@ class GridRepulsion {
   const CostKernels* kernels_ = nullptr;
   int depth_ = 0, peels_ = 0;
   int idle_whole_ = 0, idle_split_ = 0;  // evaluations since each path ran
+  // shared by this grid's children (interpolation.h)
   std::shared_ptr<SpectrumCache> cache_;
+  std::shared_ptr<GridWorkspace> work_;
   PairProblem prob_ = {};
   InterpolationGrid grid_, coarse_;
   std::vector<double> phi_, near_, sx_, sy_;

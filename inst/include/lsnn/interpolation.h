@@ -33,6 +33,7 @@
 #include <complex>
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -63,6 +64,9 @@ struct GridSettings {
   // box width below which the grid alone resolves the kernel (0: never).
   double pair_weight = 0.0;
   double smooth_width = 0.0;
+  // With a near field: boxes at most this wide take a near field one box
+  // deep instead of near_boxes (0: never).
+  double shallow_width = 0.0;
   // Whether a layout of separate clusters may be summed by components
   // (fft_repulsion.h); off for a plain grid set by the caller.
   bool by_components = true;
@@ -84,32 +88,46 @@ inline std::size_t fft_size(std::size_t m) {
 }
 
 // What a kernel's spectrum depends on besides the kernel: the padded grid's
-// size, the node spacing and which offsets are left to the near field (not
-// the number of nodes: the kernel fills the whole padded grid).
+// size, the node spacing and which offsets are left to the near field (the
+// nodes per box and the near field's reach in boxes); not the number of
+// nodes: the kernel fills the whole padded grid.
 struct GridKernelKey {
-  std::size_t L0 = 0, L1 = 0;
+  std::size_t L0 = 0, L1 = 0, nodes = 0, reach = 0;
   double s0 = 0.0, s1 = 0.0;
   bool near = false, separated = false;
   bool operator==(const GridKernelKey& o) const {
-    return L0 == o.L0 && L1 == o.L1 && s0 == o.s0 && s1 == o.s1 && near == o.near &&
-           separated == o.separated;
+    return L0 == o.L0 && L1 == o.L1 && nodes == o.nodes && reach == o.reach && s0 == o.s0 &&
+           s1 == o.s1 && near == o.near && separated == o.separated;
   }
 };
 
+// A kernel's spectrum, shared by the grids (and the cache) that use it.
+typedef std::shared_ptr<const std::vector<std::complex<double>>> SharedSpectrum;
+
 // Kernel spectra (and near-field tables) kept for the grids of one
-// evaluator: fft_repulsion.h lays a grid per component of the layout, and a
-// component's grid object can change from one evaluation to the next while
-// its size and spacing do not. Entries unused for a whole evaluation are
-// dropped (next_generation()). Used from the calling thread only.
+// evaluator: fft_repulsion.h lays a grid per component of the layout, and
+// the grid object that sums a part of the layout can change from one
+// evaluation to the next while its size and spacing do not (at 1e6 points
+// the layout's core moved between levels of the halo's shedding, and its
+// grid's three spectra, 50 MB each, took 2.5 s to make again). Grids hold
+// the spectra themselves, not copies. Entries unused for a whole
+// evaluation are dropped (next_generation(), once per evaluation). Used
+// from the calling thread only.
 class SpectrumCache {
  public:
   struct Entry {
     std::size_t slot;
     GridKernelKey key;
-    std::vector<std::complex<double>> spectrum;
+    SharedSpectrum spectrum;
     std::vector<double> near;
     std::size_t used;
   };
+  bool contains(std::size_t slot, const GridKernelKey& key) const {
+    for (const Entry& e : entries_) {
+      if (e.slot == slot && e.key == key) return true;
+    }
+    return false;
+  }
   const Entry* find(std::size_t slot, const GridKernelKey& key) {
     for (Entry& e : entries_) {
       if (e.slot == slot && e.key == key) {
@@ -119,10 +137,9 @@ class SpectrumCache {
     }
     return nullptr;
   }
-  void add(std::size_t slot, const GridKernelKey& key, const std::complex<double>* spectrum,
-           std::size_t size, const std::vector<double>& near) {
-    entries_.push_back({slot, key, std::vector<std::complex<double>>(spectrum, spectrum + size),
-                        near, generation_});
+  void add(std::size_t slot, const GridKernelKey& key, SharedSpectrum spectrum,
+           const std::vector<double>& near) {
+    entries_.push_back({slot, key, std::move(spectrum), near, generation_});
   }
   void next_generation() {
     ++generation_;
@@ -147,6 +164,19 @@ inline double ladder_width(double w) {
   const double q = std::exp2(k / 8.0);
   return q >= w ? q : std::exp2((k + 1.0) / 8.0);
 }
+
+// The scratch buffers of a grid evaluation (node charges and their spectra,
+// the products, the node potentials, the kernel's values), shared by all
+// grids of one evaluator: each grid uses them only from spread() to the end
+// of its potentials(), and the grids of one evaluation run one after
+// another. A layout's grids change from one evaluation to the next (the
+// components, the halo's levels), and grids with buffers of their own
+// faulted their memory in afresh each time (a tenth of an iteration at 1e5
+// points).
+struct GridWorkspace {
+  std::vector<double> charges, potentials, kernel_values;
+  std::vector<std::complex<double>> charge_spectra, products;
+};
 
 class InterpolationGrid {
  public:
@@ -179,26 +209,32 @@ class InterpolationGrid {
       floor_[c] = 1;
     }
     for (std::size_t c = 0; c < d; ++c) lay_boxes(c, gs);
-    if (near_ && gs.pair_weight > 0.0) refine(gs);
+    const bool refined = near_ && gs.pair_weight > 0.0;
+    if (refined) refine(gs);
     for (std::size_t c = 0; c < 2; ++c) {
       M_[c] = c < d ? nb_[c] * p_ : 1;
       L_[c] = c < d ? fft_size(2 * M_[c]) : 1;
     }
+    if (refined && !near_) prefer_cached_width(gs.smooth_width);
     H0_ = L_[0] / 2 + 1;
     set_lagrange_denominators();
     sort_points_by_box(executor);
   }
 
   std::size_t nodes_total() const { return M_[0] * M_[1]; }
-  // Kernel spectra are looked up in, and added to, `cache` (may be null).
-  void set_cache(SpectrumCache* cache) { cache_ = cache; }
+  // Kernel spectra are looked up in, and added to, `cache`; the scratch
+  // buffers are `work` (either may be null: the grid's own).
+  void share(SpectrumCache* cache, GridWorkspace* work) {
+    cache_ = cache;
+    work_ = work;
+  }
 
   // Gives back the memory of the grid's nodes and transforms (a grid that
   // once covered a large layout would otherwise keep it): the next
   // evaluation allocates what it needs again.
   void release() {
-    for (auto* v : {&grid_, &pot_, &kg_}) std::vector<double>().swap(*v);
-    for (auto* v : {&spectra_, &kernels_, &prod_}) std::vector<cplx>().swap(*v);
+    own_work_ = GridWorkspace();
+    std::vector<SharedSpectrum>().swap(kernels_);
     component_work_.clear();
     std::vector<std::vector<double>>().swap(spatial_);
     std::vector<GridKernelKey>().swap(keys_);
@@ -213,7 +249,8 @@ class InterpolationGrid {
   template <typename Executor, typename Charge>
   void spread(std::size_t m, Charge&& charge, Executor& executor) {
     const std::size_t nodes = nodes_total();
-    grid_.assign(m * nodes, 0.0);
+    std::vector<double>& charges = work().charges;
+    charges.assign(m * nodes, 0.0);
     const std::size_t pp = p_, pd = d_ == 2 ? p_ * p_ : p_;
     // one task per row of boxes: the rows' nodes are disjoint
     executor.parallel_for(
@@ -232,7 +269,7 @@ class InterpolationGrid {
                   for (std::size_t kx = 0; kx < pp; ++kx) {
                     const double wk = w[ky * pp + kx];
                     for (std::size_t o = 0; o < m; ++o) {
-                      grid_[o * nodes + row + kx] += wk * q[o];
+                      charges[o * nodes + row + kx] += wk * q[o];
                     }
                   }
                 }
@@ -241,8 +278,9 @@ class InterpolationGrid {
           }
         },
         1);
-    spectra_.resize(m * spectrum_size());
-    forward(grid_.data(), m, nodes, M_[1], M_[0], spectra_.data(), executor);
+    std::vector<cplx>& spectra = work().charge_spectra;
+    if (spectra.size() < m * spectrum_size()) spectra.resize(m * spectrum_size());
+    forward(charges.data(), m, nodes, M_[1], M_[0], spectra.data(), executor);
   }
 
   // The spectrum of kernel K(dx, dy) (dy = 0 in 1-D) on the padded grid,
@@ -253,24 +291,23 @@ class InterpolationGrid {
   void kernel(std::size_t slot, Kernel&& K, Executor& executor) {
     const std::size_t L0 = L_[0], L1 = L_[1];
     const double s0 = node_spacing(0), s1 = d_ == 2 ? node_spacing(1) : 0.0;
-    const GridKernelKey key = {L0, L1, s0, s1, near_, separated_};
+    const GridKernelKey key = {L0, L1, p_, R_, s0, s1, near_, separated_};
     if (keys_.size() <= slot) keys_.resize(slot + 1);
-    if (keys_[slot] == key && kernels_.size() >= (slot + 1) * spectrum_size()) return;
+    if (kernels_.size() <= slot) kernels_.resize(slot + 1);
+    if (keys_[slot] == key && kernels_[slot]) return;
     keys_[slot] = key;
-    if (kernels_.size() < (slot + 1) * spectrum_size()) {
-      kernels_.resize((slot + 1) * spectrum_size());
-    }
     if (near_ && near_tables_.size() <= slot) near_tables_.resize(slot + 1);
     const bool shared = cache_ != nullptr && !separated_;
     if (shared) {
       if (const SpectrumCache::Entry* e = cache_->find(slot, key)) {
-        std::copy(e->spectrum.begin(), e->spectrum.end(), kernels_.begin() + slot * spectrum_size());
+        kernels_[slot] = e->spectrum;
         if (near_) near_tables_[slot] = e->near;
         return;
       }
     }
-    kg_.assign(L0 * L1, 0.0);
-    double* kg = kg_.data();
+    std::vector<double>& values = work().kernel_values;
+    values.assign(L0 * L1, 0.0);
+    double* kg = values.data();
     // Grid offsets wrap around the padded length: k < L / 2 is the offset k,
     // k > L / 2 the offset k - L. The nodes' own offsets are at most M - 1 <
     // L / 2; the kernel fills the rest too, so that it does not depend on M.
@@ -323,13 +360,12 @@ class InterpolationGrid {
     if (separated_) {
       // remove_component() reads the kernel at any node offset
       if (spatial_.size() <= slot) spatial_.resize(slot + 1);
-      spatial_[slot] = kg_;
+      spatial_[slot] = values;
     }
-    forward(kg, 1, 0, L1, L0, kernels_.data() + slot * spectrum_size(), executor);
-    if (shared) {
-      cache_->add(slot, key, kernels_.data() + slot * spectrum_size(), spectrum_size(),
-                  near_ ? near_tables_[slot] : std::vector<double>());
-    }
+    auto spectrum = std::make_shared<std::vector<cplx>>(spectrum_size());
+    forward(kg, 1, 0, L1, L0, spectrum->data(), executor);
+    kernels_[slot] = spectrum;
+    if (shared) cache_->add(slot, key, spectrum, near_ ? near_tables_[slot] : std::vector<double>());
   }
 
   // Potentials at the points: for each output o, kernel kslot[o] convolved
@@ -345,8 +381,9 @@ class InterpolationGrid {
   void potentials(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
                   double* out, Wanted&& wanted, Executor& executor) {
     const std::size_t nout = kslot.size(), nodes = nodes_total();
-    pot_.resize(nout * nodes);
-    inverse(kslot, cslot, pot_.data(), executor);
+    std::vector<double>& pot = work().potentials;
+    if (pot.size() < nout * nodes) pot.resize(nout * nodes);
+    inverse(kslot, cslot, pot.data(), executor);
     if (separated_) {
       remove_component(kslot, cslot, executor);
     } else if (near_) {
@@ -363,7 +400,7 @@ class InterpolationGrid {
             const std::size_t bx = box % nb_[0], by = box / nb_[0];
             for (std::size_t o = 0; o < nout; ++o) {
               if (!wanted(o, i)) continue;
-              const double* g = pot_.data() + o * nodes;
+              const double* g = pot.data() + o * nodes;
               double acc = 0.0;
               for (std::size_t ky = 0; ky < (d_ == 2 ? pp : 1); ++ky) {
                 const std::size_t row = (by * pp + ky) * M_[0] + bx * pp;
@@ -391,7 +428,8 @@ class InterpolationGrid {
 
   // After potentials(): its first `nout` outputs interpolated at a position
   // `pos` of box `box` (from box_at()), which need not be one of the points:
-  // the node potentials stay until the next potentials().
+  // the node potentials stay until the next potentials() of a grid
+  // with the same workspace.
   void potentials_at(const double* pos, std::size_t box, std::size_t nout, double* out) const {
     const std::size_t pp = p_, nodes = nodes_total();
     const std::size_t bx = box % nb_[0], by = box / nb_[0];
@@ -402,8 +440,9 @@ class InterpolationGrid {
     } else {
       wy[0] = 1.0;
     }
+    const double* pot = work().potentials.data();
     for (std::size_t o = 0; o < nout; ++o) {
-      const double* g = pot_.data() + o * nodes;
+      const double* g = pot + o * nodes;
       double acc = 0.0;
       for (std::size_t ky = 0; ky < (d_ == 2 ? pp : 1); ++ky) {
         const std::size_t row = (by * pp + ky) * M_[0] + bx * pp;
@@ -625,7 +664,8 @@ class InterpolationGrid {
   // and, while the grid has more nodes than there are points, 2, 4, 8, ...
   // times coarser (down to the boxes that points_per_box asks for) are costed, near pairs against FFT work, and the cheapest
   // is taken; where the boxes are narrower than the width at which the grid
-  // alone resolves the kernel, the near field is dropped. Coarser boxes keep
+  // alone resolves the kernel, the near field is dropped, and below
+  // shallow_width it is one box deep. Coarser boxes keep
   // the accuracy: the far pairs stay at least near_boxes boxes apart, where
   // the kernels beyond their core are power laws (scale-free: the
   // interpolation error depends on the nodes per box, not on the width).
@@ -655,12 +695,14 @@ class InterpolationGrid {
       return fft * std::log2(fft) * static_cast<double>(2 * d_ + 3);
     };
     // estimated time of one evaluation with the boxes `scale` times finer
-    auto cost = [&](double scale, bool& near) {
+    const std::size_t deep = R_;
+    auto cost = [&](double scale, bool& near, std::size_t& R) {
       place(scale);
       const double fft = fft_cost(scale);
       double hmax = h_[0];
       if (d_ == 2) hmax = std::max(hmax, h_[1]);
       near = !(gs.smooth_width > 0.0 && hmax <= gs.smooth_width);
+      R = gs.shallow_width > 0.0 && hmax <= gs.shallow_width ? 1 : deep;
       if (!near) return fft;
       // near pairs: sum over boxes of count x count of its neighbourhood
       const std::size_t nx = nb_[0], ny = d_ == 2 ? nb_[1] : 1;
@@ -683,20 +725,20 @@ class InterpolationGrid {
       };
       double pairs = 0.0, filled = 0.0;
       for (std::size_t y = 0; y < ny; ++y) {
-        const std::size_t y0 = d_ == 2 && y > R_ ? y - R_ : 0;
-        const std::size_t y1 = d_ == 2 ? std::min(ny, y + R_ + 1) : 1;
+        const std::size_t y0 = d_ == 2 && y > R ? y - R : 0;
+        const std::size_t y1 = d_ == 2 ? std::min(ny, y + R + 1) : 1;
         for (std::size_t x = 0; x < nx; ++x) {
           const double own = rect(x, x + 1, y, y + 1);
           if (own == 0.0) continue;
           filled += 1.0;
-          pairs += own * rect(x > R_ ? x - R_ : 0, std::min(nx, x + R_ + 1), y0, y1);
+          pairs += own * rect(x > R ? x - R : 0, std::min(nx, x + R + 1), y0, y1);
         }
       }
       // and the grid's own near sums taken off again (remove_near): every
       // node of a filled box against the nodes of its neighbourhood, for
       // d + 1 kernels
       const double pd = d_ == 2 ? static_cast<double>(p_ * p_) : static_cast<double>(p_);
-      const double reach = static_cast<double>((2 * R_ + 1) * p_);
+      const double reach = static_cast<double>((2 * R + 1) * p_);
       const double table = d_ == 2 ? reach * reach : reach;
       return fft + gs.pair_weight * pairs + filled * pd * table * static_cast<double>(d_ + 1);
     };
@@ -728,18 +770,51 @@ class InterpolationGrid {
     }
     double best_scale = 1.0, best = HUGE_VAL;
     bool best_near = true, near = true;
+    std::size_t best_R = deep, R = deep;
     for (const double scale : scales) {
       if (fft_cost(scale) >= best) continue;
-      const double t = cost(scale, near);
+      const double t = cost(scale, near, R);
       if (t < best) {
         best = t;
         best_scale = scale;
         best_near = near;
+        best_R = R;
       }
     }
     place(best_scale);
     near_ = best_near;
+    R_ = best_R;
   }
+
+  // A grid with no near field may take boxes a step or two of the ladder wider
+  // when the kernel spectra of that width are in the cache: the padded grid
+  // is the same and the boxes still cover the points; the accuracy is that
+  // of the wider boxes, at most smooth_width (refine() dropped the near
+  // field only for boxes that narrow, and the wider ones are checked here).
+  // A layout whose extent sits at a step of the ladder (the core of a large
+  // layout as the halo around it changes) otherwise makes its spectra
+  // again at every other evaluation: about 1 s at 1e6 points.
+  void prefer_cached_width(double smooth_width) {
+    if (cache_ == nullptr) return;
+    double h[2] = {h_[0], h_[1]};
+    for (int step = 1; step <= kWiderSteps; ++step) {
+      for (std::size_t c = 0; c < d_; ++c) {
+        h[c] = ladder_width(h[c] * 1.01);
+        if (h[c] > smooth_width) return;
+      }
+      const double pd = static_cast<double>(p_);
+      const GridKernelKey key = {L_[0], L_[1], p_, R_, h[0] / pd, d_ == 2 ? h[1] / pd : 0.0,
+                                 false, false};
+      if (!cache_->contains(0, key)) continue;
+      for (std::size_t c = 0; c < d_; ++c) {
+        h_[c] = h[c];
+        lo_[c] = mid_[c] - 0.5 * h_[c] * static_cast<double>(nb_[c]);
+      }
+      return;
+    }
+  }
+  // how many steps of the ladder wider prefer_cached_width() looks
+  static constexpr int kWiderSteps = 2;
 
   std::size_t box_of(std::size_t i) const {
     std::size_t b[2] = {0, 0};
@@ -805,7 +880,8 @@ class InterpolationGrid {
                             const std::vector<std::size_t>& cslot, Executor& executor) {
     const std::size_t nout = kslot.size(), nodes = nodes_total(), M0 = M_[0], L0 = L_[0],
                       L1 = L_[1], nb0 = nb_[0], p = p_, py = d_ == 2 ? p_ : 1;
-    const double* g = grid_.data();  // charge set 0
+    const double* g = work().charges.data();  // charge set 0
+    double* const potentials = work().potentials.data();
     // one set of buffers per component, kept from one evaluation to the next
     if (component_work_.size() < fft_components_.size()) {
       component_work_.resize(fft_components_.size());
@@ -855,7 +931,7 @@ class InterpolationGrid {
               transform2(fft, k, lw, lh, false, line, out);
               for (std::size_t e = 0; e < k.size(); ++e) k[e] *= q[e];
               transform2(fft, k, lw, lh, true, line, out);
-              double* pot = pot_.data() + o * nodes;
+              double* pot = potentials + o * nodes;
               for (std::size_t b = comp_start_[c]; b < comp_start_[c + 1]; ++b) {
                 const std::size_t box = comp_boxes_[b];
                 const std::size_t ax0 = (box % nb0) * p, ay0 = (box / nb0) * py;
@@ -912,7 +988,8 @@ class InterpolationGrid {
     const std::size_t M0 = M_[0], L0 = L_[0], L1 = L_[1], nb0 = nb_[0];
     const bool two = d_ == 2;
     const std::size_t py = two ? p : 1;
-    const double* g = grid_.data();  // charge set 0
+    const double* g = work().charges.data();  // charge set 0
+    double* const pot = work().potentials.data();
     executor.parallel_for(
         0, removal_boxes_.size(),
         [&](std::size_t t0, std::size_t t1) {
@@ -939,7 +1016,7 @@ class InterpolationGrid {
                       }
                     }
                   }
-                  pot_[o * nodes + ay * M0 + ax] -= acc;
+                  pot[o * nodes + ay * M0 + ax] -= acc;
                 }
               }
             }
@@ -958,6 +1035,8 @@ class InterpolationGrid {
     const std::size_t off = (R + 1) * p - 1, w = 2 * off + 1, rp = R * p, M0 = M_[0];
     const std::size_t nb0 = nb_[0], nb1 = nb_[1];
     const bool two = d_ == 2;
+    const double* charges = work().charges.data();
+    double* const pot = work().potentials.data();
     executor.parallel_for(
         0, nb1,
         [&](std::size_t r0, std::size_t r1) {
@@ -980,7 +1059,7 @@ class InterpolationGrid {
                   const std::size_t zx1 = std::min(cx1, ax + rp + 1);
                   for (std::size_t o = 0; o < nout; ++o) {
                     const double* t = near_tables_[kslot[o]].data();
-                    const double* g = grid_.data() + cslot[o] * nodes;
+                    const double* g = charges + cslot[o] * nodes;
                     double acc = 0.0;
                     for (std::size_t cy = cy0; cy < cy1; ++cy) {
                       // tb + cx (unsigned, wrapping) is the table index of source cx
@@ -994,7 +1073,7 @@ class InterpolationGrid {
                         for (std::size_t cx = cx0; cx < cx1; ++cx) acc += t[tb + cx] * grow[cx];
                       }
                     }
-                    pot_[o * nodes + ay * M0 + ax] -= acc;
+                    pot[o * nodes + ay * M0 + ax] -= acc;
                   }
                 }
               }
@@ -1037,20 +1116,23 @@ class InterpolationGrid {
                double* out, Executor& executor) {
     const std::size_t L0 = L_[0], L1 = L_[1], H0 = H0_, M0 = M_[0], M1 = M_[1];
     const std::size_t S = spectrum_size(), nout = kslot.size(), nodes = nodes_total();
-    prod_.resize(nout * S);
-    cplx* prod = prod_.data();
+    std::vector<cplx>& products = work().products;
+    if (products.size() < nout * S) products.resize(nout * S);
+    cplx* prod = products.data();
+    const cplx* ch = work().charge_spectra.data();
+    std::vector<const cplx*>& kh = kernel_of_output_;
+    kh.resize(nout);
+    for (std::size_t o = 0; o < nout; ++o) kh[o] = kernels_[kslot[o]]->data();
     if (L1 > 1) {
       // the product is formed on the gather; only the first M1 rows are kept
-      const cplx *kh = kernels_.data(), *ch = spectra_.data();
       const auto product = [&](std::size_t o, std::size_t e) {
-        return kh[kslot[o] * S + e] * ch[cslot[o] * S + e];
+        return kh[o][e] * ch[cslot[o] * S + e];
       };
       column_pass(nout, Direction::inverse, product, L1, M1, prod, executor);
     } else {
       for (std::size_t o = 0; o < nout; ++o) {
-        const cplx* kh = kernels_.data() + kslot[o] * S;
-        const cplx* ch = spectra_.data() + cslot[o] * S;
-        for (std::size_t e = 0; e < S; ++e) prod[o * S + e] = kh[e] * ch[e];
+        const cplx* c = ch + cslot[o] * S;
+        for (std::size_t e = 0; e < S; ++e) prod[o * S + e] = kh[o][e] * c[e];
       }
     }
     in_slabs(nout * M1, executor, [&](FftWorker& wk, std::size_t t0, std::size_t t1) {
@@ -1163,8 +1245,13 @@ class InterpolationGrid {
   double lo_[2] = {0.0, 0.0}, h_[2] = {1.0, 1.0};
   std::vector<double> t_, denom_;
   std::vector<std::size_t> box_, start_, fill_, order_;
-  std::vector<double> grid_, pot_, kg_;
-  std::vector<cplx> spectra_, kernels_, prod_;
+  // the kernels' spectra by slot, and each output's (inverse())
+  std::vector<SharedSpectrum> kernels_;
+  std::vector<const cplx*> kernel_of_output_;
+  GridWorkspace own_work_;
+  GridWorkspace* work_ = nullptr;
+  GridWorkspace& work() { return work_ != nullptr ? *work_ : own_work_; }
+  const GridWorkspace& work() const { return work_ != nullptr ? *work_ : own_work_; }
 };
 
 }  // namespace lsnn
