@@ -83,19 +83,19 @@ inline GridSettings default_grid(CostMethod m) {
   // about 1 FFT element-level for t-SNE (AVX2 near field; measured on the
   // 1e5-point layout, where 4 chose grids 1.5x slower), 8 for LargeVis and
   // 20 for UMAP (std::pow); t-SNE's kernel varies on the scale of 1, so
-  // boxes at most 0.6 wide need no near field and boxes at most 1.2 wide
-  // one box deep (on the 1e5-point layouts of bench/README.md: the grid alone
-  // 1.1e-4 off at 0.59, 2.7e-4 at 0.71; one box deep at most 2.2e-4 for
-  // boxes 0.7 to 1.4 wide, where a 1e6-point layout spends 1.4 s per
-  // evaluation two boxes deep).
+  // narrow boxes need a shallower near field: none up to 0.3 wide, one box
+  // deep up to 0.45 (on a converged t-SNE layout of 5,000 Fashion-MNIST
+  // images, 5 nodes: the grid alone 2.6e-4 off at 0.3, 6.0e-4 at 0.35,
+  // 3.1e-3 at 0.5; one box deep 6.9e-4 at 0.5, 1.2e-3 at 0.59, 2-3e-3 from
+  // 0.7 to 4; two boxes deep 6.9e-5 at 4; bench/README.md, session 13).
   g.pair_weight = m == CostMethod::tsne ? 1.0 : m == CostMethod::umap ? 20.0 : 8.0;
   if (m == CostMethod::tsne) {
     g.nodes = 5;
     g.box_width = 4.0;
     g.near_boxes = 2;
     g.widen = true;
-    g.smooth_width = 0.6;
-    g.shallow_width = 1.2;
+    g.smooth_width = 0.3;
+    g.shallow_width = 0.45;
   } else {
     // LargeVis's Cauchy kernel (gamma = 1, small P) was 1.7e-2 off with 3
     // nodes on 300 points 60 units wide (boxes 7.5 wide), 4e-4 with 4
