@@ -330,10 +330,17 @@ ne_gradient_kind <- function(gradient, method, n, n_components) {
 # uniform disc (bench/README.md).
 ne_sampled_min_n <- function() 10000L
 
-# The approximation's grid, c(nodes, box width, minimum boxes), from the
-# option lsnn.grid (for measurements; numeric(0) keeps the core's defaults).
+# The approximation's grid, c(nodes, box width, minimum boxes, ...) as
+# documented in ?cost_gradient, from the option lsnn.grid (for measurements;
+# numeric(0) keeps the core's defaults).
 ne_grid_option <- function() {
   g <- getOption("lsnn.grid", numeric(0))
+  if (length(g) == 0) return(numeric(0))
+  if (!is.numeric(g) || length(g) < 3 || length(g) > 10 || anyNA(g) || any(!is.finite(g)) ||
+      g[1] < 1 || g[1] > 32 || g[2] <= 0 || (length(g) >= 6 && g[6] < 1)) {
+    stop("option 'lsnn.grid' must be NULL or c(nodes (1 to 32), width (> 0), min_boxes, ...) ",
+         "with 3 to 10 finite numbers (see ?cost_gradient)", call. = FALSE)
+  }
   as.numeric(g)
 }
 
