@@ -123,23 +123,23 @@ class SpectrumCache {
     std::size_t used;
   };
   bool contains(std::size_t slot, const GridKernelKey& key) const {
-    for (const Entry& e : entries_) {
-      if (e.slot == slot && e.key == key) return true;
-    }
-    return false;
+    return index_of(slot, key) < entries_.size();
   }
+  // the entry (marked as used in this evaluation), or null
   const Entry* find(std::size_t slot, const GridKernelKey& key) {
-    for (Entry& e : entries_) {
-      if (e.slot == slot && e.key == key) {
-        e.used = generation_;
-        return &e;
-      }
-    }
-    return nullptr;
+    const std::size_t k = index_of(slot, key);
+    if (k == entries_.size()) return nullptr;
+    entries_[k].used = generation_;
+    return &entries_[k];
   }
   void add(std::size_t slot, const GridKernelKey& key, SharedSpectrum spectrum,
            const std::vector<double>& near) {
     entries_.push_back({slot, key, std::move(spectrum), near, generation_});
+  }
+  std::size_t index_of(std::size_t slot, const GridKernelKey& key) const {
+    std::size_t k = 0;
+    while (k < entries_.size() && !(entries_[k].slot == slot && entries_[k].key == key)) ++k;
+    return k;
   }
   void next_generation() {
     ++generation_;
@@ -291,7 +291,7 @@ class InterpolationGrid {
   void kernel(std::size_t slot, Kernel&& K, Executor& executor) {
     const std::size_t L0 = L_[0], L1 = L_[1];
     const double s0 = node_spacing(0), s1 = d_ == 2 ? node_spacing(1) : 0.0;
-    const GridKernelKey key = {L0, L1, p_, R_, s0, s1, near_, separated_};
+    const GridKernelKey key = kernel_key(h_[0], h_[1]);
     if (keys_.size() <= slot) keys_.resize(slot + 1);
     if (kernels_.size() <= slot) kernels_.resize(slot + 1);
     if (keys_[slot] == key && kernels_[slot]) return;
@@ -802,10 +802,7 @@ class InterpolationGrid {
         h[c] = ladder_width(h[c] * 1.01);
         if (h[c] > smooth_width) return;
       }
-      const double pd = static_cast<double>(p_);
-      const GridKernelKey key = {L_[0], L_[1], p_, R_, h[0] / pd, d_ == 2 ? h[1] / pd : 0.0,
-                                 false, false};
-      if (!cache_->contains(0, key)) continue;
+      if (!cache_->contains(0, kernel_key(h[0], h[1]))) continue;
       for (std::size_t c = 0; c < d_; ++c) {
         h_[c] = h[c];
         lo_[c] = mid_[c] - 0.5 * h_[c] * static_cast<double>(nb_[c]);
@@ -815,6 +812,12 @@ class InterpolationGrid {
   }
   // how many steps of the ladder wider prefer_cached_width() looks
   static constexpr int kWiderSteps = 2;
+
+  // The key of this grid's kernel spectra with boxes h0 x h1 wide.
+  GridKernelKey kernel_key(double h0, double h1) const {
+    const double p = static_cast<double>(p_);
+    return {L_[0], L_[1], p_, R_, h0 / p, d_ == 2 ? h1 / p : 0.0, near_, separated_};
+  }
 
   std::size_t box_of(std::size_t i) const {
     std::size_t b[2] = {0, 0};
