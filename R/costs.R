@@ -78,7 +78,7 @@
 #'   over the stored entries of `P`. The result does not depend on
 #'   `n_threads`. `options(lsnn.grid = c(nodes, width, min_boxes, near,
 #'   points_per_box, near_boxes, pair_weight, smooth_width, by_components,
-#'   shallow_width))` changes the grid (for measurements; the first three are
+#'   shallow_width, fine_nodes, fine_smooth_width))` changes the grid (for measurements; the first three are
 #'   needed; unless `by_components` is 1 it is one grid over the whole
 #'   layout).
 #' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point

@@ -336,10 +336,11 @@ ne_sampled_min_n <- function() 10000L
 ne_grid_option <- function() {
   g <- getOption("lsnn.grid", numeric(0))
   if (length(g) == 0) return(numeric(0))
-  if (!is.numeric(g) || length(g) < 3 || length(g) > 10 || anyNA(g) || any(!is.finite(g)) ||
-      g[1] < 1 || g[1] > 32 || g[2] <= 0 || (length(g) >= 6 && g[6] < 1)) {
+  if (!is.numeric(g) || length(g) < 3 || length(g) > 12 || anyNA(g) || any(!is.finite(g)) ||
+      g[1] < 1 || g[1] > 32 || g[2] <= 0 || (length(g) >= 6 && g[6] < 1) ||
+      (length(g) >= 11 && (g[11] < 0 || g[11] > 32))) {
     stop("option 'lsnn.grid' must be NULL or c(nodes (1 to 32), width (> 0), min_boxes, ...) ",
-         "with 3 to 10 finite numbers (see ?cost_gradient)", call. = FALSE)
+         "with 3 to 12 finite numbers (see ?cost_gradient)", call. = FALSE)
   }
   as.numeric(g)
 }

@@ -74,6 +74,8 @@ lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
     s.grid.smooth_width = grid.size() >= 8 ? grid[7] : 0.0;
     s.grid.by_components = grid.size() >= 9 && grid[8] != 0.0;
     s.grid.shallow_width = grid.size() >= 10 ? grid[9] : 0.0;
+    s.grid.fine_nodes = grid.size() >= 11 ? static_cast<int>(grid[10]) : 0;
+    s.grid.fine_smooth_width = grid.size() >= 12 ? grid[11] : 0.0;
   }
   return s;
 }

@@ -60,6 +60,26 @@ test_that("approximate gradients and costs agree with the exact ones", {
   for (m in approx_methods[-1]) approx_check(Yu, dat$P, m, paste(m$method, "converged"))
 })
 
+test_that("each grid shape that t-SNE's grid may take keeps the accuracy at its widest boxes", {
+  # nodes per box, box width, near field and its depth, as default_grid()
+  # allows them (fft_repulsion.h), as one uniform grid over the layout
+  shapes <- list(c(5, 0.3, 1, 0, 0, 1), c(5, 0.45, 1, 1, 0, 1), c(5, 4, 1, 1, 0, 2),
+                 c(7, 0.6, 1, 0, 0, 1), c(7, 0.75, 1, 1, 0, 1), c(7, 3, 1, 1, 0, 1))
+  dat <- approx_data()
+  Yc <- neighbor_embedding(dat$X, "tsne", perplexity = 20, max_iter = 300, gradient = "exact")
+  set.seed(4)
+  layouts <- list(converged = Yc, random = matrix(stats::rnorm(nrow(dat$X) * 2, sd = 10), ncol = 2),
+                  line = matrix(stats::rnorm(nrow(dat$X), sd = 10), ncol = 1))
+  old <- options(lsnn.grid = NULL)
+  on.exit(options(old))
+  for (g in shapes) {
+    options(lsnn.grid = g)
+    for (nm in names(layouts)) {
+      approx_check(layouts[[nm]], dat$P, approx_methods$tsne, paste(nm, paste(g, collapse = ",")))
+    }
+  }
+})
+
 # Clusters far apart, of unequal sizes (some small enough to be summed
 # directly), one of them made of two sub-clusters, and a lone point very far
 # out: the layouts that the grid sums by components (fft_repulsion.h).
@@ -221,7 +241,9 @@ test_that("the measurement option lsnn.grid is checked and sets the grid", {
   options(lsnn.grid = c(0, 1, 1))
   expect_error(cost_gradient(Y, dat$P, "tsne", gradient = "approx"), "lsnn.grid")
   # the default t-SNE grid spelt out in full (by components, refined)
-  options(lsnn.grid = c(5, 4, 1, 1, 64, 2, 1, 0.3, 1, 0.45))
+  options(lsnn.grid = c(5, 4, 1, 1, 64, 2, 1, 0.3, 1, 0.45, 33, 0.6))
+  expect_error(cost_gradient(Y, dat$P, "tsne", gradient = "approx"), "lsnn.grid")
+  options(lsnn.grid = c(5, 4, 1, 1, 64, 2, 1, 0.3, 1, 0.45, 7, 0.6))
   a <- cost_gradient(Y, dat$P, "tsne", gradient = "approx")
   options(lsnn.grid = NULL)
   expect_equal(a, cost_gradient(Y, dat$P, "tsne", gradient = "approx"))

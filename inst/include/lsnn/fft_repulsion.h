@@ -88,6 +88,9 @@ inline GridSettings default_grid(CostMethod m) {
   // images, 5 nodes: the grid alone 2.6e-4 off at 0.3, 6.0e-4 at 0.35,
   // 3.1e-3 at 0.5; one box deep 6.9e-4 at 0.5, 1.2e-3 at 0.59, 2-3e-3 from
   // 0.7 to 4; two boxes deep 6.9e-5 at 4; bench/README.md, session 13).
+  // Or 7 nodes per box: the grid alone 3.4e-4 off at 0.6, one box deep at
+  // most 1.9e-4 from 0.7 to 8 (session 14); at 1e6 points the layout's
+  // core, in boxes 0.5-0.6 wide, is summed in 0.8 s instead of 1.8 s.
   g.pair_weight = m == CostMethod::tsne ? 1.0 : m == CostMethod::umap ? 20.0 : 8.0;
   if (m == CostMethod::tsne) {
     g.nodes = 5;
@@ -96,6 +99,8 @@ inline GridSettings default_grid(CostMethod m) {
     g.widen = true;
     g.smooth_width = 0.3;
     g.shallow_width = 0.45;
+    g.fine_nodes = 7;
+    g.fine_smooth_width = 0.6;
   } else {
     // LargeVis's Cauchy kernel (gamma = 1, small P) was 1.7e-2 off with 3
     // nodes on 300 points 60 units wide (boxes 7.5 wide), 4e-4 with 4

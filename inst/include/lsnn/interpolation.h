@@ -28,6 +28,8 @@
 
 #include <unsupported/Eigen/FFT>
 
+#include "large_buffer.h"
+
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -67,6 +69,13 @@ struct GridSettings {
   // With a near field: boxes at most this wide take a near field one box
   // deep instead of near_boxes (0: never).
   double shallow_width = 0.0;
+  // With a near field and pair_weight: refine() may also take fine_nodes
+  // nodes per box (0: never), with no near field for boxes at most
+  // fine_smooth_width wide and one box deep beyond. Higher-order
+  // interpolation resolves the kernel over wider boxes, so a shallower near
+  // field keeps the accuracy.
+  int fine_nodes = 0;
+  double fine_smooth_width = 0.0;
   // Whether a layout of separate clusters may be summed by components
   // (fft_repulsion.h); off for a plain grid set by the caller.
   bool by_components = true;
@@ -102,7 +111,8 @@ struct GridKernelKey {
 };
 
 // A kernel's spectrum, shared by the grids (and the cache) that use it.
-typedef std::shared_ptr<const std::vector<std::complex<double>>> SharedSpectrum;
+typedef std::shared_ptr<const large_vector<std::complex<double>>> SharedSpectrum;
+typedef std::shared_ptr<large_vector<std::complex<double>>> SpectrumBuffer;
 
 // Kernel spectra (and near-field tables) kept for the grids of one
 // evaluator: fft_repulsion.h lays a grid per component of the layout, and
@@ -118,7 +128,7 @@ class SpectrumCache {
   struct Entry {
     std::size_t slot;
     GridKernelKey key;
-    SharedSpectrum spectrum;
+    SpectrumBuffer spectrum;
     std::vector<double> near;
     std::size_t used;
   };
@@ -132,7 +142,7 @@ class SpectrumCache {
     entries_[k].used = generation_;
     return &entries_[k];
   }
-  void add(std::size_t slot, const GridKernelKey& key, SharedSpectrum spectrum,
+  void add(std::size_t slot, const GridKernelKey& key, SpectrumBuffer spectrum,
            const std::vector<double>& near) {
     entries_.push_back({slot, key, std::move(spectrum), near, generation_});
   }
@@ -141,15 +151,64 @@ class SpectrumCache {
     while (k < entries_.size() && !(entries_[k].slot == slot && entries_[k].key == key)) ++k;
     return k;
   }
+  // Called once per evaluation. Entries unused for kKeep evaluations are
+  // dropped, and of those unused in the last one, the least recently used
+  // beyond twice the bytes of those used in it: a layout whose grid flips
+  // between two or three sizes and shapes (its extent at a step of the
+  // ladder) finds each in the cache.
   void next_generation() {
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& a, const Entry& b) { return a.used > b.used; });
+    double used = 0.0, kept = 0.0;
+    std::size_t k = 0;
+    for (; k < entries_.size(); ++k) {
+      const double bytes = static_cast<double>(entries_[k].spectrum->size()) * 16.0 +
+                           static_cast<double>(entries_[k].near.size()) * 8.0;
+      if (entries_[k].used == generation_) {
+        used += bytes;
+      } else {
+        kept += bytes;
+        if (kept > 2.0 * used || entries_[k].used + kKeep < generation_) break;
+      }
+    }
+    // the spectra of the dropped entries that no grid holds are kept for
+    // reuse, at most as many bytes as those in use
+    for (std::size_t e = k; e < entries_.size(); ++e) {
+      if (entries_[e].spectrum.use_count() == 1) spare_.push_back(std::move(entries_[e].spectrum));
+    }
+    entries_.resize(k);
+    double spare_bytes = 0.0;
+    std::size_t s = 0;
+    for (; s < spare_.size(); ++s) {
+      spare_bytes += static_cast<double>(spare_[s]->capacity()) * 16.0;
+      if (spare_bytes > used) break;
+    }
+    spare_.resize(s);
     ++generation_;
-    entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
-                                  [this](const Entry& e) { return e.used + 1 < generation_; }),
-                   entries_.end());
   }
+  // Storage for a spectrum of `size` values: a spare one if any is large
+  // enough (memory new to the process costs a page fault per 4 KB: 0.5 s
+  // for one spectrum of a 3,840 x 3,840 grid here, four times its
+  // transform), else new.
+  SpectrumBuffer storage(std::size_t size) {
+    std::size_t best = spare_.size();
+    for (std::size_t s = 0; s < spare_.size(); ++s) {
+      if (spare_[s]->capacity() >= size &&
+          (best == spare_.size() || spare_[s]->capacity() < spare_[best]->capacity())) {
+        best = s;
+      }
+    }
+    if (best == spare_.size()) return std::make_shared<large_vector<std::complex<double>>>(size);
+    SpectrumBuffer b = std::move(spare_[best]);
+    spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(best));
+    b->resize(size);
+    return b;
+  }
+  static constexpr std::size_t kKeep = 8;
 
  private:
   std::vector<Entry> entries_;
+  std::vector<SpectrumBuffer> spare_;
   std::size_t generation_ = 0;
 };
 
@@ -174,8 +233,8 @@ inline double ladder_width(double w) {
 // faulted their memory in afresh each time (a tenth of an iteration at 1e5
 // points).
 struct GridWorkspace {
-  std::vector<double> charges, potentials, kernel_values;
-  std::vector<std::complex<double>> charge_spectra, products;
+  large_vector<double> charges, potentials, kernel_values;
+  large_vector<std::complex<double>> charge_spectra, products;
 };
 
 class InterpolationGrid {
@@ -190,7 +249,8 @@ class InterpolationGrid {
   void layout(const double* Y, std::size_t n, std::size_t d, std::size_t stride,
               const GridSettings& gs, Executor& executor) {
     if (d < 1 || d > 2) throw std::invalid_argument("grid interpolation needs 1 or 2 dimensions");
-    if (gs.nodes < 1 || gs.nodes > static_cast<int>(kMaxNodes) || !(gs.box_width > 0.0)) {
+    if (gs.nodes < 1 || gs.nodes > static_cast<int>(kMaxNodes) || !(gs.box_width > 0.0) ||
+        gs.fine_nodes < 0 || gs.fine_nodes > static_cast<int>(kMaxNodes)) {
       throw std::invalid_argument("grid interpolation needs 1 to 32 nodes and box_width > 0");
     }
     n_ = n;
@@ -215,7 +275,7 @@ class InterpolationGrid {
       M_[c] = c < d ? nb_[c] * p_ : 1;
       L_[c] = c < d ? fft_size(2 * M_[c]) : 1;
     }
-    if (refined && !near_) prefer_cached_width(gs.smooth_width);
+    if (refined) prefer_cached_width();
     H0_ = L_[0] / 2 + 1;
     set_lagrange_denominators();
     sort_points_by_box(executor);
@@ -249,7 +309,7 @@ class InterpolationGrid {
   template <typename Executor, typename Charge>
   void spread(std::size_t m, Charge&& charge, Executor& executor) {
     const std::size_t nodes = nodes_total();
-    std::vector<double>& charges = work().charges;
+    large_vector<double>& charges = work().charges;
     charges.assign(m * nodes, 0.0);
     const std::size_t pp = p_, pd = d_ == 2 ? p_ * p_ : p_;
     // one task per row of boxes: the rows' nodes are disjoint
@@ -278,7 +338,7 @@ class InterpolationGrid {
           }
         },
         1);
-    std::vector<cplx>& spectra = work().charge_spectra;
+    large_vector<cplx>& spectra = work().charge_spectra;
     if (spectra.size() < m * spectrum_size()) spectra.resize(m * spectrum_size());
     forward(charges.data(), m, nodes, M_[1], M_[0], spectra.data(), executor);
   }
@@ -294,10 +354,14 @@ class InterpolationGrid {
     const GridKernelKey key = kernel_key(h_[0], h_[1]);
     if (keys_.size() <= slot) keys_.resize(slot + 1);
     if (kernels_.size() <= slot) kernels_.resize(slot + 1);
-    if (keys_[slot] == key && kernels_[slot]) return;
+    const bool shared = cache_ != nullptr && !separated_;
+    if (keys_[slot] == key && kernels_[slot]) {
+      // (marked as used, so that the cache keeps it while the grid does)
+      if (shared) cache_->find(slot, key);
+      return;
+    }
     keys_[slot] = key;
     if (near_ && near_tables_.size() <= slot) near_tables_.resize(slot + 1);
-    const bool shared = cache_ != nullptr && !separated_;
     if (shared) {
       if (const SpectrumCache::Entry* e = cache_->find(slot, key)) {
         kernels_[slot] = e->spectrum;
@@ -305,7 +369,7 @@ class InterpolationGrid {
         return;
       }
     }
-    std::vector<double>& values = work().kernel_values;
+    large_vector<double>& values = work().kernel_values;
     values.assign(L0 * L1, 0.0);
     double* kg = values.data();
     // Grid offsets wrap around the padded length: k < L / 2 is the offset k,
@@ -360,9 +424,10 @@ class InterpolationGrid {
     if (separated_) {
       // remove_component() reads the kernel at any node offset
       if (spatial_.size() <= slot) spatial_.resize(slot + 1);
-      spatial_[slot] = values;
+      spatial_[slot].assign(values.begin(), values.end());
     }
-    auto spectrum = std::make_shared<std::vector<cplx>>(spectrum_size());
+    SpectrumBuffer spectrum = shared ? cache_->storage(spectrum_size())
+                                     : std::make_shared<large_vector<cplx>>(spectrum_size());
     forward(kg, 1, 0, L1, L0, spectrum->data(), executor);
     kernels_[slot] = spectrum;
     if (shared) cache_->add(slot, key, spectrum, near_ ? near_tables_[slot] : std::vector<double>());
@@ -381,7 +446,7 @@ class InterpolationGrid {
   void potentials(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
                   double* out, Wanted&& wanted, Executor& executor) {
     const std::size_t nout = kslot.size(), nodes = nodes_total();
-    std::vector<double>& pot = work().potentials;
+    large_vector<double>& pot = work().potentials;
     if (pot.size() < nout * nodes) pot.resize(nout * nodes);
     inverse(kslot, cslot, pot.data(), executor);
     if (separated_) {
@@ -662,10 +727,13 @@ class InterpolationGrid {
   //    1,000 units wide made one evaluation of 5,000 points take 45 s.
   // So grids 2, 4, 8 and 16 times finer (up to 2,048 nodes per dimension)
   // and, while the grid has more nodes than there are points, 2, 4, 8, ...
-  // times coarser (down to the boxes that points_per_box asks for) are costed, near pairs against FFT work, and the cheapest
-  // is taken; where the boxes are narrower than the width at which the grid
-  // alone resolves the kernel, the near field is dropped, and below
-  // shallow_width it is one box deep. Coarser boxes keep
+  // times coarser (down to the boxes that points_per_box asks for) are
+  // costed, near pairs against FFT and interpolation work, each with the
+  // grid's shapes that keep the accuracy at its box width (nodes per box
+  // and the near field's depth: no near field where the boxes are narrower
+  // than the width at which the grid alone resolves the kernel, one box
+  // deep below shallow_width, and the same with fine_nodes nodes), and the
+  // cheapest is taken. Coarser boxes keep
   // the accuracy: the far pairs stay at least near_boxes boxes apart, where
   // the kernels beyond their core are power laws (scale-free: the
   // interpolation error depends on the nodes per box, not on the width).
@@ -685,26 +753,40 @@ class InterpolationGrid {
         lo_[c] = mid_[c] - 0.5 * h_[c] * static_cast<double>(nb_[c]);
       }
     };
-    // the FFTs' share of the time below (a lower bound of the whole)
-    auto fft_cost = [&](double scale) {
+    // the FFTs' share of the time below (a lower bound of the whole), with
+    // p nodes per box
+    auto fft_cost = [&](double scale, std::size_t p) {
       double fft = 1.0;
       for (std::size_t c = 0; c < d_; ++c) {
         const double boxes = std::max(1.0, std::ceil(static_cast<double>(base[c]) * scale));
-        fft *= static_cast<double>(fft_size(2 * static_cast<std::size_t>(boxes) * p_));
+        fft *= static_cast<double>(fft_size(2 * static_cast<std::size_t>(boxes) * p));
       }
       return fft * std::log2(fft) * static_cast<double>(2 * d_ + 3);
     };
-    // estimated time of one evaluation with the boxes `scale` times finer
-    const std::size_t deep = R_;
-    auto cost = [&](double scale, bool& near, std::size_t& R) {
-      place(scale);
-      const double fft = fft_cost(scale);
-      double hmax = h_[0];
-      if (d_ == 2) hmax = std::max(hmax, h_[1]);
-      near = !(gs.smooth_width > 0.0 && hmax <= gs.smooth_width);
-      R = gs.shallow_width > 0.0 && hmax <= gs.shallow_width ? 1 : deep;
-      if (!near) return fft;
-      // near pairs: sum over boxes of count x count of its neighbourhood
+    // The shapes a grid may take: nodes per box, near field and its depth,
+    // and the widest boxes at which each keeps the accuracy.
+    struct Shape {
+      std::size_t p, R;
+      bool near;
+      double max_width;
+    };
+    const std::size_t deep = R_, p0 = p_;
+    std::vector<Shape> shapes;
+    if (gs.smooth_width > 0.0) shapes.push_back({p0, 0, false, gs.smooth_width});
+    if (gs.shallow_width > 0.0) shapes.push_back({p0, 1, true, gs.shallow_width});
+    shapes.push_back({p0, deep, true, HUGE_VAL});
+    std::size_t p_min = p0;
+    if (gs.fine_nodes > 0) {
+      const std::size_t pf = static_cast<std::size_t>(gs.fine_nodes);
+      if (gs.fine_smooth_width > 0.0) shapes.push_back({pf, 0, false, gs.fine_smooth_width});
+      shapes.push_back({pf, 1, true, HUGE_VAL});
+      p_min = std::min(p_min, pf);
+    }
+    // near pairs with the boxes placed: sum over boxes of count x count of
+    // its neighbourhood R boxes deep; `filled` the boxes holding points
+    std::vector<double> pairs_at;
+    double filled = 0.0;
+    auto count_boxes = [&]() {
       const std::size_t nx = nb_[0], ny = d_ == 2 ? nb_[1] : 1;
       count.assign((nx + 1) * (ny + 1), 0);
       for (std::size_t i = 0; i < n_; ++i) {
@@ -719,26 +801,45 @@ class InterpolationGrid {
                                      count[(y - 1) * (nx + 1) + x - 1];
         }
       }
+      pairs_at.assign(deep + 1, -1.0);
+      filled = -1.0;
+    };
+    auto near_pairs = [&](std::size_t R) {
+      if (pairs_at[R] >= 0.0) return pairs_at[R];
+      const std::size_t nx = nb_[0], ny = d_ == 2 ? nb_[1] : 1;
       auto rect = [&](std::size_t x0, std::size_t x1, std::size_t y0, std::size_t y1) {
         return static_cast<double>(count[y1 * (nx + 1) + x1] - count[y0 * (nx + 1) + x1] -
                                    count[y1 * (nx + 1) + x0] + count[y0 * (nx + 1) + x0]);
       };
-      double pairs = 0.0, filled = 0.0;
+      double pairs = 0.0, boxes = 0.0;
       for (std::size_t y = 0; y < ny; ++y) {
         const std::size_t y0 = d_ == 2 && y > R ? y - R : 0;
         const std::size_t y1 = d_ == 2 ? std::min(ny, y + R + 1) : 1;
         for (std::size_t x = 0; x < nx; ++x) {
           const double own = rect(x, x + 1, y, y + 1);
           if (own == 0.0) continue;
-          filled += 1.0;
+          boxes += 1.0;
           pairs += own * rect(x > R ? x - R : 0, std::min(nx, x + R + 1), y0, y1);
         }
       }
+      filled = boxes;
+      return pairs_at[R] = pairs;
+    };
+    // estimated time of one evaluation with the boxes `scale` times finer
+    // and the grid shaped `sh` (boxes placed by place(scale))
+    auto cost = [&](double scale, const Shape& sh) {
+      const double pd = d_ == 2 ? static_cast<double>(sh.p * sh.p) : static_cast<double>(sh.p);
+      // spreading the charges and interpolating the potentials: the 2d + 3
+      // transforms' vectors at pd nodes per point
+      const double fft = fft_cost(scale, sh.p) +
+                         kInterpolationWeight * static_cast<double>(n_) * pd *
+                             static_cast<double>(2 * d_ + 3);
+      if (!sh.near) return fft;
+      const double pairs = near_pairs(sh.R);
       // and the grid's own near sums taken off again (remove_near): every
       // node of a filled box against the nodes of its neighbourhood, for
       // d + 1 kernels
-      const double pd = d_ == 2 ? static_cast<double>(p_ * p_) : static_cast<double>(p_);
-      const double reach = static_cast<double>((2 * R + 1) * p_);
+      const double reach = static_cast<double>((2 * sh.R + 1) * sh.p);
       const double table = d_ == 2 ? reach * reach : reach;
       return fft + gs.pair_weight * pairs + filled * pd * table * static_cast<double>(d_ + 1);
     };
@@ -752,7 +853,7 @@ class InterpolationGrid {
       std::size_t nodes = 1;
       bool above_floor = true;
       for (std::size_t c = 0; c < d_; ++c) {
-        nodes *= static_cast<std::size_t>(std::ceil(static_cast<double>(base[c]) * scale * 2.0)) * p_;
+        nodes *= static_cast<std::size_t>(std::ceil(static_cast<double>(base[c]) * scale * 2.0)) * p0;
         above_floor = above_floor &&
                       std::ceil(static_cast<double>(base[c]) * scale) >= static_cast<double>(floor_[c]);
       }
@@ -763,51 +864,78 @@ class InterpolationGrid {
     for (double scale = 2.0; scale <= 16.0; scale *= 2.0) {
       bool fits = true;
       for (std::size_t c = 0; c < d_; ++c) {
-        fits = fits && static_cast<double>(base[c]) * scale * static_cast<double>(p_) <= 2048.0;
+        fits = fits && static_cast<double>(base[c]) * scale * static_cast<double>(p0) <= 2048.0;
       }
       if (!fits) break;
       scales.push_back(scale);
     }
     double best_scale = 1.0, best = HUGE_VAL;
-    bool best_near = true, near = true;
-    std::size_t best_R = deep, R = deep;
+    Shape best_shape = shapes[0];
+    bool found = false;
     for (const double scale : scales) {
-      if (fft_cost(scale) >= best) continue;
-      const double t = cost(scale, near, R);
-      if (t < best) {
-        best = t;
-        best_scale = scale;
-        best_near = near;
-        best_R = R;
+      if (fft_cost(scale, p_min) >= best) continue;
+      place(scale);
+      double hmax = h_[0];
+      if (d_ == 2) hmax = std::max(hmax, h_[1]);
+      bool counted = false;
+      for (const Shape& sh : shapes) {
+        if (hmax > sh.max_width || fft_cost(scale, sh.p) >= best) continue;
+        // at most 6,000 nodes per dimension, as lay_boxes()
+        bool fits = true;
+        for (std::size_t c = 0; c < d_; ++c) fits = fits && nb_[c] * sh.p <= 6000;
+        if (!fits) continue;
+        if (sh.near && !counted) {
+          count_boxes();
+          counted = true;
+        }
+        const double t = cost(scale, sh);
+        if (t < best) {
+          best = t;
+          best_scale = scale;
+          best_shape = sh;
+          found = true;
+        }
       }
     }
     place(best_scale);
-    near_ = best_near;
-    R_ = best_R;
+    if (!found) best_shape = {p0, deep, true, HUGE_VAL};
+    p_ = best_shape.p;
+    max_width_ = best_shape.max_width;
+    near_ = best_shape.near;
+    R_ = best_shape.near ? best_shape.R : deep;
   }
+  // The time of one node weight of one point for one vector (spreading or
+  // interpolating) in units of one FFT element-level.
+  static constexpr double kInterpolationWeight = 1.0;
 
-  // A grid with no near field may take boxes a step or two of the ladder wider
-  // when the kernel spectra of that width are in the cache: the padded grid
-  // is the same and the boxes still cover the points; the accuracy is that
-  // of the wider boxes, at most smooth_width (refine() dropped the near
-  // field only for boxes that narrow, and the wider ones are checked here).
-  // A layout whose extent sits at a step of the ladder (the core of a large
-  // layout as the halo around it changes) otherwise makes its spectra
-  // again at every other evaluation: about 1 s at 1e6 points.
-  void prefer_cached_width(double smooth_width) {
+  // A grid may take boxes a step or two of the ladder wider (in either
+  // dimension) when the kernel spectra of that width are in the cache: the
+  // padded grid is the same and the boxes still cover the points; the
+  // accuracy is that of the wider boxes, so they stay within the widest at
+  // which the grid's shape keeps it (max_width_), and a near field sums at
+  // most twice the pairs. A layout whose extent sits at a step of the
+  // ladder (the core of a large layout as the halo around it changes)
+  // otherwise makes its spectra again at every other evaluation: 1-2.5 s
+  // at 1e6 points.
+  void prefer_cached_width() {
     if (cache_ == nullptr) return;
-    double h[2] = {h_[0], h_[1]};
-    for (int step = 1; step <= kWiderSteps; ++step) {
-      for (std::size_t c = 0; c < d_; ++c) {
-        h[c] = ladder_width(h[c] * 1.01);
-        if (h[c] > smooth_width) return;
+    const int steps1 = d_ == 2 ? kWiderSteps : 0;
+    for (int total = 1; total <= kWiderSteps + steps1; ++total) {
+      for (int s1 = std::min(total, steps1); s1 >= 0 && total - s1 <= kWiderSteps; --s1) {
+        const int steps[2] = {total - s1, s1};
+        double h[2] = {h_[0], h_[1]};
+        bool fits = true;
+        for (std::size_t c = 0; c < d_; ++c) {
+          for (int k = 0; k < steps[c]; ++k) h[c] = ladder_width(h[c] * 1.01);
+          fits = fits && h[c] <= max_width_;
+        }
+        if (!fits || !cache_->contains(0, kernel_key(h[0], h[1]))) continue;
+        for (std::size_t c = 0; c < d_; ++c) {
+          h_[c] = h[c];
+          lo_[c] = mid_[c] - 0.5 * h_[c] * static_cast<double>(nb_[c]);
+        }
+        return;
       }
-      if (!cache_->contains(0, kernel_key(h[0], h[1]))) continue;
-      for (std::size_t c = 0; c < d_; ++c) {
-        h_[c] = h[c];
-        lo_[c] = mid_[c] - 0.5 * h_[c] * static_cast<double>(nb_[c]);
-      }
-      return;
     }
   }
   // how many steps of the ladder wider prefer_cached_width() looks
@@ -1119,7 +1247,7 @@ class InterpolationGrid {
                double* out, Executor& executor) {
     const std::size_t L0 = L_[0], L1 = L_[1], H0 = H0_, M0 = M_[0], M1 = M_[1];
     const std::size_t S = spectrum_size(), nout = kslot.size(), nodes = nodes_total();
-    std::vector<cplx>& products = work().products;
+    large_vector<cplx>& products = work().products;
     if (products.size() < nout * S) products.resize(nout * S);
     cplx* prod = products.data();
     const cplx* ch = work().charge_spectra.data();
@@ -1234,6 +1362,8 @@ class InterpolationGrid {
   SpectrumCache* cache_ = nullptr;
   bool near_ = false;
   std::size_t R_ = 1;
+  // the widest boxes at which the grid's shape (refine()) keeps the accuracy
+  double max_width_ = 0.0;
   // components (label_components(), separate())
   bool separated_ = false;
   std::size_t components_ = 0;
