@@ -235,9 +235,14 @@ save_atomic <- function(object, file) {
 #' @param overlap The share of rows also searched in the partition of
 #'   their second nearest centre: those nearest a boundary (whose second
 #'   nearest centre is the least farther than their nearest, relative to its
-#'   distance, in the sample). Between 0 and 1; more overlap finds more
-#'   neighbours across boundaries in one round and costs more search (the
-#'   rows searched are `1 + overlap` times the rows).
+#'   distance, in the sample). `NULL` (the default) chooses it in each round
+#'   from the rows sampled for the recall estimate: the least share (at most
+#'   0.5) under which at least `1 - (1 - target_recall) / 4` of their true
+#'   neighbours share a partition with them, so that data whose partitions
+#'   cut few neighbourhoods are searched nearly once. A number between 0 and
+#'   1 fixes it; more overlap finds more neighbours across boundaries in
+#'   one round and costs more search (the rows searched are `1 + overlap`
+#'   times the rows).
 #' @param sample_rows Rows sampled for the k-means of each round (default
 #'   `min(n, max(20000, 200 * partitions))`).
 #' @param rows_per_task Rows a task of the exact search compares one
@@ -253,13 +258,13 @@ save_atomic <- function(object, file) {
 #' @examples
 #' shard_control(rows_per_partition = 50000)
 #' @export
-shard_control <- function(rows_per_partition = 200000, overlap = 0.2, sample_rows = NULL,
+shard_control <- function(rows_per_partition = 200000, overlap = NULL, sample_rows = NULL,
                           recall_rows = 200, target_recall = 0.99, max_rounds = 4,
                           rows_per_task = 400000) {
   structure(list(
     rows_per_partition = check_whole(rows_per_partition, "rows_per_partition", min = 2),
     rows_per_task = check_whole(rows_per_task, "rows_per_task", min = 1),
-    overlap = check_number(overlap, "overlap", min = 0, max = 1),
+    overlap = if (is.null(overlap)) NULL else check_number(overlap, "overlap", min = 0, max = 1),
     sample_rows = if (is.null(sample_rows)) NULL else check_whole(sample_rows, "sample_rows", min = 2),
     recall_rows = check_whole(recall_rows, "recall_rows", min = 1),
     target_recall = check_number(target_recall, "target_recall", min = 0, max = 1),
@@ -333,10 +338,12 @@ check_shard_control <- function(control) {
 #'   [extended_knn()] returns it. Otherwise an object of class
 #'   `lsnn_graph_shards` describing the graph files in `out_dir` (read the
 #'   graph with [read_graph_shards()]); its element `tasks` is a data frame of
-#'   the tasks run, with their time in seconds, the bytes they read and
-#'   wrote and the peak memory of their process in bytes (where the system
+#'   the tasks run, with when each started (`started`, seconds since
+#'   1970 as [Sys.time()] gives them), its time in seconds, the bytes it read
+#'   and wrote and the peak memory of their process in bytes (where the system
 #'   reports it), and for the approximate search `recall` holds the estimate
-#'   after each round.
+#'   after each round and `overlap` the share of rows searched in two
+#'   partitions in each round.
 #' @seealso [write_shards()], [locally_scaled_knn_sharded()],
 #'   [read_graph_shards()], `vignette("large-data", package = "lsnn")`.
 #' @examples
@@ -351,7 +358,7 @@ check_shard_control <- function(control) {
 extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kind = "approx",
                                  metric = "euclidean", out_dir = NULL, n_threads = 1,
                                  verbose = FALSE,
-                                 nn_args = approx_control(max_candidates = 100, n_trees = 20),
+                                 nn_args = approx_control(max_candidates = 150, n_trees = 20),
                                  control = shard_control()) {
   run <- sharded_run(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads, verbose,
                      nn_args, control, lsnn = NULL)
@@ -387,7 +394,7 @@ extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kin
 locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, scale_from = 5,
                                        scale_to = 7, nn_kind = "approx", metric = "euclidean",
                                        out_dir = NULL, n_threads = 1, verbose = FALSE,
-                                       nn_args = approx_control(max_candidates = 100, n_trees = 20),
+                                       nn_args = approx_control(max_candidates = 150, n_trees = 20),
                                        control = shard_control()) {
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
   n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE, max = big_int - 1L)
@@ -480,9 +487,11 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
   }
   # The seed is drawn once and kept, so that a resumed run continues the
   # same computation.
-  settings <- list(files = shards$files, rows = shards$rows, k = k, nn_kind = nn_kind,
-                   metric = metric, nn_args = unclass(nn_args), control = unclass(control),
-                   lsnn = lsnn)
+  # (`format` tells a directory of this version's work files from an
+  # earlier version's, which it cannot resume)
+  settings <- list(format = 2L, files = shards$files, rows = shards$rows, k = k,
+                   nn_kind = nn_kind, metric = metric, nn_args = unclass(nn_args),
+                   control = unclass(control), lsnn = lsnn)
   run_file <- file.path(out_dir, "run.rds")
   if (file.exists(run_file)) {
     old <- readRDS(run_file)
@@ -525,7 +534,8 @@ finish_run <- function(run, what) {
   out <- structure(list(what = what, files = files, rows = run$shards$rows, n = run$shards$n,
                         k = if (what == "knn") run$k else run$lsnn$n_neighbors,
                         tasks = tasks,
-                        recall = if (file.exists(recall_file)) readRDS(recall_file)$by_round),
+                        recall = if (file.exists(recall_file)) readRDS(recall_file)$by_round,
+                        overlap = if (file.exists(recall_file)) readRDS(recall_file)$overlap),
                    class = "lsnn_graph_shards")
   if (what == "lsnn") {
     out$knn <- out
@@ -615,9 +625,10 @@ task_wrapper <- function(fun, task, simd) {
   old_opt <- options(lsnn.simd = simd)
   on.exit(options(old_opt), add = TRUE)
   with_seed(task$seed, {
+    started <- as.numeric(Sys.time())
     start <- proc.time()[["elapsed"]]
     io <- fun(task)
-    data.frame(seconds = proc.time()[["elapsed"]] - start, bytes_read = io[["read"]],
+    data.frame(started = started, seconds = proc.time()[["elapsed"]] - start, bytes_read = io[["read"]],
                bytes_written = io[["written"]], peak_memory = peak_memory(),
                pid = Sys.getpid())
   })
@@ -889,14 +900,14 @@ approx_phase <- function(run) {
   recall_file <- file.path(run$dir, "recall.rds")
   recall <- if (file.exists(recall_file)) readRDS(recall_file)
   if (is.null(recall)) {
-    recall <- list(truth = exact_rows_phase(run), by_round = numeric())
+    recall <- list(truth = exact_rows_phase(run), by_round = numeric(), overlap = numeric())
     save_atomic(recall, recall_file)
   }
   round <- length(recall$by_round)
   while (round < ctl$max_rounds &&
          (round == 0 || recall$by_round[round] < ctl$target_recall)) {
     round <- round + 1L
-    approx_round(run, round, n_parts, recall$truth)
+    recall$overlap[round] <- approx_round(run, round, n_parts, recall$truth)
     recall$by_round[round] <- estimate_recall(run, round, recall$truth)
     save_atomic(recall, recall_file)
     if (run$verbose) {
@@ -993,14 +1004,21 @@ truth_of_shard <- function(run, truth, s) {
 
 # One round: centres from a sample, each shard's rows put into the
 # partition of their nearest centre (and those near a boundary into that of
-# their second nearest), the approximate search on each
-# partition, and the candidates merged per shard with the last round's lists.
+# their second nearest), the approximate search on each partition, and the
+# candidates merged per shard with the last round's lists. The assignment
+# keeps the rows that may go to a second partition apart, with their
+# excess (two_nearest()), so that the share searched twice can be chosen
+# after it, from where the sampled rows and their true neighbours fell
+# (choose_overlap()). Returns that share.
 approx_round <- function(run, round, n_parts, truth) {
   dir <- file.path(run$dir, "work", sprintf("round-%d", round))
   dir.create(dir, showWarnings = FALSE)
   graphs <- round_graph_files(run, round)
   found <- found_files(run, round)
-  if (all(file.exists(graphs))) return(invisible())
+  overlap_file <- file.path(dir, "overlap.rds")
+  if (all(file.exists(graphs))) {
+    return(if (file.exists(overlap_file)) readRDS(overlap_file)$share else NA_real_)
+  }
   S <- length(run$shards$files)
   centres_file <- file.path(dir, "centres.rds")
   if (!file.exists(centres_file)) {
@@ -1008,37 +1026,66 @@ approx_round <- function(run, round, n_parts, truth) {
   }
   partitions <- readRDS(centres_file)
   centres <- partitions$centres
+  P <- nrow(centres)
   bucket <- function(p, s) file.path(dir, sprintf("bucket-%d-%d.rds", p, s))
+  edge <- function(p, s) file.path(dir, sprintf("edge-%d-%d.rds", p, s))
   candidates <- function(p, s) file.path(dir, sprintf("cand-%d-%d.rds", p, s))
   counts_file <- function(s) file.path(dir, sprintf("assigned-%d.rds", s))
+  # the sampled rows and their true neighbours, whose partitions the
+  # assignment reports
+  offsets <- shard_offsets(run$shards)
+  watched <- sort(unique(c(truth$rows, truth$idx)))
+  watched_shard <- findInterval(watched, offsets + 0.5)
   assign <- lapply(seq_len(S), function(s) {
     list(name = sprintf("round %d: assign shard %d", round, s), out = counts_file(s),
-         done_if = graphs[s], file = run$shards$files[s], s = s,
-         first = shard_offsets(run$shards)[s], centres = centres, metric = run$metric,
-         limit = partitions$limit, n_col = run$shards$n_col,
-         bucket = vapply(seq_len(nrow(centres)), bucket, "", s = s))
+         done_if = graphs[s], file = run$shards$files[s], s = s, first = offsets[s],
+         centres = centres, metric = run$metric, limit = max(partitions$limits),
+         n_col = run$shards$n_col, n_threads = run$n_threads,
+         watch = as.integer(watched[watched_shard == s] - offsets[s]),
+         bucket = vapply(seq_len(P), bucket, "", s = s),
+         edge = vapply(seq_len(P), edge, "", s = s))
   })
   run_tasks(run, sprintf("round %d: partitions", round), assign, assign_task)
   # Which shards have rows in which partition (shards merged already are
   # not needed again).
-  counts <- do.call(cbind, lapply(seq_len(S), function(s) {
-    if (file.exists(counts_file(s))) readRDS(counts_file(s)) else integer(nrow(centres))
-  }))
-  searches <- lapply(seq_len(nrow(centres)), function(p) {
-    from <- which(counts[p, ] > 0)
+  assigned <- lapply(seq_len(S), function(s) {
+    if (file.exists(counts_file(s))) readRDS(counts_file(s))
+  })
+  counts <- function(what) {
+    do.call(cbind, lapply(assigned, function(a) if (is.null(a)) integer(P) else a[[what]]))
+  }
+  first_counts <- counts("first")
+  edge_counts <- counts("edge")
+  if (!file.exists(overlap_file)) {
+    watched_near <- do.call(rbind, lapply(assigned, `[[`, "watched"))
+    save_atomic(choose_overlap(partitions, watched_near, truth, run$control), overlap_file)
+  }
+  overlap <- readRDS(overlap_file)
+  if (run$verbose) {
+    cli::cli_inform(c(i = sprintf(
+      "round %d: %d partitions, %.1f%% of rows also in a second one (%.4f of the sampled rows' neighbours share a partition with them)",
+      round, P, 100 * overlap$share, overlap$coverage)))
+  }
+  searches <- lapply(seq_len(P), function(p) {
+    firsts <- which(first_counts[p, ] > 0)
+    edges <- which(edge_counts[p, ] > 0)
     list(name = sprintf("round %d: search partition %d", round, p),
          out = file.path(dir, sprintf("searched-%d.rds", p)), p = p,
-         buckets = bucket(p, from), shards = from, candidates = candidates(p, from),
-         k = run$k, metric = run$metric, nn_args = run$nn_args, n_threads = run$n_threads,
-         seed = task_seed(run, round, p))
+         shards = sort(union(firsts, edges)), buckets = bucket(p, firsts),
+         bucket_shards = firsts, edges = edge(p, edges), edge_shards = edges,
+         limit = overlap$limit, k = run$k, metric = run$metric, nn_args = run$nn_args,
+         n_threads = run$n_threads, seed = task_seed(run, round, p))
   })
   # the largest first, so that the last tasks to finish are short ones
-  searches <- searches[order(-rowSums(counts))]
+  searches <- searches[order(-rowSums(first_counts))]
   searches <- searches[vapply(searches, function(t) length(t$shards) > 0, logical(1))]
+  for (i in seq_along(searches)) {
+    searches[[i]]$candidates <- candidates(searches[[i]]$p, searches[[i]]$shards)
+  }
   run_tasks(run, sprintf("round %d: search", round), searches, partition_task)
   previous <- if (round > 1) round_graph_files(run, round - 1L)
   merges <- lapply(seq_len(S), function(s) {
-    from <- which(counts[, s] > 0)
+    from <- which(first_counts[, s] > 0 | edge_counts[, s] > 0)
     list(name = sprintf("round %d: merge shard %d", round, s), out = c(graphs[s], found[s]),
          done_if = graphs[c(s, s)], s = s, parts = candidates(from, s),
          previous = previous[s], run = run_for_worker(run),
@@ -1046,23 +1093,26 @@ approx_round <- function(run, round, n_parts, truth) {
   })
   run_tasks(run, sprintf("round %d: merge", round), merges, merge_candidates_task)
   if (round > 1) unlink(c(previous, sigma_file_of(previous)))
-  invisible()
+  overlap$share
 }
 
 # Partitions: k-means centres on a sample of rows (in the metric's geometry:
 # unit rows for cosine, centred unit rows for correlation), starting from
-# n_parts sampled rows, and the limit of partition_of() that puts the share
-# `overlap` of the sample's rows in a second partition. A centre whose
-# partition would hold more than 1.5 times rows_per_partition (estimated
-# from the sample) is split in two by 2-means on its rows, so that every
-# task fits its share of memory and none runs far longer than the others; a
-# centre that would get fewer than 4k rows is dropped, so that every
-# partition has room for its rows' neighbours. Returns list(centres, limit).
+# n_parts sampled rows. A centre whose partition would hold more than 1.5
+# times rows_per_partition (estimated from the sample, with the share
+# `overlap` of its rows searched twice, or none where the share is chosen
+# later) is split in two by 2-means on its rows, so that every task fits
+# its share of memory and none runs far longer than the others; a centre
+# that would get fewer than 4k rows is dropped, so that every partition has
+# room for its rows' neighbours. Returns list(centres, shares, limits): the
+# limits of partition_of() that put each share of the sample's rows (0 to
+# 0.5 by 0.01, or the share `overlap` alone) in a second partition.
 partition_centres <- function(run, round, n_parts) {
   n <- run$shards$n
   ctl <- run$control
+  shares <- if (is.null(ctl$overlap)) seq(0, max_overlap, by = 0.01) else ctl$overlap
   if (n_parts == 1) {
-    return(list(centres = matrix(0, 1, run$shards$n_col), limit = -Inf))
+    return(list(centres = matrix(0, 1, run$shards$n_col), shares = 0, limits = -Inf))
   }
   m <- ctl$sample_rows
   if (is.null(m)) m <- min(n, max(20000, 200 * n_parts))
@@ -1070,9 +1120,10 @@ partition_centres <- function(run, round, n_parts) {
   x <- unique(partition_space(gather_rows(run, rows), run$metric))
   n_parts <- min(n_parts, nrow(x))
   per_row <- n / nrow(x)
+  planned <- if (is.null(ctl$overlap)) 0 else ctl$overlap
   sizes <- function(centres) {
-    near <- two_nearest(x, centres)
-    near <- keep_second(near, overlap_limit(near$excess, ctl$overlap))
+    near <- two_nearest(x, centres, run$n_threads)
+    near <- keep_second(near, overlap_limit(near$excess, planned))
     list(near = near, size = partition_sizes(near, nrow(centres)) * per_row)
   }
   centres <- with_seed(task_seed(run, round, 1), {
@@ -1100,7 +1151,45 @@ partition_centres <- function(run, round, n_parts) {
     centres <- centres[-small[which.min(size[small])], , drop = FALSE]
   }
   centres <- unname(centres)
-  list(centres = centres, limit = overlap_limit(two_nearest(x, centres)$excess, ctl$overlap))
+  excess <- two_nearest(x, centres, run$n_threads)$excess
+  list(centres = centres, shares = shares,
+       limits = vapply(shares, overlap_limit, 0, excess = excess))
+}
+
+# The largest share of rows that an automatic choice of the overlap puts in
+# a second partition.
+max_overlap <- 0.5
+
+# The overlap of a round: with shard_control(overlap = NULL), the least of
+# partitions$shares under which the sampled rows' neighbours that share a
+# partition with them (a row is in partition p if p is its nearest centre,
+# or its second nearest and its excess is within the limit) make up at least
+# 1 - (1 - target_recall) / 4 of all (the boundaries then lose at most a
+# quarter of the misses the target allows); the largest share where none
+# does. `near` holds the partitions of the sampled rows and their true
+# neighbours (data.frame(row, first, second, excess)), `truth` those rows
+# and neighbours. Returns list(share, limit, coverage).
+choose_overlap <- function(partitions, near, truth, control) {
+  i <- match(rep(truth$rows, ncol(truth$idx)), near$row)
+  j <- match(as.vector(truth$idx), near$row)
+  keep <- !is.na(i) & !is.na(j)
+  i <- i[keep]
+  j <- j[keep]
+  coverage <- function(limit) {
+    if (length(i) == 0) return(1)
+    two_i <- near$excess[i] <= limit
+    two_j <- near$excess[j] <= limit
+    fi <- near$first[i]
+    fj <- near$first[j]
+    si <- near$second[i]
+    sj <- near$second[j]
+    # (a second centre is NA only where there is one centre)
+    mean((fi == fj | (two_i & si == fj) | (two_j & sj == fi) | (two_i & two_j & si == sj)) %in% TRUE)
+  }
+  covered <- vapply(partitions$limits, coverage, 0)
+  good <- which(covered >= 1 - (1 - control$target_recall) / 4)
+  at <- if (length(good) > 0) good[1] else length(covered)
+  list(share = partitions$shares[at], limit = partitions$limits[at], coverage = covered[at])
 }
 
 partition_space <- function(x, metric) {
@@ -1116,7 +1205,9 @@ partition_space <- function(x, metric) {
 # nearest centre, and the second nearest where its distance is at most
 # (1 + limit) times the nearest's (NA elsewhere): rows near a boundary are
 # searched on both sides of it.
-partition_of <- function(x, centres, limit) keep_second(two_nearest(x, centres), limit)
+partition_of <- function(x, centres, limit, n_threads = 1L) {
+  keep_second(two_nearest(x, centres, n_threads), limit)
+}
 
 # The partitions from two_nearest(): the second kept where its excess is at
 # most `limit`.
@@ -1126,22 +1217,17 @@ keep_second <- function(near, limit) {
 }
 
 # The two nearest centres of each row and how much farther the second is
-# (its distance over the first's, minus 1; Inf with one centre).
-two_nearest <- function(x, centres) {
+# (its distance over the first's, minus 1; Inf with one centre), by the
+# core's exact query (ties to the lower centre number).
+two_nearest <- function(x, centres, n_threads = 1L) {
   if (nrow(centres) == 1) {
     return(list(first = rep(1L, nrow(x)), second = rep(NA_integer_, nrow(x)),
                 excess = rep(Inf, nrow(x))))
   }
-  d2 <- -2 * tcrossprod(x, centres) + rep(rowSums(centres^2), each = nrow(x))
-  at <- seq_len(nrow(x))
-  norm2 <- rowSums(x^2)
-  first <- max.col(-d2, ties.method = "first")
-  d_first <- sqrt(pmax(d2[cbind(at, first)] + norm2, 0))
-  d2[cbind(at, first)] <- Inf
-  second <- max.col(-d2, ties.method = "first")
-  d_second <- sqrt(pmax(d2[cbind(at, second)] + norm2, 0))
-  list(first = first, second = second,
-       excess = ifelse(d_first > 0, d_second / d_first - 1, Inf))
+  near <- shard_block_knn(x, centres, 2L, "euclidean", n_threads = n_threads)
+  d_first <- near$dist[, 1]
+  list(first = near$idx[, 1], second = near$idx[, 2],
+       excess = ifelse(d_first > 0, near$dist[, 2] / d_first - 1, Inf))
 }
 
 # The limit of partition_of() that puts the share `overlap` of rows with
@@ -1158,40 +1244,70 @@ partition_sizes <- function(near, n_parts) {
   tabulate(near$first, n_parts) + tabulate(near$second[!is.na(near$second)], n_parts)
 }
 
+# A shard's rows by partition: each in the bucket of its nearest centre,
+# and those whose excess is within task$limit (the largest the round may
+# use) also in the edge bucket of their second nearest, with their excess.
+# Writes the rows per partition of both kinds and the partitions of the
+# watched rows (global row numbers).
 assign_task <- function(task) {
   x <- read_shard(task$file, task$n_col)
-  near <- partition_of(partition_space(x, task$metric), task$centres, task$limit)
+  near <- two_nearest(partition_space(x, task$metric), task$centres, task$n_threads)
   n_parts <- nrow(task$centres)
-  counts <- integer(n_parts)
+  levels <- seq_len(n_parts)
   written <- 0
-  twice <- which(!is.na(near$second))
-  members <- split(c(seq_len(nrow(x)), twice),
-                   factor(c(near$first, near$second[twice]), levels = seq_len(n_parts)))
-  for (p in seq_len(n_parts)) {
-    rows <- sort(members[[p]])
-    counts[p] <- length(rows)
-    if (length(rows) > 0) {
-      written <- written + save_atomic(list(ids = as.integer(task$first + rows),
-                                            x = x[rows, , drop = FALSE]), task$bucket[p])
+  save_groups <- function(rows, group, files, extra = NULL) {
+    members <- split(rows, factor(group, levels = levels))
+    counts <- lengths(members, use.names = FALSE)
+    for (p in which(counts > 0)) {
+      r <- members[[p]]
+      content <- list(ids = as.integer(task$first + r), x = x[r, , drop = FALSE])
+      if (!is.null(extra)) content$excess <- extra[r]
+      written <<- written + save_atomic(content, files[p])
     }
+    counts
   }
-  written <- written + save_atomic(counts, task$out)
+  first <- save_groups(seq_len(nrow(x)), near$first, task$bucket)
+  two <- which(near$excess <= task$limit)
+  edge <- save_groups(two, near$second[two], task$edge, near$excess)
+  w <- task$watch
+  watched <- data.frame(row = task$first + w, first = near$first[w], second = near$second[w],
+                        excess = near$excess[w])
+  written <- written + save_atomic(list(first = first, edge = edge, watched = watched), task$out)
   c(read = file.size(task$file), written = written)
 }
 
+# The search of one partition: its rows from each shard's bucket, and those
+# of each shard's edge bucket whose excess is within task$limit; writes the
+# candidates of each shard's rows (none where it has no rows left).
 partition_task <- function(task) {
-  parts <- lapply(task$buckets, readRDS)
+  part_of <- function(s) {
+    b <- match(s, task$bucket_shards)
+    e <- match(s, task$edge_shards)
+    mine <- if (!is.na(b)) readRDS(task$buckets[b]) else list(ids = integer(), x = NULL)
+    if (!is.na(e)) {
+      edge <- readRDS(task$edges[e])
+      keep <- edge$excess <= task$limit
+      mine <- list(ids = c(mine$ids, edge$ids[keep]),
+                   x = rbind(mine$x, edge$x[keep, , drop = FALSE]))
+    }
+    mine
+  }
+  parts <- lapply(task$shards, part_of)
   counts <- vapply(parts, function(b) length(b$ids), 0L)
   ids <- unlist(lapply(parts, `[[`, "ids"))
   x <- do.call(rbind, lapply(parts, `[[`, "x"))
   rm(parts)
-  g <- extended_knn(x, n_neighbors = task$k - 1L, n_extra = 0, n_threads = task$n_threads,
-                    nn_kind = "approx", metric = task$metric, nn_args = task$nn_args)
+  written <- 0
+  if (length(ids) > 1) {
+    g <- extended_knn(x, n_neighbors = task$k - 1L, n_extra = 0, n_threads = task$n_threads,
+                      nn_kind = "approx", metric = task$metric, nn_args = task$nn_args)
+    g$idx[] <- ids[g$idx]
+  } else {
+    g <- list(idx = matrix(ids, length(ids), 1), dist = matrix(0, length(ids), 1))
+  }
   rm(x)
-  g$idx[] <- ids[g$idx]
   # the candidates of each shard's rows (the row itself dropped), one file
   # per shard
-  written <- 0
   end <- cumsum(counts)
   for (b in seq_along(task$shards)) {
     rows <- (end[b] - counts[b]) + seq_len(counts[b])
@@ -1200,9 +1316,9 @@ partition_task <- function(task) {
                                           dist = g$dist[rows, -1, drop = FALSE]),
                                      task$candidates[b])
   }
-  read <- sum(file.size(task$buckets))
+  read <- sum(file.size(c(task$buckets, task$edges)))
   written <- written + save_atomic(TRUE, task$out)
-  unlink(task$buckets)
+  unlink(c(task$buckets, task$edges))
   c(read = read, written = written)
 }
 

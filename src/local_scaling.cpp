@@ -2,6 +2,7 @@
 // graph_sort.h). Arguments are validated in R.
 #include <Rcpp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -168,16 +169,30 @@ Rcpp::List best_candidates_cpp(Rcpp::List blocks, int n, int k, Rcpp::IntegerVec
   c.id.resize(c.start[n]);
   c.dist.resize(c.start[n]);
   std::vector<std::size_t> next(c.start.begin(), c.start.end() - 1);
+  // The matrices are read a tile of lines at a time, column by column, so
+  // that both the reads and the rows written stay in cache.
+  constexpr std::size_t tile = 64;
   for (std::size_t b = 0; b < rows.size(); ++b) {
     const std::size_t m = static_cast<std::size_t>(rows[b].size()), cols = idx[b].ncol();
-    for (std::size_t line = 0; line < m; ++line) {
-      std::size_t& at = next[static_cast<std::size_t>(rows[b][line]) - 1];
+    const int* row_of = rows[b].begin();
+    const int* block_idx = idx[b].begin();
+    const double* block_dist = dist[b].begin();
+    std::size_t at[tile];
+    for (std::size_t from = 0; from < m; from += tile) {
+      const std::size_t to = std::min(m, from + tile);
+      // (a row may have several lines in a block)
+      for (std::size_t line = from; line < to; ++line) {
+        std::size_t& free = next[static_cast<std::size_t>(row_of[line]) - 1];
+        at[line - from] = free;
+        free += cols;
+      }
       for (std::size_t col = 0; col < cols; ++col) {
-        const double d = dist[b][line + col * m];
-        if (std::isnan(d)) Rcpp::stop("block %d: a distance is NaN", static_cast<int>(b) + 1);
-        c.id[at] = idx[b][line + col * m];
-        c.dist[at] = d;
-        ++at;
+        for (std::size_t line = from; line < to; ++line) {
+          const double d = block_dist[line + col * m];
+          if (std::isnan(d)) Rcpp::stop("block %d: a distance is NaN", static_cast<int>(b) + 1);
+          c.id[at[line - from] + col] = block_idx[line + col * m];
+          c.dist[at[line - from] + col] = d;
+        }
       }
     }
   }

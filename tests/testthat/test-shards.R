@@ -225,7 +225,8 @@ test_that("partitions are split to their size and overlap only near boundaries",
   on.exit(unlink(run$dir, recursive = TRUE), add = TRUE)
   parts <- lsnn:::partition_centres(run, 1L, 8L)
   centres <- parts$centres
-  near <- lsnn:::partition_of(X, centres, parts$limit)
+  expect_identical(parts$shares, 0.25)
+  near <- lsnn:::partition_of(X, centres, parts$limits)
   expect_gt(nrow(centres), 8)
   expect_lt(max(lsnn:::partition_sizes(near, nrow(centres))), 1.5 * 1000 * 1.25)
   both <- !is.na(near$second)
@@ -241,6 +242,40 @@ test_that("partitions are split to their size and overlap only near boundaries",
   expect_true(all(is.na(lsnn:::partition_of(X, centres, -Inf)$second)))
   expect_false(anyNA(lsnn:::partition_of(X, centres, Inf)$second))
   expect_error(shard_control(overlap = -1), "'overlap' must be between 0 and 1")
+})
+
+test_that("the overlap is the least that keeps the sampled rows' neighbours in their partitions", {
+  partitions <- list(shares = c(0, 0.1, 0.2), limits = c(-Inf, 0.05, 0.3))
+  near <- data.frame(row = c(11, 12, 13, 14), first = c(1L, 1L, 2L, 2L), second = c(2L, 2L, 1L, 1L),
+                     excess = c(0.01, 0.2, 0.5, 0.04))
+  # row 11's neighbour 13 shares partition 2 once row 11 is also there
+  # (limit 0.05); row 13's neighbour 12 shares partition 2 once row 12 is
+  # (limit 0.3)
+  truth <- list(rows = c(11, 13), idx = matrix(c(13, 12), 2))
+  ctl <- shard_control()
+  expect_equal(lsnn:::choose_overlap(partitions, near, truth, ctl),
+               list(share = 0.2, limit = 0.3, coverage = 1))
+  # none enough: the largest share
+  expect_equal(lsnn:::choose_overlap(lapply(partitions, `[`, 1:2), near, truth, ctl),
+               list(share = 0.1, limit = 0.05, coverage = 0.5))
+  # rows not reported are left out of the count
+  expect_equal(lsnn:::choose_overlap(partitions, near[-2, ], truth, ctl)$share, 0.1)
+
+  set.seed(9)
+  # two clusters far apart, one per partition: no overlap
+  X <- clustered(2400, 6, n_clusters = 2) * 5
+  res <- extended_knn_sharded(shard_dir(X, 600), 15, 0, out_dir = tempfile("graph-"),
+                              control = shard_control(rows_per_partition = 1200, recall_rows = 300))
+  on.exit(unlink(dirname(res$files[1]), recursive = TRUE), add = TRUE)
+  expect_identical(res$overlap, 0)
+  expect_identical(res$recall, 1)
+  # one square cut in four: the rows near the cuts
+  Y <- matrix(runif(2400 * 2), 2400)
+  res <- extended_knn_sharded(shard_dir(Y, 600), 15, 0, out_dir = tempfile("graph-"),
+                              control = shard_control(rows_per_partition = 600, recall_rows = 300))
+  on.exit(unlink(dirname(res$files[1]), recursive = TRUE), add = TRUE)
+  expect_gte(res$overlap[1], 0.03)
+  expect_gte(res$recall[length(res$recall)], 0.99)
 })
 
 test_that("the recall estimate adds the merges' counts, or counts from the graph shard", {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph.h"
+#include "large_buffer.h"
 #include "parallel.h"
 
 namespace lsnn {
@@ -49,10 +50,12 @@ void sort_graph_rows(const GraphView& g, const double* sort_values, bool decreas
 
 // Candidate neighbours of n rows in compressed form: row i's candidates are
 // entries [start[i], start[i + 1]) of `id` (1-based row numbers) and `dist`.
+// (A sharded merge fills tens of millions of entries per call; large_vector
+// spares the page faults of that much new memory.)
 struct CandidateLists {
   std::vector<std::size_t> start;  // n + 1 offsets
-  std::vector<int> id;
-  std::vector<double> dist;
+  large_vector<int> id;
+  large_vector<double> dist;
 };
 
 // The best k candidates of each row by (distance, row number), each row
