@@ -458,6 +458,10 @@ print.lsnn_graph_shards <- function(x, ...) {
   if (!is.null(x$recall)) {
     cat("estimated recall by round:", paste(format(x$recall, digits = 4), collapse = ", "), "\n")
   }
+  if (length(x$overlap) > 0) {
+    cat("rows also in a second partition, by round:",
+        paste0(format(100 * x$overlap), "%", collapse = ", "), "\n")
+  }
   invisible(x)
 }
 

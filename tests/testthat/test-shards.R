@@ -118,6 +118,12 @@ test_that("the approximate sharded graph reaches the recall target and is reprod
   set.seed(6)
   lsnn <- locally_scaled_knn_sharded(sh, 10, 15, control = ctl)
   expect_equal(dim(lsnn$idx), c(3000L, 10L))
+  # partitions in each metric's geometry
+  for (metric in c("cosine", "correlation", "manhattan")) {
+    g <- extended_knn_sharded(sh, 10, 5, metric = metric, control = ctl)
+    truth <- extended_knn(X, 10, 5, nn_kind = "exact", metric = metric)
+    expect_gte(mean(g$dist[, -1] <= truth$dist[, 16] + 1e-12), 0.99)
+  }
 })
 
 test_that("the search between two shards gives both exact queries at once", {
@@ -269,6 +275,7 @@ test_that("the overlap is the least that keeps the sampled rows' neighbours in t
   on.exit(unlink(dirname(res$files[1]), recursive = TRUE), add = TRUE)
   expect_identical(res$overlap, 0)
   expect_identical(res$recall, 1)
+  expect_output(print(res), "recall by round: 1 \nrows also in a second partition, by round: 0%")
   # one square cut in four: the rows near the cuts
   Y <- matrix(runif(2400 * 2), 2400)
   res <- extended_knn_sharded(shard_dir(Y, 600), 15, 0, out_dir = tempfile("graph-"),
