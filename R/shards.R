@@ -1366,41 +1366,120 @@ merge_candidates_task <- function(task) {
 
 # ---- the LSNN phase ----
 
+# The locally scaled neighbours need, for each shard's lists, the scales of
+# their candidates, which the shards' merges wrote one file per shard. A
+# task reading every scale file would make the bytes read grow as the
+# shards times the rows; instead the scales are exchanged in three steps,
+# so that the bytes grow as the lists' entries: each shard's task writes its
+# candidates (in list order, grouped by the group of shards holding them:
+# its requests), a task per group reads its shards' scales and answers
+# every shard's requests, and each shard's task reads its answers and
+# picks its neighbours. A group holds at most scale_group_rows rows (its
+# scales are one task's memory), and there are at least as many groups as
+# workers where the shards allow it.
+scale_group_rows <- 1e7
+
 lsnn_phase <- function(run) {
   out <- graph_files(run, "lsnn")
   if (all(file.exists(out))) return(invisible())
   knn <- graph_files(run, "knn")
-  tasks <- lapply(seq_along(knn), function(s) {
+  S <- length(knn)
+  dir <- file.path(run$dir, "work", "scales")
+  dir.create(dir, showWarnings = FALSE, recursive = TRUE)
+  groups_file <- file.path(dir, "groups.rds")
+  if (!file.exists(groups_file)) save_atomic(scale_groups(run), groups_file)
+  group <- readRDS(groups_file)
+  G <- max(group)
+  offsets <- shard_offsets(run$shards)
+  group_first <- offsets[match(seq_len(G), group)]
+  request <- function(s, g) file.path(dir, sprintf("request-%d-%d.rds", s, g))
+  answer <- function(s, g) file.path(dir, sprintf("answer-%d-%d.rds", s, g))
+  # (a shard whose LSNN file exists needs neither)
+  requests <- lapply(seq_len(S), function(s) {
+    list(name = sprintf("scale requests of shard %d", s), out = request(s, seq_len(G)),
+         done_if = out[c(s, rep(s, G - 1L))], graph = knn[s], group_first = group_first)
+  })
+  run_tasks(run, "locally scaled neighbours: scale requests", requests, scale_request_task)
+  answers <- lapply(seq_len(G), function(g) {
+    mine <- which(group == g)
+    todo <- which(!file.exists(out))
+    list(name = sprintf("scale answers of shard group %d", g), out = answer(todo, g),
+         sigma = sigma_file_of(knn[mine]), first = offsets[mine[1]],
+         requests = request(todo, g))
+  })
+  run_tasks(run, "locally scaled neighbours: scale answers", answers, scale_answer_task)
+  tasks <- lapply(seq_len(S), function(s) {
     list(name = sprintf("lsnn shard %d", s), out = out[s], graph = knn[s],
-         sigma = sigma_file_of(knn), first = shard_offsets(run$shards),
-         n_neighbors = run$lsnn$n_neighbors, scale = run$lsnn$scale, n_threads = run$n_threads)
+         answers = answer(s, seq_len(G)), requests = request(s, seq_len(G)),
+         group_first = group_first, n_neighbors = run$lsnn$n_neighbors,
+         scale = run$lsnn$scale, n_threads = run$n_threads)
   })
   run_tasks(run, "locally scaled neighbours", tasks, lsnn_task)
 }
 
-# The scales of a shard's candidates are read from every shard's scale file
-# in turn, each looked up where it is used (one entry per list entry, in the
-# lists' order): a task holds its own rows' lists and their candidates'
-# scales, never the whole vector, and groups the entries by shard with one
-# radix sort of small integers (no sorting or hashing of millions of ids).
+# The group of each shard: consecutive shards, as many groups as there are
+# scale_group_rows in the rows (rounded up), or workers if more (but no more
+# than shards), each about the same number of rows.
+scale_groups <- function(run) {
+  rows <- as.double(run$shards$rows)
+  workers <- future::nbrOfWorkers()
+  # (a scheduler's plan may report no limit)
+  if (!is.finite(workers)) workers <- 1
+  n_groups <- min(length(rows), max(ceiling(sum(rows) / scale_group_rows), workers))
+  middle <- cumsum(rows) - rows / 2
+  group <- pmin(n_groups, floor(middle / (sum(rows) / n_groups)) + 1)
+  match(group, unique(group))
+}
+
+# A graph shard's candidates, other than the rows themselves, in list order
+# grouped by shard group: the order both its requests and its LSNN task use.
+candidates_by_group <- function(g, group_first) {
+  cand <- g$idx[, -1, drop = FALSE]
+  group <- findInterval(cand, group_first + 0.5)
+  list(cand = cand, order = order(group, method = "radix"),
+       counts = tabulate(group, length(group_first)))
+}
+
+scale_request_task <- function(task) {
+  g <- readRDS(task$graph)
+  by <- candidates_by_group(g, task$group_first)
+  end <- cumsum(by$counts)
+  written <- 0
+  for (f in seq_along(task$out)) {
+    at <- by$order[(end[f] - by$counts[f]) + seq_len(by$counts[f])]
+    written <- written + save_atomic(as.integer(by$cand[at]), task$out[f])
+  }
+  c(read = file.size(task$graph), written = written)
+}
+
+scale_answer_task <- function(task) {
+  sigma <- unlist(lapply(task$sigma, readRDS), use.names = FALSE)
+  written <- 0
+  for (r in seq_along(task$requests)) {
+    written <- written + save_atomic(sigma[readRDS(task$requests[r]) - task$first], task$out[r])
+  }
+  c(read = sum(file.size(c(task$sigma, task$requests))), written = written)
+}
+
+# A shard's locally scaled neighbours, with its candidates' scales from the
+# answers to its requests (in the order of candidates_by_group()).
 lsnn_task <- function(task) {
   g <- readRDS(task$graph)
-  cand <- g$idx[, -1, drop = FALSE]
-  shard <- findInterval(cand, task$first + 0.5)
-  o <- order(shard, method = "radix")
-  counts <- tabulate(shard, length(task$sigma))
-  end <- cumsum(counts)
-  sigma <- numeric(length(cand))
-  read <- file.size(task$graph)
-  for (f in which(counts > 0)) {
-    at <- o[(end[f] - counts[f]) + seq_len(counts[f])]
-    sigma[at] <- readRDS(task$sigma[f])[cand[at] - task$first[f]]
-    read <- read + file.size(task$sigma[f])
+  by <- candidates_by_group(g, task$group_first)
+  end <- cumsum(by$counts)
+  sigma <- numeric(length(by$cand))
+  for (f in seq_along(task$answers)) {
+    at <- by$order[(end[f] - by$counts[f]) + seq_len(by$counts[f])]
+    sigma[at] <- readRDS(task$answers[f])
   }
-  local <- list(idx = cbind(g$idx[, 1], matrix(seq_along(cand), nrow(cand))), dist = g$dist)
+  local <- list(idx = cbind(g$idx[, 1], matrix(seq_along(by$cand), nrow(by$cand))),
+                dist = g$dist)
   res <- select_lsnn(local, sigma, task$n_neighbors, task$scale, task$n_threads)
-  res$idx[, -1] <- cand[res$idx[, -1]]
-  c(read = read, written = save_atomic(res, task$out))
+  res$idx[, -1] <- by$cand[res$idx[, -1]]
+  read <- sum(file.size(c(task$graph, task$answers)))
+  written <- save_atomic(res, task$out)
+  unlink(c(task$answers, task$requests))
+  c(read = read, written = written)
 }
 
 # The locally scaled neighbours of a graph shard's rows by the core's

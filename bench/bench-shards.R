@@ -134,16 +134,17 @@ if (what == "simulate") {
   # Model. A run at N rows has S = N / b shards of b rows and P = N / m
   # partitions of about m rows (b and m as measured: task counts grow in
   # proportion to N). Each phase is a set of equal, independent tasks, so on
-  # W workers it takes ceiling(tasks / W) times the measured mean task time;
-  # phases run one after the other, and as many rounds as measured. Task
-  # times do not depend on N (fixed shard and partition sizes), except the
-  # LSNN tasks, each of which reads every shard's file of local scales (8N
-  # bytes in all, keeping only its candidates' scales) at the disk rate
-  # measured in the run. Bytes moved per row are those measured (reads and
-  # writes of every task), with the LSNN tasks' reads grown to S * 8N. Memory
-  # per worker is the largest peak measured: no task holds more than its
-  # shard or partition and the scales of its candidates. The central steps
-  # (k-means on a sample, listing the files) are left out.
+  # W workers it takes ceiling(tasks / W) times the mean task time; phases
+  # run one after the other, and as many rounds as measured. Task times do
+  # not depend on N (fixed shard and partition sizes), except the scale
+  # answers: G = min(S, max(N / 1e7, W)) tasks (R/shards.R, scale_groups()),
+  # each answering every shard's requests for its group's rows, so its time
+  # is the measured time per byte answered times N / G rows' share of the
+  # answers. Bytes moved per row are those measured (reads and writes of
+  # every task). Memory per worker is the largest peak measured: no task
+  # holds more than its shard or partition, or a group's scales and one
+  # shard's requests. The central steps (k-means on a sample, listing the
+  # files) are left out.
   src <- list.files(results_dir(), pattern = "^shards-approx-tasks-.*[.]csv$", full.names = TRUE)
   if (length(src) == 0) stop("run bench-shards.R approx first")
   src <- src[which.max(file.mtime(src))]
@@ -151,16 +152,20 @@ if (what == "simulate") {
   n0 <- tasks$n_rows[1]
   kind <- sub("^round [0-9]+: ", "", tasks$phase)
   rounds <- length(unique(grep("^round", tasks$phase, value = TRUE))) / 3
+  answers <- "locally scaled neighbours: scale answers"
+  if (!any(kind == answers)) stop(basename(src), " has no scale answers: run bench-shards.R approx again")
   per_kind <- lapply(split(tasks, kind), function(t) {
     data.frame(tasks = nrow(t), seconds = mean(t$seconds), bytes = sum(t$bytes_read + t$bytes_written))
   })
-  lsnn_read <- tasks[kind == "locally scaled neighbours", ]
-  rate <- sum(lsnn_read$bytes_read) / sum(lsnn_read$seconds)
+  answered <- tasks[kind == answers, ]
+  per_byte <- sum(answered$seconds) / sum(answered$bytes_written)
+  answer_bytes_per_row <- sum(answered$bytes_written) / n0
+  rows_per_shard <- n0 / sum(kind == "locally scaled neighbours")
   peak <- max(tasks$peak_memory, na.rm = TRUE)
   file <- out_file("simulation")
   unlink(file)
-  say(file, "from %s (%s rows, %d rounds); LSNN tasks read at %.0f MB/s", basename(src),
-      format(n0, big.mark = ","), rounds, rate / 1e6)
+  say(file, "from %s (%s rows, %d rounds); scale answers: %.1f s per GB answered", basename(src),
+      format(n0, big.mark = ","), rounds, per_byte * 1e9)
   for (N in c(1e8, 1e9)) {
     for (W in c(16, 64, 256)) {
       f <- N / n0
@@ -170,10 +175,12 @@ if (what == "simulate") {
         p <- per_kind[[k]]
         n_tasks <- p$tasks * f
         t_task <- p$seconds
-        if (k == "locally scaled neighbours") t_task <- t_task + 8 * (N - n0) / rate
+        if (k == answers) {
+          n_tasks <- min(N / rows_per_shard, max(ceiling(N / 1e7), W))
+          t_task <- per_byte * answer_bytes_per_row * N / n_tasks
+        }
         time <- time + ceiling(n_tasks / W) * t_task
         bytes <- bytes + p$bytes * f
-        if (k == "locally scaled neighbours") bytes <- bytes + n_tasks * 8 * (N - n0)
       }
       say(file, "%g rows, %d workers: %.2f h, %.1f GB per worker, %.1f TB moved",
           N, W, time / 3600, peak / 2^30, bytes / 1e12)

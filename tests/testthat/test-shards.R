@@ -285,6 +285,19 @@ test_that("the overlap is the least that keeps the sampled rows' neighbours in t
   expect_gte(res$recall[length(res$recall)], 0.99)
 })
 
+test_that("the scales are exchanged in groups of consecutive shards of similar rows", {
+  groups <- function(rows) lsnn:::scale_groups(list(shards = list(rows = rows)))
+  # 2.5e7 rows: three groups (under a plan of one worker)
+  g <- groups(rep(1e5, 250))
+  expect_identical(rle(g)$values, 1:3)
+  expect_true(all(abs(rle(g)$lengths - 250 / 3) <= 1))
+  expect_identical(groups(c(10, 10, 10)), c(1L, 1L, 1L))
+  expect_identical(groups(rep(4e6, 5)), c(1L, 1L, 2L, 2L, 2L))
+  old <- future::plan(future::multisession, workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  expect_identical(groups(c(10, 10, 10)), c(1L, 2L, 2L))
+})
+
 test_that("the recall estimate adds the merges' counts, or counts from the graph shard", {
   dir <- tempfile("run-")
   on.exit(unlink(dir, recursive = TRUE), add = TRUE)
@@ -325,16 +338,18 @@ test_that("a run resumes from its out_dir and refuses other settings", {
   on.exit(unlink(out, recursive = TRUE), add = TRUE)
   res <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
   # 4 shards' own searches, 3 of a shard against the shards after it (each
-  # pair of rows searched once, both ways), 4 merges, 4 LSNN
-  expect_equal(nrow(res$tasks), 4 + 3 + 4 + 4)
+  # pair of rows searched once, both ways), 4 merges; for the LSNN, 4 shards'
+  # scale requests, the answers of one group of shards (one worker), 4 LSNN
+  expect_equal(nrow(res$tasks), 4 + 3 + 4 + 4 + 1 + 4)
+  expect_equal(sum(res$tasks$phase == "locally scaled neighbours: scale answers"), 1)
   expect_output(print(res), "LSNN\\) graph in shards: 400 rows x 10 columns in 4 files")
   # a lost output is computed again, and only that
   unlink(c(res$files[2], res$knn$files[3], file.path(out, "complete.rds")))
   res2 <- locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out)
   # shard 3's own search and the 3 searches it is in (without the other
   # shards' bounds, which went with the finished run's work files), its
-  # merge and LSNN shard 2
-  expect_equal(nrow(res2$tasks), 15 + 1 + 3 + 1 + 1)
+  # merge, and shard 2's scale requests, their answers and its LSNN
+  expect_equal(nrow(res2$tasks), 20 + 1 + 3 + 1 + 3)
   expect_identical(read_graph_shards(res2), locally_scaled_knn(X, 10, 10, nn_kind = "exact"))
   expect_identical(read_graph_shards(res2$knn), extended_knn(X, 10, 10, nn_kind = "exact"))
   expect_error(locally_scaled_knn_sharded(sh, 11, 10, nn_kind = "exact", out_dir = out),
