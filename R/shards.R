@@ -371,7 +371,10 @@ extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kin
 #' The graph of [locally_scaled_knn()] for data held on disk in row shards:
 #' the extended graph of [extended_knn_sharded()], the local scales of all
 #' rows from it, then a task per shard that picks its rows' locally scaled
-#' neighbours with those scales. With `nn_kind = "exact"` the result is
+#' neighbours with those scales. The scales a shard's lists need reach it
+#' through files: each shard's task lists its candidates, a task per group of
+#' shards answers those lists from its rows' scales, and no task reads the
+#' scales of all rows. With `nn_kind = "exact"` the result is
 #' identical to `locally_scaled_knn(X, nn_kind = "exact")` on the whole
 #' data.
 #'
