@@ -532,6 +532,7 @@ finish_run <- function(run, what) {
   files <- graph_files(run, what)
   tasks <- if (file.exists(run$stats_file)) readRDS(run$stats_file) else NULL
   recall_file <- file.path(run$dir, "recall.rds")
+  recall <- if (file.exists(recall_file)) readRDS(recall_file)
   if (!run$keep) {
     on.exit(unlink(run$dir, recursive = TRUE))
     res <- read_graph_shards(structure(list(files = files), class = "lsnn_graph_shards"))
@@ -541,8 +542,7 @@ finish_run <- function(run, what) {
   out <- structure(list(what = what, files = files, rows = run$shards$rows, n = run$shards$n,
                         k = if (what == "knn") run$k else run$lsnn$n_neighbors,
                         tasks = tasks,
-                        recall = if (file.exists(recall_file)) readRDS(recall_file)$by_round,
-                        overlap = if (file.exists(recall_file)) readRDS(recall_file)$overlap),
+                        recall = recall$by_round, overlap = recall$overlap),
                    class = "lsnn_graph_shards")
   if (what == "lsnn") {
     out$knn <- out
@@ -635,8 +635,9 @@ task_wrapper <- function(fun, task, simd) {
     started <- as.numeric(Sys.time())
     start <- proc.time()[["elapsed"]]
     io <- fun(task)
-    data.frame(started = started, seconds = proc.time()[["elapsed"]] - start, bytes_read = io[["read"]],
-               bytes_written = io[["written"]], peak_memory = peak_memory(),
+    data.frame(started = started, seconds = proc.time()[["elapsed"]] - start,
+               bytes_read = io[["read"]], bytes_written = io[["written"]],
+               peak_memory = peak_memory(),
                pid = Sys.getpid())
   })
 }
@@ -1023,9 +1024,7 @@ approx_round <- function(run, round, n_parts, truth) {
   graphs <- round_graph_files(run, round)
   found <- found_files(run, round)
   overlap_file <- file.path(dir, "overlap.rds")
-  if (all(file.exists(graphs))) {
-    return(if (file.exists(overlap_file)) readRDS(overlap_file)$share else NA_real_)
-  }
+  if (all(file.exists(graphs))) return(readRDS(overlap_file)$share)
   S <- length(run$shards$files)
   centres_file <- file.path(dir, "centres.rds")
   if (!file.exists(centres_file)) {
@@ -1076,9 +1075,10 @@ approx_round <- function(run, round, n_parts, truth) {
   searches <- lapply(seq_len(P), function(p) {
     firsts <- which(first_counts[p, ] > 0)
     edges <- which(edge_counts[p, ] > 0)
+    shards <- sort(union(firsts, edges))
     list(name = sprintf("round %d: search partition %d", round, p),
          out = file.path(dir, sprintf("searched-%d.rds", p)), p = p,
-         shards = sort(union(firsts, edges)), buckets = bucket(p, firsts),
+         shards = shards, candidates = candidates(p, shards), buckets = bucket(p, firsts),
          bucket_shards = firsts, edges = edge(p, edges), edge_shards = edges,
          limit = overlap$limit, k = run$k, metric = run$metric, nn_args = run$nn_args,
          n_threads = run$n_threads, seed = task_seed(run, round, p))
@@ -1086,9 +1086,6 @@ approx_round <- function(run, round, n_parts, truth) {
   # the largest first, so that the last tasks to finish are short ones
   searches <- searches[order(-rowSums(first_counts))]
   searches <- searches[vapply(searches, function(t) length(t$shards) > 0, logical(1))]
-  for (i in seq_along(searches)) {
-    searches[[i]]$candidates <- candidates(searches[[i]]$p, searches[[i]]$shards)
-  }
   run_tasks(run, sprintf("round %d: search", round), searches, partition_task)
   previous <- if (round > 1) round_graph_files(run, round - 1L)
   merges <- lapply(seq_len(S), function(s) {
@@ -1112,7 +1109,7 @@ approx_round <- function(run, round, n_parts, truth) {
 # its share of memory and none runs far longer than the others; a centre
 # that would get fewer than 4k rows is dropped, so that every partition has
 # room for its rows' neighbours. Returns list(centres, shares, limits): the
-# limits of partition_of() that put each share of the sample's rows (0 to
+# limits of keep_second() that put each share of the sample's rows (0 to
 # 0.5 by 0.01, or the share `overlap` alone) in a second partition.
 partition_centres <- function(run, round, n_parts) {
   n <- run$shards$n
@@ -1208,16 +1205,10 @@ partition_space <- function(x, metric) {
   x
 }
 
-# The partitions of each row: list(first, second) of centre numbers, the
-# nearest centre, and the second nearest where its distance is at most
-# (1 + limit) times the nearest's (NA elsewhere): rows near a boundary are
+# The partitions of each row from two_nearest(): list(first, second) of
+# centre numbers, the nearest centre, and the second nearest where its
+# excess is at most `limit` (NA elsewhere): rows near a boundary are
 # searched on both sides of it.
-partition_of <- function(x, centres, limit, n_threads = 1L) {
-  keep_second(two_nearest(x, centres, n_threads), limit)
-}
-
-# The partitions from two_nearest(): the second kept where its excess is at
-# most `limit`.
 keep_second <- function(near, limit) {
   near$second[near$excess > limit] <- NA_integer_
   near[c("first", "second")]
@@ -1237,7 +1228,7 @@ two_nearest <- function(x, centres, n_threads = 1L) {
        excess = ifelse(d_first > 0, near$dist[, 2] / d_first - 1, Inf))
 }
 
-# The limit of partition_of() that puts the share `overlap` of rows with
+# The limit of keep_second() that puts the share `overlap` of rows with
 # these excesses (two_nearest()) in a second partition: those nearest a
 # boundary.
 overlap_limit <- function(excess, overlap) {
@@ -1434,23 +1425,24 @@ scale_groups <- function(run) {
   match(group, unique(group))
 }
 
-# A graph shard's candidates, other than the rows themselves, in list order
-# grouped by shard group: the order both its requests and its LSNN task use.
+# A graph shard's candidates, other than the rows themselves, and the
+# entries of each shard group among them (in list order): the order both
+# its requests and its LSNN task use.
 candidates_by_group <- function(g, group_first) {
   cand <- g$idx[, -1, drop = FALSE]
-  group <- findInterval(cand, group_first + 0.5)
-  list(cand = cand, order = order(group, method = "radix"),
-       counts = tabulate(group, length(group_first)))
+  # (group numbers are 1 to G: made a factor directly, not through
+  # factor()'s strings)
+  group <- structure(findInterval(cand, group_first + 0.5),
+                     levels = as.character(seq_along(group_first)), class = "factor")
+  list(cand = cand, at = split(seq_along(cand), group))
 }
 
 scale_request_task <- function(task) {
   g <- readRDS(task$graph)
   by <- candidates_by_group(g, task$group_first)
-  end <- cumsum(by$counts)
   written <- 0
   for (f in seq_along(task$out)) {
-    at <- by$order[(end[f] - by$counts[f]) + seq_len(by$counts[f])]
-    written <- written + save_atomic(as.integer(by$cand[at]), task$out[f])
+    written <- written + save_atomic(as.integer(by$cand[by$at[[f]]]), task$out[f])
   }
   c(read = file.size(task$graph), written = written)
 }
@@ -1469,12 +1461,8 @@ scale_answer_task <- function(task) {
 lsnn_task <- function(task) {
   g <- readRDS(task$graph)
   by <- candidates_by_group(g, task$group_first)
-  end <- cumsum(by$counts)
   sigma <- numeric(length(by$cand))
-  for (f in seq_along(task$answers)) {
-    at <- by$order[(end[f] - by$counts[f]) + seq_len(by$counts[f])]
-    sigma[at] <- readRDS(task$answers[f])
-  }
+  for (f in seq_along(task$answers)) sigma[by$at[[f]]] <- readRDS(task$answers[f])
   local <- list(idx = cbind(g$idx[, 1], matrix(seq_along(by$cand), nrow(by$cand))),
                 dist = g$dist)
   res <- select_lsnn(local, sigma, task$n_neighbors, task$scale, task$n_threads)

@@ -231,8 +231,11 @@ test_that("partitions are split to their size and overlap only near boundaries",
   on.exit(unlink(run$dir, recursive = TRUE), add = TRUE)
   parts <- lsnn:::partition_centres(run, 1L, 8L)
   centres <- parts$centres
+  partition_of <- function(x, centres, limit) {
+    lsnn:::keep_second(lsnn:::two_nearest(x, centres), limit)
+  }
   expect_identical(parts$shares, 0.25)
-  near <- lsnn:::partition_of(X, centres, parts$limits)
+  near <- partition_of(X, centres, parts$limits)
   expect_gt(nrow(centres), 8)
   expect_lt(max(lsnn:::partition_sizes(near, nrow(centres))), 1.5 * 1000 * 1.25)
   both <- !is.na(near$second)
@@ -245,8 +248,8 @@ test_that("partitions are split to their size and overlap only near boundaries",
   excess <- d[cbind(seq_len(nrow(X)), nearest[, 2])] / d[cbind(seq_len(nrow(X)), nearest[, 1])] - 1
   expect_lt(max(excess[both]), min(excess[!both]) + 1e-12)
   expect_equal(sum(lsnn:::partition_sizes(near, nrow(centres))), nrow(X) + sum(both))
-  expect_true(all(is.na(lsnn:::partition_of(X, centres, -Inf)$second)))
-  expect_false(anyNA(lsnn:::partition_of(X, centres, Inf)$second))
+  expect_true(all(is.na(partition_of(X, centres, -Inf)$second)))
+  expect_false(anyNA(partition_of(X, centres, Inf)$second))
   expect_error(shard_control(overlap = -1), "'overlap' must be between 0 and 1")
 })
 

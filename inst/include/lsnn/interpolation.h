@@ -653,10 +653,9 @@ class InterpolationGrid {
       const double per_dim = d_ == 2 ? std::sqrt(n_ / gs.points_per_box) : n_ / gs.points_per_box;
       minbd = std::max(minbd, std::floor(per_dim));
     }
-    // at most 6,000 nodes per dimension (the padded grid then holds up to
-    // 144 million values): a wider layout has diverged, or (widen) the
-    // boxes grow
-    const double max_boxes = std::floor(6000.0 / gs.nodes);
+    // at most kMaxNodesPerDim nodes per dimension: a wider layout has
+    // diverged, or (widen) the boxes grow
+    const double max_boxes = std::floor(static_cast<double>(kMaxNodesPerDim) / gs.nodes);
     minbd = std::min(minbd, max_boxes);
     // refine() coarsens no further than this
     floor_[c] = static_cast<std::size_t>(minbd);
@@ -880,9 +879,8 @@ class InterpolationGrid {
       bool counted = false;
       for (const Shape& sh : shapes) {
         if (hmax > sh.max_width || fft_cost(scale, sh.p) >= best) continue;
-        // at most 6,000 nodes per dimension, as lay_boxes()
         bool fits = true;
-        for (std::size_t c = 0; c < d_; ++c) fits = fits && nb_[c] * sh.p <= 6000;
+        for (std::size_t c = 0; c < d_; ++c) fits = fits && nb_[c] * sh.p <= kMaxNodesPerDim;
         if (!fits) continue;
         if (sh.near && !counted) {
           count_boxes();
@@ -907,6 +905,9 @@ class InterpolationGrid {
   // The time of one node weight of one point for one vector (spreading or
   // interpolating) in units of one FFT element-level.
   static constexpr double kInterpolationWeight = 1.0;
+  // The most nodes a grid has per dimension (the padded grid then holds up
+  // to 144 million values), as lay_boxes() lays them and refine() reshapes.
+  static constexpr std::size_t kMaxNodesPerDim = 6000;
 
   // A grid may take boxes a step or two of the ladder wider (in either
   // dimension) when the kernel spectra of that width are in the cache: the
