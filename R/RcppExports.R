@@ -117,6 +117,22 @@
     .Call(`_lsnn_best_candidates_cpp`, blocks, n, k, self, n_threads)
 }
 
+.pacmap_pairs <- function(data, metric, near, n_mid, n_far, seed, n_threads, simd) {
+    .Call(`_lsnn_pacmap_pairs_cpp`, data, metric, near, n_mid, n_far, seed, n_threads, simd)
+}
+
+.pacmap_further <- function(near, fixed, n_far, seed, n_threads) {
+    .Call(`_lsnn_pacmap_further_cpp`, near, fixed, n_far, seed, n_threads)
+}
+
+.pacmap_cost_gradient <- function(Y, fixed, pairs, weights, local_scale, n_threads) {
+    .Call(`_lsnn_pacmap_cost_gradient_cpp`, Y, fixed, pairs, weights, local_scale, n_threads)
+}
+
+.pacmap_layout <- function(Y0, fixed, pairs, layout, seed, n_threads, verbose) {
+    .Call(`_lsnn_pacmap_layout_cpp`, Y0, fixed, pairs, layout, seed, n_threads, verbose)
+}
+
 .quality_measures <- function(x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd) {
     .Call(`_lsnn_quality_measures`, x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd)
 }

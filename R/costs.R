@@ -94,10 +94,15 @@
 cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL,
                           b = NULL, weight = "cauchy", alpha = 1, spread = 1,
                           min_dist = 0.1, n_threads = 1,
-                          gradient = c("exact", "approx")) {
+                          gradient = c("exact", "approx"),
+                          weights = c(near = 1, mid_near = 0, further = 1),
+                          low_dist_thres = 10) {
   gradient <- ne_gradient_arg(gradient, c("exact", "approx"))
   Y <- check_coords(Y, "Y")
   n_threads <- check_n_threads(n_threads)
+  if (is.character(method) && length(method) == 1 && method %in% c("pacmap", "localmap")) {
+    return(pacmap_cost_gradient(Y, P, method, weights, low_dist_thres, n_threads))
+  }
   P <- check_affinity_matrix(P, nrow(Y), "P", n_threads = n_threads)
   cost <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                            alpha = alpha, spread = spread, min_dist = min_dist)
@@ -118,11 +123,12 @@ affinities_symmetric <- function(P, n_threads = 1L) {
   .affinities_symmetric(P, 100 * .Machine$double.eps, n_threads)
 }
 
-# The `gradient` argument: its first choice when left at the default vector,
-# else one of the choices (the error names the argument).
-ne_gradient_arg <- function(gradient, choices) {
+# A choice argument such as `gradient` or `method`: its first choice when left
+# at the default vector, else one of the choices (the error names the
+# argument).
+ne_gradient_arg <- function(gradient, choices, name = "gradient") {
   if (identical(gradient, choices)) return(choices[1])
-  check_choice(gradient, "gradient", choices)
+  check_choice(gradient, name, choices)
 }
 
 # The core's settings for a method: method (the core's cost: "largevis_exp"

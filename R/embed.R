@@ -140,9 +140,10 @@
 #' g <- locally_scaled_knn(X, n_neighbors = 15, nn_kind = "exact")
 #' Y <- neighbor_embedding(method = "umap", nn_method = g, max_iter = 300)
 #' @export
-neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", "tumap"),
+neighbor_embedding <- function(X = NULL,
+                  method = c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
                   nn_method = NULL,
-                  perplexity = 30, n_neighbors = 15, n_components = 2, init = NULL,
+                  perplexity = 30, n_neighbors = NULL, n_components = 2, init = NULL,
                   max_iter = NULL, eta = NULL, exaggeration = NULL,
                   stop_lying_iter = NULL, momentum = 0.5, final_momentum = 0.8,
                   mom_switch_iter = 250, min_gain = 0.01, tol = 1e-7, epoch = 50,
@@ -151,9 +152,11 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
                   n_threads = 1, verbose = FALSE, ret_extra = FALSE,
                   gradient = c("auto", "exact", "approx", "sampled"),
                   negative_sample_rate = 5, neighbors = c("knn", "lsnn"),
-                  ret_model = FALSE) {
+                  ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
+                  phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL) {
   t_start <- proc.time()[["elapsed"]]
-  method <- match.arg(method)
+  method <- ne_gradient_arg(method, c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
+                            "method")
   gradient <- ne_gradient_arg(gradient, c("auto", "exact", "approx", "sampled"))
   if (gradient == "sampled" && method == "tsne") {
     stop_arg("'gradient' = \"sampled\" is for \"largevis\", \"umap\" and \"tumap\": ",
@@ -161,7 +164,12 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   }
   n_threads <- check_n_threads(n_threads)
   perplexity <- check_number(perplexity, "perplexity", min = 1, above = TRUE)
-  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 2)
+  pacmap <- method %in% c("pacmap", "localmap")
+  if (!is.null(n_neighbors)) {
+    n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = if (pacmap) 1 else 2)
+  } else if (!pacmap) {
+    n_neighbors <- 15L
+  }
   n_components <- check_whole(n_components, "n_components", min = 1)
   if (!is.null(max_iter)) max_iter <- check_whole(max_iter, "max_iter", min = 0)
   momentum <- check_number(momentum, "momentum", min = 0, max = 1, below = TRUE)
@@ -174,9 +182,14 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   if (!is.null(init_sdev)) init_sdev <- check_number(init_sdev, "init_sdev", min = 0, above = TRUE)
   negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1)
   verbose <- check_flag(verbose, "verbose")
-  ret_extra <- check_ret_extra(ret_extra)
+  ret_extra <- check_ret_extra(ret_extra, c("nn", "P", "fgraph", "pairs"))
   neighbors <- ne_gradient_arg(neighbors, c("knn", "lsnn"))
   ret_model <- check_flag(ret_model, "ret_model")
+  mn_ratio <- check_number(mn_ratio, "mn_ratio", min = 0)
+  fp_ratio <- check_number(fp_ratio, "fp_ratio", min = 0)
+  phases <- check_phases(phases)
+  low_dist_thres <- check_number(low_dist_thres, "low_dist_thres", min = 0, above = TRUE)
+  if (!is.null(pca)) pca <- check_whole(pca, "pca", min = 0)
   index <- NULL
 
   # ---- data and graph ----
@@ -189,6 +202,14 @@ neighbor_embedding <- function(X = NULL, method = c("tsne", "largevis", "umap", 
   }
 
   # ---- affinities ----
+  if (pacmap) {
+    if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
+    return(ne_pacmap(inputs, method, list(
+      n_neighbors = n_neighbors, n_components = n_components, init = init,
+      max_iter = max_iter, eta = eta, epoch = epoch, mn_ratio = mn_ratio, fp_ratio = fp_ratio,
+      phases = phases, low_dist_thres = low_dist_thres, pca = pca, n_threads = n_threads,
+      verbose = verbose, ret_extra = ret_extra, ret_model = ret_model)))
+  }
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
   graph <- inputs$graph
   if (method %in% c("tsne", "largevis")) {

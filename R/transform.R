@@ -67,14 +67,22 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   n_ref <- nrow(Y_ref)
   # (the query checks X_new itself)
   row_names <- if (!is.null(X_new)) rownames(X_new)
-  graph <- if (!is.null(nn_method)) {
-    check_query_graph(nn_method, n_ref, if (!is.null(X_new)) NROW(X_new), "nn_method")
+  if (!is.null(nn_method)) {
+    nn_method <- check_query_graph(nn_method, n_ref, if (!is.null(X_new)) NROW(X_new),
+                                   "nn_method")
   } else {
     if (is.null(X_new)) stop_arg("give the new data as 'X_new' or their neighbours as 'nn_method'")
     if (is.null(model$index)) {
       stop_arg("'model' was fitted on a neighbour graph without data: give the new rows' ",
                "neighbours among the reference rows as 'nn_method'")
     }
+  }
+  if (model$method %in% c("pacmap", "localmap")) {
+    Y <- pacmap_transform(model, X_new, nn_method, max_iter, eta, n_threads, verbose)
+    dimnames(Y) <- list(row_names, colnames(Y_ref))
+    return(Y)
+  }
+  graph <- if (!is.null(nn_method)) nn_method else {
     ne_msg(verbose, "neighbor_embedding_transform: ", model$neighbors, " neighbours of ",
            NROW(X_new), " new rows")
     model_query(model, X_new, n_threads, verbose)
@@ -141,12 +149,12 @@ model_query <- function(model, X_new, n_threads, verbose) {
 # The model that neighbor_embedding(ret_model = TRUE) returns: what placing
 # new points needs (see neighbor_embedding_transform()).
 ne_model <- function(method, cost, gradient, embedding, index, neighbors, perplexity,
-                     n_neighbors, eta, negative_sample_rate, sample_gamma) {
+                     n_neighbors, eta, negative_sample_rate, sample_gamma, pca = NULL) {
   structure(list(format_version = embedding_model_version, method = method, cost = cost,
                  gradient = gradient, embedding = embedding, index = index,
                  neighbors = neighbors, perplexity = perplexity, n_neighbors = n_neighbors,
                  eta = eta, negative_sample_rate = negative_sample_rate,
-                 sample_gamma = sample_gamma),
+                 sample_gamma = sample_gamma, pca = pca),
             class = "lsnn_embedding_model")
 }
 

@@ -480,6 +480,72 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// pacmap_pairs_cpp
+Rcpp::List pacmap_pairs_cpp(Rcpp::List data, std::string metric, Rcpp::IntegerMatrix near, int n_mid, int n_far, Rcpp::IntegerVector seed, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_pacmap_pairs_cpp(SEXP dataSEXP, SEXP metricSEXP, SEXP nearSEXP, SEXP n_midSEXP, SEXP n_farSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type near(nearSEXP);
+    Rcpp::traits::input_parameter< int >::type n_mid(n_midSEXP);
+    Rcpp::traits::input_parameter< int >::type n_far(n_farSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(pacmap_pairs_cpp(data, metric, near, n_mid, n_far, seed, n_threads, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// pacmap_further_cpp
+Rcpp::IntegerMatrix pacmap_further_cpp(Rcpp::IntegerMatrix near, int fixed, int n_far, Rcpp::IntegerVector seed, int n_threads);
+RcppExport SEXP _lsnn_pacmap_further_cpp(SEXP nearSEXP, SEXP fixedSEXP, SEXP n_farSEXP, SEXP seedSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type near(nearSEXP);
+    Rcpp::traits::input_parameter< int >::type fixed(fixedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_far(n_farSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(pacmap_further_cpp(near, fixed, n_far, seed, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// pacmap_cost_gradient_cpp
+Rcpp::List pacmap_cost_gradient_cpp(Rcpp::NumericMatrix Y, int fixed, Rcpp::List pairs, Rcpp::NumericVector weights, double local_scale, int n_threads);
+RcppExport SEXP _lsnn_pacmap_cost_gradient_cpp(SEXP YSEXP, SEXP fixedSEXP, SEXP pairsSEXP, SEXP weightsSEXP, SEXP local_scaleSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
+    Rcpp::traits::input_parameter< int >::type fixed(fixedSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type pairs(pairsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< double >::type local_scale(local_scaleSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(pacmap_cost_gradient_cpp(Y, fixed, pairs, weights, local_scale, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// pacmap_layout_cpp
+Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs, Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads, bool verbose);
+RcppExport SEXP _lsnn_pacmap_layout_cpp(SEXP Y0SEXP, SEXP fixedSEXP, SEXP pairsSEXP, SEXP layoutSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y0(Y0SEXP);
+    Rcpp::traits::input_parameter< int >::type fixed(fixedSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type pairs(pairsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type layout(layoutSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(pacmap_layout_cpp(Y0, fixed, pairs, layout, seed, n_threads, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
 // quality_measures
 Rcpp::List quality_measures(SEXP x_data, Rcpp::NumericMatrix y, std::string metric, Rcpp::LogicalVector what, int k, SEXP nn, Rcpp::IntegerVector rows, double n_triplets, double n_pairs, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd);
 RcppExport SEXP _lsnn_quality_measures(SEXP x_dataSEXP, SEXP ySEXP, SEXP metricSEXP, SEXP whatSEXP, SEXP kSEXP, SEXP nnSEXP, SEXP rowsSEXP, SEXP n_tripletsSEXP, SEXP n_pairsSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
@@ -534,6 +600,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_neighbor_overlap_cpp", (DL_FUNC) &_lsnn_neighbor_overlap_cpp, 4},
     {"_lsnn_graph_problem", (DL_FUNC) &_lsnn_graph_problem, 3},
     {"_lsnn_best_candidates_cpp", (DL_FUNC) &_lsnn_best_candidates_cpp, 5},
+    {"_lsnn_pacmap_pairs_cpp", (DL_FUNC) &_lsnn_pacmap_pairs_cpp, 8},
+    {"_lsnn_pacmap_further_cpp", (DL_FUNC) &_lsnn_pacmap_further_cpp, 5},
+    {"_lsnn_pacmap_cost_gradient_cpp", (DL_FUNC) &_lsnn_pacmap_cost_gradient_cpp, 6},
+    {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 7},
     {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
     {NULL, NULL, 0}
 };

@@ -37,6 +37,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "adam.h"
 #include "cost_models.h"
 #include "optimizer.h"
 #include "parallel.h"
@@ -74,7 +75,8 @@ class SampledStepper {
   SampledStepper(const Model& model, Objective& objective, const SparseRows& P,
                  const SampledSettings& s, int n_epochs)
       : model_(model), objective_(objective), P_(P), s_(s), n_epochs_(n_epochs),
-        n_(P.n), d_(objective.d()), fixed_(objective.fixed()) {
+        n_(P.n), d_(objective.d()), fixed_(objective.fixed()),
+        adam_(n_, d_, fixed_, AdamSettings{s.beta1, s.beta2, s.adam_eps, AdamEps::corrected}) {
     if (n_ == 0 || d_ == 0) throw std::invalid_argument("the embedding needs points and dimensions");
     if (n_epochs < 0 || s.negative_sample_rate < 0 || !(s.learning_rate > 0.0) ||
         !(s.gamma >= 0.0) || !(s.clip > 0.0)) {
@@ -98,8 +100,6 @@ class SampledStepper {
     }
     const std::size_t nd = n_ * d_;
     grad_.assign(nd, 0.0);
-    m1_.assign(nd, 0.0);
-    m2_.assign(nd, 0.0);
     prev_.resize(nd);
   }
 
@@ -156,7 +156,8 @@ class SampledStepper {
           }
         },
         256);
-    adam_step(t, Y, executor);
+    const double lr = s_.learning_rate * (1.0 - static_cast<double>(t - 1) / n_epochs_);
+    adam_.step(lr, grad_.data(), Y, executor);
   }
 
  private:
@@ -170,41 +171,15 @@ class SampledStepper {
     return q;
   }
 
-  template <typename Executor>
-  void adam_step(int t, double* Y, Executor& executor) {
-    b1t_ *= s_.beta1;
-    b2t_ *= s_.beta2;
-    const double lr = s_.learning_rate * (1.0 - static_cast<double>(t - 1) / n_epochs_);
-    const double c1 = 1.0 / (1.0 - b1t_), c2 = 1.0 / (1.0 - b2t_);
-    const double beta1 = s_.beta1, beta2 = s_.beta2, adam_eps = s_.adam_eps;
-    const double* grad = grad_.data();
-    double* m1 = m1_.data();
-    double* m2 = m2_.data();
-    const std::size_t n = n_, d = d_;
-    executor.parallel_for(
-        fixed_, n_,
-        [&](std::size_t b, std::size_t e) {
-          for (std::size_t c = 0; c < d; ++c) {
-            for (std::size_t x = c * n + b; x < c * n + e; ++x) {
-              const double g = grad[x];
-              m1[x] = beta1 * m1[x] + (1.0 - beta1) * g;
-              m2[x] = beta2 * m2[x] + (1.0 - beta2) * g * g;
-              Y[x] -= lr * (m1[x] * c1) / (std::sqrt(m2[x] * c2) + adam_eps);
-            }
-          }
-        },
-        4096);
-  }
-
   Model model_;
   Objective& objective_;
   SparseRows P_;
   SampledSettings s_;
   int n_epochs_;
   std::size_t n_, d_, fixed_;
-  std::vector<double> period_, next_, grad_, m1_, m2_;
+  std::vector<double> period_, next_, grad_;
   std::vector<float> prev_;
-  double b1t_ = 1.0, b2t_ = 1.0;
+  Adam adam_;
 };
 
 }  // namespace lsnn

@@ -1,0 +1,270 @@
+# PaCMAP and LocalMAP: neighbor_embedding(method = "pacmap" | "localmap"),
+# their pairs, their cost in cost_gradient() and new points in their models.
+# The method itself is documented in ?neighbor_embedding ("PaCMAP and
+# LocalMAP"); the core is inst/include/lsnn/pacmap.h.
+
+# PaCMAP's number of near pairs per point: 10 up to 10,000 points, then
+# growing with log10(n) as in the official implementation.
+pacmap_n_neighbors <- function(n) {
+  if (n <= 10000) 10L else as.integer(round(10 + 15 * (log10(n) - 4)))
+}
+
+# The numbers of near, mid-near and further pairs per point for n points,
+# capped (as the official implementation caps them) so that every row can
+# draw its pairs from the other points.
+pacmap_pair_counts <- function(n, n_near, mn_ratio, fp_ratio) {
+  n_near <- min(n_near, n - 1L)
+  n_mid <- min(as.integer(round(n_near * mn_ratio)), n - 1L)
+  n_far <- min(as.integer(round(n_near * fp_ratio)), n - 1L - n_near)
+  if (n_near + n_mid + n_far >= n) {
+    n_near <- as.integer(n / (1 + mn_ratio + fp_ratio))
+    n_mid <- as.integer(n_near * mn_ratio)
+    n_far <- as.integer(n_near * fp_ratio)
+  }
+  if (n_near < 1 || (fp_ratio > 0 && n_far < 1)) {
+    stop_arg("PaCMAP needs more points: ", n, " leave no room for its near and further pairs")
+  }
+  # mid-near pairs draw 6 candidates (at least 2) besides the row's earlier ones
+  n_mid <- max(0L, min(n_mid, n - 3L))
+  c(near = n_near, mid_near = n_mid, further = n_far)
+}
+
+# The data PaCMAP works on: the rows reduced to their first `pca` principal
+# components (centred; irlba), or as they are (pca = 0). Returns the
+# prepared data, and the centre and rotation that project new rows.
+pacmap_pca <- function(data, pca, verbose) {
+  if (pca == 0 || pca >= data$d) return(list(data = data, center = NULL, rotation = NULL))
+  ne_msg(verbose, "neighbor_embedding: PCA to ", pca, " dimensions")
+  X <- dense_or_rows(data)
+  if (data$kind == "sparse") X <- methods::as(X, "CsparseMatrix")
+  center <- Matrix::colMeans(X)
+  s <- irlba::irlba(X, nv = pca, nu = pca, center = center)
+  scores <- s$u %*% diag(s$d, pca)
+  # a definite sign for each component (the largest score positive)
+  flip <- vapply(seq_len(pca), function(j) {
+    if (scores[which.max(abs(scores[, j])), j] < 0) -1 else 1
+  }, numeric(1))
+  scores <- sweep(scores, 2, flip, "*")
+  rotation <- sweep(s$v, 2, flip, "*")
+  list(data = prepare_data(scores, "euclidean", "X"), center = center, rotation = rotation)
+}
+
+# New rows projected as the model's data were.
+pacmap_project <- function(X_new, model) {
+  if (is.null(model$pca)) return(X_new)
+  X_new <- as.matrix(X_new)
+  if (ncol(X_new) != length(model$pca$center)) {
+    stop_arg("'X_new' has ", ncol(X_new), " columns but the model was fitted on ",
+             length(model$pca$center))
+  }
+  sweep(X_new, 2, model$pca$center) %*% model$pca$rotation
+}
+
+# The start: 0.01 times the first principal components (of the reduced
+# data when it was reduced; else of the data scaled to a range of 1), as
+# the official implementation; "random": N(0, 1e-4^2); or a matrix as given.
+pacmap_init <- function(init, data, reduced, n, k, verbose) {
+  if (is.null(init)) init <- "pca"
+  if (is.character(init) && length(init) == 1 && init == "spectral") {
+    stop_arg("'init' = \"spectral\" is not available for PaCMAP and LocalMAP (they have no ",
+             "affinity graph): use \"pca\", \"random\" or a matrix")
+  }
+  if (!(is.character(init) && identical(init, "pca"))) {
+    return(ne_init(init, data, NULL, n, k, 1e-4, verbose))
+  }
+  if (is.null(data)) stop_arg("'init' = \"pca\" needs the data as 'X', not only a graph")
+  ne_msg(verbose, "neighbor_embedding: pca initialisation")
+  if (reduced && data$d >= k) return(0.01 * dense_data(data)[, seq_len(k), drop = FALSE])
+  X <- dense_data(data)
+  range <- max(X) - min(X)
+  if (!(range > 0)) range <- 1
+  0.01 * ne_pca(X, k) / range
+}
+
+# The near pairs (the graph's neighbours after the row itself, as many as
+# n_near) of a checked graph.
+pacmap_near_pairs <- function(graph, n_near) {
+  if (ncol(graph$idx) - 1L < n_near) {
+    stop_arg("'nn_method' has ", ncol(graph$idx) - 1L, " neighbours per row besides the row ",
+             "itself; PaCMAP's 'n_neighbors' asks for ", n_near)
+  }
+  graph$idx[, 1L + seq_len(n_near), drop = FALSE]
+}
+
+# neighbor_embedding() for "pacmap" and "localmap", from resolve_inputs()'s
+# points and the checked arguments in `a`.
+ne_pacmap <- function(inputs, method, a) {
+  t_start <- proc.time()[["elapsed"]]
+  n <- inputs$n
+  verbose <- a$verbose
+  if (is.null(inputs$data)) {
+    stop_arg("PaCMAP's mid-near pairs are drawn from the data: give 'X' as well as 'nn_method'")
+  }
+  given_near <- a$n_neighbors
+  n_near <- if (is.null(given_near)) pacmap_n_neighbors(n) else given_near
+  if (!is.null(inputs$graph) && is.null(given_near)) {
+    n_near <- min(n_near, ncol(inputs$graph$idx) - 1L)
+  }
+  counts <- pacmap_pair_counts(n, n_near, a$mn_ratio, a$fp_ratio)
+  ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points; pairs per point: ",
+         counts[["near"]], " near, ", counts[["mid_near"]], " mid-near, ", counts[["further"]],
+         " further")
+  pca <- if (is.null(a$pca)) (if (inputs$data$d > 100) 100L else 0L) else a$pca
+  reduced <- pacmap_pca(inputs$data, min(pca, inputs$data$d), verbose)
+  data <- reduced$data
+
+  index <- NULL
+  graph <- inputs$graph
+  if (is.null(graph)) {
+    kind <- search_kind(n)
+    ne_msg(verbose, "neighbor_embedding: ", kind, " locally scaled neighbours")
+    found <- locally_scaled_knn(dense_or_rows(data), n_neighbors = counts[["near"]] + 1L,
+                                n_extra = 50, n_threads = a$n_threads, nn_kind = kind,
+                                verbose = verbose, ret_index = a$ret_model)
+    graph <- if (a$ret_model) found$lsnn else found
+    index <- if (a$ret_model) found$index
+  }
+  near <- pacmap_near_pairs(graph, counts[["near"]])
+  seed <- draw_seed()
+  ne_msg(verbose, "neighbor_embedding: mid-near and further pairs")
+  drawn <- .pacmap_pairs(data, "euclidean", near, counts[["mid_near"]], counts[["further"]],
+                         seed, a$n_threads, simd_option())
+  pairs <- list(near = near, mid_near = drawn$mid_near, further = drawn$further)
+  t_aff <- proc.time()[["elapsed"]]
+
+  Y0 <- pacmap_init(a$init, data, !is.null(reduced$rotation), n, a$n_components, verbose)
+  t_init <- proc.time()[["elapsed"]]
+  phases <- a$phases
+  max_iter <- if (is.null(a$max_iter)) sum(phases) else a$max_iter
+  eta <- if (is.null(a$eta)) 1 else a$eta
+  layout <- list(phases = as.integer(phases), local = method == "localmap",
+                 low_dist_thres = a$low_dist_thres, constant = FALSE, max_iter = max_iter,
+                 epoch = a$epoch, learning_rate = eta)
+  ne_msg(verbose, "neighbor_embedding: optimizing (Adam, learning rate ", signif(eta, 4), ")")
+  res <- .pacmap_layout(Y0, 0L, pairs, layout, seed, a$n_threads, verbose)
+  pairs$further <- res$further
+  t_end <- proc.time()[["elapsed"]]
+  Y <- res$Y
+  dimnames(Y) <- list(inputs$row_names, NULL)
+
+  if (a$ret_model && is.null(index)) {
+    index <- locally_scaled_knn(dense_or_rows(data), n_neighbors = counts[["near"]] + 1L,
+                                n_extra = 50, n_threads = a$n_threads,
+                                nn_kind = search_kind(n), ret_index = TRUE)$index
+  }
+  model <- if (a$ret_model) {
+    ne_model(method, cost = list(method = method, low_dist_thres = a$low_dist_thres),
+             gradient = "pairs", embedding = unname(Y), index = index, neighbors = "lsnn",
+             perplexity = NA_real_, n_neighbors = counts[["near"]], eta = eta,
+             negative_sample_rate = counts[["further"]], sample_gamma = NA_real_,
+             pca = if (is.null(reduced$rotation)) NULL
+                   else list(center = reduced$center, rotation = reduced$rotation))
+  }
+  head <- if (a$ret_model) list(embedding = Y, model = model) else list(embedding = Y)
+  if (is.character(a$ret_extra)) {
+    return(c(head, list(nn = graph, pairs = pairs)[intersect(a$ret_extra, c("nn", "pairs"))]))
+  }
+  if (!a$ret_extra) return(if (a$ret_model) head else Y)
+  c(head, list(cost = res$cost, iterations = res$iterations, converged = FALSE,
+               time = c(affinities = t_aff - t_start, init = t_init - t_aff,
+                        optimize = t_end - t_init, total = t_end - t_start),
+               pairs = pairs, nn = graph, gradient = "pairs", eta = eta, phases = phases,
+               low_dist_thres = if (method == "localmap") a$low_dist_thres))
+}
+
+# PaCMAP's phase lengths: three whole numbers.
+check_phases <- function(phases) {
+  if (!is.numeric(phases) || length(phases) != 3 || anyNA(phases) || any(!is.finite(phases)) ||
+      any(phases < 0) || any(phases != round(phases)) || sum(phases) > big_int) {
+    stop_arg("'phases' must be three non-negative whole numbers (iterations of PaCMAP's ",
+             "three phases), such as c(100, 100, 250)")
+  }
+  as.integer(phases)
+}
+
+# The pair sets of cost_gradient(method = "pacmap"): list(near, mid_near,
+# further), each an n x k matrix of partners (1-based, never the row itself).
+check_pair_sets <- function(pairs, n, name = "P") {
+  kinds <- c("near", "mid_near", "further")
+  if (!is.list(pairs) || !all(kinds %in% names(pairs))) {
+    stop_arg("'", name, "' must be a list of pair sets 'near', 'mid_near' and 'further' ",
+             "(as neighbor_embedding(..., ret_extra = \"pairs\") returns) for PaCMAP")
+  }
+  out <- lapply(kinds, function(kind) {
+    m <- pairs[[kind]]
+    label <- paste0(name, "$", kind)
+    if (is.null(m)) m <- matrix(integer(0), n, 0)
+    if (!is.matrix(m) || !is.numeric(m) || nrow(m) != n) {
+      stop_arg("'", label, "' must be a numeric matrix with one row per point (", n, ")")
+    }
+    if (anyNA(m) || any(m < 1) || any(m > n) || any(m != round(m))) {
+      stop_arg("'", label, "' must hold point numbers, 1 to ", n)
+    }
+    storage.mode(m) <- "integer"
+    if (ncol(m) > 0 && any(m == seq_len(n))) {
+      stop_arg("'", label, "' pairs a point with itself (row ", which(m == seq_len(n))[1] %% n,
+               ")")
+    }
+    m
+  })
+  stats::setNames(out, kinds)
+}
+
+# cost_gradient() of "pacmap" and "localmap" (the near term of LocalMAP's
+# last phase).
+pacmap_cost_gradient <- function(Y, pairs, method, weights, low_dist_thres, n_threads) {
+  pairs <- check_pair_sets(pairs, nrow(Y))
+  kinds <- c("near", "mid_near", "further")
+  if (!is.numeric(weights) || length(weights) != 3 || anyNA(weights) ||
+      any(!is.finite(weights)) || any(weights < 0)) {
+    stop_arg("'weights' must be three finite non-negative numbers, the weights of the ",
+             "near, mid-near and further pairs")
+  }
+  if (!is.null(names(weights))) {
+    if (!setequal(names(weights), kinds)) {
+      stop_arg("'weights' must be named ", paste0('"', kinds, '"', collapse = ", "),
+               " (or unnamed, in that order)")
+    }
+    weights <- weights[kinds]
+  }
+  low_dist_thres <- check_number(low_dist_thres, "low_dist_thres", min = 0, above = TRUE)
+  local_scale <- if (method == "localmap") low_dist_thres / 2 else 0
+  res <- .pacmap_cost_gradient(Y, 0L, pairs, as.numeric(weights), local_scale, n_threads)
+  dimnames(res$gradient) <- dimnames(Y)
+  res
+}
+
+# neighbor_embedding_transform() of a PaCMAP or LocalMAP model: each new
+# row's near pairs are its locally scaled neighbours among the reference
+# rows and its further pairs random other reference rows; it starts at the
+# mean of its near partners and moves under the last phase's weights (near
+# 1, further 1) against the fixed reference.
+pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verbose) {
+  Y_ref <- model$embedding
+  n_ref <- nrow(Y_ref)
+  k <- min(model$n_neighbors, n_ref - 1L)
+  if (is.null(graph)) {
+    Xp <- pacmap_project(X_new, model)
+    graph <- locally_scaled_knn_query(model$index, Xp, n_neighbors = k, n_threads = n_threads,
+                                      verbose = verbose)
+  }
+  near <- graph$idx[, seq_len(min(k, ncol(graph$idx))), drop = FALSE]
+  m <- nrow(near)
+  seed <- draw_seed()
+  n_far <- min(model$negative_sample_rate, n_ref - 1L - ncol(near))
+  further <- .pacmap_further(near, n_ref, max(n_far, 0L), seed, n_threads)
+  Y0 <- matrix(0, m, ncol(Y_ref))
+  for (j in seq_len(ncol(near))) Y0 <- Y0 + Y_ref[near[, j], , drop = FALSE]
+  Y0 <- Y0 / ncol(near)
+  if (is.null(max_iter)) max_iter <- 100L
+  if (is.null(eta)) eta <- 0.1 * model$eta
+  pairs <- list(near = near, mid_near = matrix(0L, m, 0), further = further)
+  layout <- list(phases = c(0L, 0L, max_iter), local = FALSE, low_dist_thres = 10,
+                 constant = TRUE, max_iter = max_iter, epoch = if (verbose) 10L else 0L,
+                 learning_rate = eta)
+  ne_msg(verbose, "neighbor_embedding_transform: placing ", m, " points (Adam)")
+  res <- .pacmap_layout(rbind(Y_ref, Y0), n_ref, pairs, layout, seed, n_threads, verbose)
+  Y <- res$Y[n_ref + seq_len(m), , drop = FALSE]
+  attr(Y, "cost") <- res$cost
+  Y
+}

@@ -1,0 +1,152 @@
+// Glue for PaCMAP and LocalMAP (inst/include/lsnn/pacmap.h, adam.h): the
+// pair sets cross as integer matrices of 1-based partners, one row per
+// point that owns pairs (R/pacmap.R has checked them); the layout is n x d.
+#include <Rcpp.h>
+
+#include <lsnn/adam.h>
+#include <lsnn/optimizer.h>
+#include <lsnn/pacmap.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "kernels.h"
+#include "r_executor.h"
+#include "r_inputs.h"
+
+namespace {
+
+// Rows first, first + 1, ... of an integer matrix of 1-based partners.
+lsnn::PairSet pair_set(const Rcpp::IntegerMatrix& m, std::size_t first) {
+  lsnn::PairSet set;
+  set.first = first;
+  set.rows = static_cast<std::size_t>(m.nrow());
+  set.k = static_cast<std::size_t>(m.ncol());
+  set.partner.resize(set.rows * set.k);
+  for (std::size_t r = 0; r < set.rows; ++r) {
+    for (std::size_t c = 0; c < set.k; ++c) set.partner[r * set.k + c] = m(r, c) - 1;
+  }
+  return set;
+}
+
+Rcpp::IntegerMatrix pair_matrix(const lsnn::PairSet& set) {
+  Rcpp::IntegerMatrix m(static_cast<int>(set.rows), static_cast<int>(set.k));
+  for (std::size_t r = 0; r < set.rows; ++r) {
+    for (std::size_t c = 0; c < set.k; ++c) m(r, c) = set.partner[r * set.k + c] + 1;
+  }
+  return m;
+}
+
+std::vector<lsnn::PairSet> pair_sets(const Rcpp::List& pairs, std::size_t first) {
+  return {pair_set(pairs["near"], first), pair_set(pairs["mid_near"], first),
+          pair_set(pairs["further"], first)};
+}
+
+// list(phases = c(p1, p2, p3), local, low_dist_thres, constant)
+lsnn::PairSchedule pair_schedule(const Rcpp::List& s) {
+  lsnn::PairSchedule sch;
+  const Rcpp::IntegerVector phases = s["phases"];
+  sch.phase1 = phases[0];
+  sch.phase2 = phases[1];
+  sch.phase3 = phases[2];
+  sch.local = Rcpp::as<bool>(s["local"]);
+  sch.low_dist_thres = Rcpp::as<double>(s["low_dist_thres"]);
+  sch.constant = Rcpp::as<bool>(s["constant"]);
+  return sch;
+}
+
+}  // namespace
+
+// Mid-near and further pairs of every row of `data` (prepare_data()'s
+// list) whose near partners are `near`.
+// [[Rcpp::export(.pacmap_pairs)]]
+Rcpp::List pacmap_pairs_cpp(Rcpp::List data, std::string metric, Rcpp::IntegerMatrix near,
+                            int n_mid, int n_far, Rcpp::IntegerVector seed, int n_threads,
+                            std::string simd) {
+  lsnn_r::RExecutor ex(n_threads, false);
+  const auto rows = lsnn_r::row_data(data, lsnn::parse_metric(metric),
+                                     lsnn_r::distance_kernels(simd));
+  const lsnn::PairSet nb = pair_set(near, 0);
+  const std::uint64_t s = lsnn_r::seed_from_r(seed);
+  return lsnn_r::run_core([&]() {
+    const lsnn::PairSet mid = lsnn::sample_mid_near_pairs(*rows, n_mid, s, ex);
+    const lsnn::PairSet far = lsnn::sample_further_pairs(nb, rows->n(), n_far, s, ex);
+    return Rcpp::List::create(Rcpp::Named("mid_near") = pair_matrix(mid),
+                              Rcpp::Named("further") = pair_matrix(far));
+  });
+}
+
+// Further pairs of the new points (rows fixed + 1, ... of the layout) among
+// the `fixed` reference points, none of them a near partner.
+// [[Rcpp::export(.pacmap_further)]]
+Rcpp::IntegerMatrix pacmap_further_cpp(Rcpp::IntegerMatrix near, int fixed, int n_far,
+                                       Rcpp::IntegerVector seed, int n_threads) {
+  lsnn_r::RExecutor ex(n_threads, false);
+  const lsnn::PairSet nb = pair_set(near, static_cast<std::size_t>(fixed));
+  const std::uint64_t s = lsnn_r::seed_from_r(seed);
+  return lsnn_r::run_core([&]() {
+    return pair_matrix(lsnn::sample_further_pairs(nb, static_cast<std::size_t>(fixed), n_far,
+                                                  s, ex));
+  });
+}
+
+// The cost and gradient at Y for the pair sets (rows from `fixed` + 1) and
+// the weights c(near, mid_near, further); local_scale > 0 for LocalMAP's
+// near term.
+// [[Rcpp::export(.pacmap_cost_gradient)]]
+Rcpp::List pacmap_cost_gradient_cpp(Rcpp::NumericMatrix Y, int fixed, Rcpp::List pairs,
+                                    Rcpp::NumericVector weights, double local_scale,
+                                    int n_threads) {
+  const std::size_t n = Y.nrow(), d = Y.ncol();
+  lsnn_r::RExecutor ex(n_threads, false);
+  Rcpp::NumericMatrix grad(n, d);
+  Rcpp::NumericVector pcost(n);
+  std::vector<lsnn::PairSet> sets = pair_sets(pairs, static_cast<std::size_t>(fixed));
+  return lsnn_r::run_core([&]() {
+    lsnn::PairSchedule constant;
+    constant.constant = true;
+    lsnn::PairObjective objective(n, d, static_cast<std::size_t>(fixed), std::move(sets),
+                                  constant, 0);
+    lsnn::PairWeights w;
+    for (int t = 0; t < lsnn::kPairKinds; ++t) w.w[t] = weights[t];
+    w.local_scale = local_scale;
+    objective.set_weights(w);
+    const double value = objective.evaluate(Y.begin(), true, grad.begin(), pcost.begin(), ex);
+    return Rcpp::List::create(Rcpp::Named("cost") = value, Rcpp::Named("gradient") = grad,
+                              Rcpp::Named("pcost") = pcost);
+  });
+}
+
+// The layout of PaCMAP or LocalMAP from Y0 (n x d): points [0, fixed) stay
+// where they are. `layout`: list(max_iter, epoch, learning_rate) and the
+// schedule's settings (pair_schedule()). Returns the coordinates, the cost
+// record and the further pairs at the end (LocalMAP redraws them).
+// [[Rcpp::export(.pacmap_layout)]]
+Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs,
+                             Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads,
+                             bool verbose) {
+  const std::size_t n = Y0.nrow(), d = Y0.ncol();
+  lsnn_r::RExecutor ex(n_threads, verbose);
+  Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
+  std::vector<lsnn::PairSet> sets = pair_sets(pairs, static_cast<std::size_t>(fixed));
+  const lsnn::PairSchedule schedule = pair_schedule(layout);
+  lsnn::DriverSettings driver;
+  driver.max_steps = Rcpp::as<int>(layout["max_iter"]);
+  driver.epoch = Rcpp::as<int>(layout["epoch"]);
+  lsnn::AdamStepperSettings adam;
+  adam.learning_rate = Rcpp::as<double>(layout["learning_rate"]);
+  const std::uint64_t s = lsnn_r::seed_from_r(seed);
+  return lsnn_r::run_core([&]() {
+    lsnn::PairObjective objective(n, d, static_cast<std::size_t>(fixed), std::move(sets),
+                                  schedule, s);
+    lsnn::AdamStepper<lsnn::PairObjective> stepper(objective, adam);
+    const lsnn::OptimizerResult res = lsnn::optimize(stepper, objective, Y.begin(), driver, ex);
+    Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());
+    trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
+    return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
+                              Rcpp::Named("iterations") = res.iterations,
+                              Rcpp::Named("further") =
+                                  pair_matrix(objective.pairs(lsnn::kFurther)));
+  });
+}
