@@ -1246,8 +1246,7 @@ approx_round <- function(run, round, n_parts, truth) {
          n_threads = run$n_threads, seed = task_seed(run, round, p))
   })
   # the largest first, so that the last tasks to finish are short ones
-  searches <- searches[order(-rowSums(first_counts))]
-  searches <- searches[vapply(searches, function(t) length(t$shards) > 0, logical(1))]
+  searches <- Filter(function(t) length(t$shards) > 0, searches[order(-rowSums(first_counts))])
   run_tasks(run, sprintf("round %d: search", round), searches, partition_task)
   previous <- if (round > 1) round_graph_files(run, round - 1L)
   merges <- lapply(seq_len(S), function(s) {
