@@ -61,6 +61,14 @@
     .Call(`_lsnn_affinities_symmetric`, P, tol, n_threads)
 }
 
+.matrix_fingerprint <- function(x) {
+    .Call(`_lsnn_matrix_fingerprint`, x)
+}
+
+.shard_rows <- function(x, first, count, fingerprint) {
+    .Call(`_lsnn_shard_rows`, x, first, count, fingerprint)
+}
+
 .simd_kernels <- function(simd) {
     .Call(`_lsnn_simd_kernels`, simd)
 }

@@ -21,13 +21,30 @@
 #' process reads at disk speed); `shard_set()` describes shards already on
 #' disk, written by `write_shards()` or by any program that saves one
 #' numeric matrix per `.rds` file; `check_shards()` reads every shard and
-#' checks that it is a finite numeric matrix with the same columns as the
-#' others. The shards are read by the tasks of [extended_knn_sharded()] and
-#' [locally_scaled_knn_sharded()], on whatever workers `future::plan()`
-#' chooses, so on a cluster `dir` must be on a filesystem every node sees.
+#' checks that it is a finite numeric matrix with the rows and columns the
+#' set records and the same contents. The shards are read by the tasks of
+#' [extended_knn_sharded()] and [locally_scaled_knn_sharded()], on whatever
+#' workers `future::plan()` chooses, so on a cluster `dir` must be on a
+#' filesystem every node sees.
 #'
 #' Rows are numbered across the shards in order: the rows of the first shard,
 #' then those of the second, and so on.
+#'
+#' **Fingerprints.** A set records a fingerprint of each shard: a 64-bit hash
+#' of its numbers of rows and columns and of the bits of its values (as
+#' doubles, in storage order). `write_shards()` computes it as it copies the
+#' rows out of `X` to write them, and keeps it in the directory's index
+#' `shards.rds`; `shard_set()` takes it from there, or computes it where it
+#' reads the shards (a directory without index, or files). The sharded
+#' searches call `check_shards()` before they start, a resumed run continues
+#' only if the fingerprints are those it was begun with, and every task
+#' checks the fingerprint of each shard it reads: a shard that changed is an
+#' error, never mixed into a graph. The fingerprint guards against accident
+#' (other data written to the same files), not against forgery. Shards
+#' written by an earlier version of lsnn have no fingerprints in their index:
+#' `check_shards()` (and so the searches) computes them from the shards as
+#' they are when it runs; rewrite such shards with `write_shards()` to keep
+#' the fingerprints of the data as written.
 #'
 #' @param X A numeric matrix or data frame (its numeric columns), one row per
 #'   observation.
@@ -37,8 +54,10 @@
 #' @param overwrite If `FALSE`, refuse to write into a directory that
 #'   already holds shards.
 #' @return An object of class `lsnn_shards`: a list with the shard `files`
-#'   (absolute paths), the `rows` of each, the number of columns `n_col` and
-#'   the total number of rows `n`. `check_shards()` returns it invisibly.
+#'   (absolute paths), the `rows` of each, the number of columns `n_col`, the
+#'   total number of rows `n` and the `fingerprints` of the shards (16
+#'   hexadecimal digits each; `NA` where not yet computed). `check_shards()`
+#'   returns it invisibly, with every fingerprint.
 #' @seealso [extended_knn_sharded()]
 #' @examples
 #' dir <- file.path(tempdir(), "iris-shards")
@@ -55,7 +74,7 @@ write_shards <- function(X, dir, rows_per_shard = 100000, overwrite = FALSE) {
   dir <- check_dir_name(dir, "dir")
   rows_per_shard <- check_whole(rows_per_shard, "rows_per_shard", min = 1)
   overwrite <- check_flag(overwrite, "overwrite")
-  dir.create(dir, showWarnings = FALSE, recursive = TRUE)
+  make_dir(dir, "dir")
   old <- list.files(dir, pattern = "^shard-[0-9]+[.]rds$", full.names = TRUE)
   if (length(old) > 0) {
     if (!overwrite) {
@@ -68,12 +87,18 @@ write_shards <- function(X, dir, rows_per_shard = 100000, overwrite = FALSE) {
   starts <- seq(1, n, by = rows_per_shard)
   files <- file.path(dir, sprintf(paste0("shard-%0", max(5, nchar(length(starts))), "d.rds"),
                                   seq_along(starts)))
+  fingerprints <- character(length(starts))
   for (s in seq_along(starts)) {
-    rows <- starts[s]:min(n, starts[s] + rows_per_shard - 1)
-    save_atomic(X[rows, , drop = FALSE], files[s])
+    # (the rows copied and fingerprinted in one pass)
+    shard <- .shard_rows(X, starts[s], min(rows_per_shard, n - starts[s] + 1), TRUE)
+    if (!is.null(dimnames(X))) {
+      dimnames(shard$x) <- list(rownames(X)[starts[s] - 1 + seq_len(nrow(shard$x))], colnames(X))
+    }
+    fingerprints[s] <- shard$fingerprint
+    save_atomic(shard$x, files[s])
   }
   index <- list(files = basename(files), rows = as.integer(diff(c(starts, n + 1))),
-                n_col = ncol(X))
+                n_col = ncol(X), fingerprints = fingerprints)
   save_atomic(index, file.path(dir, "shards.rds"))
   shard_set(dir)
 }
@@ -96,29 +121,34 @@ shard_set <- function(path) {
       if (length(missing) > 0) {
         stop_arg("shard file '", missing[1], "' listed in '", index_file, "' does not exist")
       }
-      return(new_shard_set(files, index$rows, index$n_col))
+      return(new_shard_set(files, index$rows, index$n_col, index$fingerprints))
     }
     path <- sort(list.files(path, pattern = "[.]rds$", full.names = TRUE))
     if (length(path) == 0) stop_arg("'path' holds no .rds files")
   }
   missing <- path[!file.exists(path)]
   if (length(missing) > 0) stop_arg("shard file '", missing[1], "' does not exist")
-  # Without an index, each shard is read (one at a time) for its size.
-  dims <- vapply(path, function(f) {
-    x <- read_shard(f)
-    c(nrow(x), ncol(x))
-  }, numeric(2))
+  # Without an index, each shard is read (one at a time) for its size and
+  # fingerprint.
+  found <- lapply(path, function(f) {
+    x <- load_shard(f)
+    list(dim = dim(x), fingerprint = shard_fingerprint(x))
+  })
+  dims <- vapply(found, `[[`, numeric(2), "dim")
   if (any(dims[2, ] != dims[2, 1])) {
     bad <- which(dims[2, ] != dims[2, 1])[1]
     stop_arg("shard file '", path[bad], "' has ", dims[2, bad], " columns, '", path[1],
              "' has ", dims[2, 1])
   }
-  new_shard_set(path, dims[1, ], dims[2, 1])
+  new_shard_set(path, dims[1, ], dims[2, 1], vapply(found, `[[`, "", "fingerprint"))
 }
 
-new_shard_set <- function(files, rows, n_col) {
+# (a set from an index written before fingerprints has none: NA)
+new_shard_set <- function(files, rows, n_col, fingerprints = NULL) {
+  if (is.null(fingerprints)) fingerprints <- rep(NA_character_, length(files))
   structure(list(files = normalizePath(files, mustWork = TRUE), rows = as.integer(rows),
-                 n_col = as.integer(n_col), n = sum(as.double(rows))),
+                 n_col = as.integer(n_col), n = sum(as.double(rows)),
+                 fingerprints = as.character(fingerprints)),
             class = "lsnn_shards")
 }
 
@@ -136,28 +166,31 @@ print.lsnn_shards <- function(x, ...) {
 #' @param shards An `lsnn_shards` object (from `write_shards()` or
 #'   `shard_set()`), or anything `shard_set()` takes.
 #' @details `check_shards()` reads the shards as tasks of the current
-#'   `future::plan()`; an error names the first shard file at fault.
+#'   `future::plan()`; an error names the first shard file at fault. A shard
+#'   whose fingerprint differs from the one the set records has changed since
+#'   the set was made: describe the shards anew with `shard_set()`.
 #' @export
 check_shards <- function(shards) {
   shards <- as_shard_set(shards)
-  problems <- future.apply::future_lapply(seq_along(shards$files), function(s, files, rows, n_col) {
-    x <- tryCatch(readRDS(files[s]), error = function(e) e)
-    if (inherits(x, "error")) return(paste("cannot be read:", conditionMessage(x)))
-    if (!is.matrix(x) || !is.numeric(x)) return("is not a numeric matrix")
-    if (ncol(x) != n_col) return(paste0("has ", ncol(x), " columns, the set has ", n_col))
-    if (nrow(x) != rows[s]) return(paste0("has ", nrow(x), " rows, the set says ", rows[s]))
-    if (!all_finite(x)) {
-      bad <- !is.finite(x)
-      return(paste0("contains ", sum(bad), " NA, NaN or infinite values (first in row ",
-                    which(rowSums(bad) > 0)[1], ")"))
-    }
-    ""
-  }, files = shards$files, rows = shards$rows, n_col = shards$n_col, future.seed = NULL)
-  bad <- which(unlist(problems) != "")
+  found <- future.apply::future_lapply(seq_along(shards$files), function(s, shards) {
+    tryCatch({
+      x <- read_shard(shards, s, fingerprint = FALSE)
+      if (!all_finite(x)) {
+        bad <- !is.finite(x)
+        stop("shard file '", shards$files[s], "' contains ", sum(bad),
+             " NA, NaN or infinite values (first in row ", which(rowSums(bad) > 0)[1], ")",
+             call. = FALSE)
+      }
+      list(problem = "", fingerprint = check_fingerprint(x, shards, s))
+    }, error = function(e) list(problem = conditionMessage(e)))
+  }, shards = shards, future.seed = NULL)
+  problems <- vapply(found, `[[`, "", "problem")
+  bad <- which(problems != "")
   if (length(bad) > 0) {
-    stop_arg("shard file '", shards$files[bad[1]], "' ", problems[[bad[1]]],
+    stop_arg(problems[bad[1]],
              if (length(bad) > 1) paste0(" (", length(bad) - 1, " more shards have problems)"))
   }
+  shards$fingerprints <- vapply(found, `[[`, "", "fingerprint")
   invisible(shards)
 }
 
@@ -175,19 +208,74 @@ check_dir_name <- function(dir, name) {
   path.expand(dir)
 }
 
-# A shard as the tasks read it: a double matrix (errors name the file).
-read_shard <- function(file, n_col = NULL) {
+# Creates the directory `dir` (given as argument `name`) where it does not
+# exist; an error names both where it is a file or cannot be made or
+# written to.
+make_dir <- function(dir, name) {
+  if (file.exists(dir) && !dir.exists(dir)) {
+    stop_arg("'", name, "' (", dir, ") is a file, not a directory")
+  }
+  dir.create(dir, showWarnings = FALSE, recursive = TRUE)
+  if (!dir.exists(dir)) stop_arg("'", name, "' (", dir, ") cannot be created")
+  if (file.access(dir, 2) != 0) stop_arg("'", name, "' (", dir, ") cannot be written to")
+  invisible(dir)
+}
+
+# The fingerprint of a shard's values (fingerprint.h): 16 hexadecimal
+# digits.
+shard_fingerprint <- function(x) {
+  if (!is.double(x)) storage.mode(x) <- "double"
+  .matrix_fingerprint(x)
+}
+
+# The shards s of a set, as a task that reads them carries them.
+shard_subset <- function(shards, s) {
+  list(files = shards$files[s], rows = shards$rows[s], n_col = shards$n_col,
+       fingerprints = shards$fingerprints[s])
+}
+
+# A shard file's numeric matrix, as doubles (errors name the file).
+load_shard <- function(file) {
   x <- tryCatch(readRDS(file), error = function(e) {
     stop("shard file '", file, "' cannot be read: ", conditionMessage(e), call. = FALSE)
   })
   if (!is.matrix(x) || !is.numeric(x)) {
     stop("shard file '", file, "' is not a numeric matrix", call. = FALSE)
   }
-  if (!is.null(n_col) && ncol(x) != n_col) {
-    stop("shard file '", file, "' has ", ncol(x), " columns, the set has ", n_col, call. = FALSE)
-  }
   if (!is.double(x)) storage.mode(x) <- "double"
   x
+}
+
+# Shard i of `shards` (a set, or a shard_subset()) as the tasks read it:
+# with the rows and columns the set records and, with `fingerprint`, the
+# fingerprint it records (where it records one).
+read_shard <- function(shards, i = 1L, fingerprint = TRUE) {
+  file <- shards$files[i]
+  x <- load_shard(file)
+  if (ncol(x) != shards$n_col) {
+    stop("shard file '", file, "' has ", ncol(x), " columns, the set has ", shards$n_col,
+         call. = FALSE)
+  }
+  if (nrow(x) != shards$rows[i]) {
+    stop("shard file '", file, "' has ", nrow(x), " rows, the set says ", shards$rows[i],
+         call. = FALSE)
+  }
+  if (fingerprint) check_fingerprint(x, shards, i)
+  x
+}
+
+# The fingerprint of x, shard i of `shards`; an error where the set records
+# another.
+check_fingerprint <- function(x, shards, i) {
+  found <- shard_fingerprint(x)
+  recorded <- shards$fingerprints[i]
+  if (!is.na(recorded) && found != recorded) {
+    stop("shard file '", shards$files[i], "' has changed since its fingerprint was recorded ",
+         "(it was ", recorded, ", it is ", found, "); describe the shards anew with ",
+         "shard_set() (or write them with write_shards()) and compute their graph in a new ",
+         "'out_dir'", call. = FALSE)
+  }
+  found
 }
 
 # The first global row number of each shard, and one past the last.
@@ -312,12 +400,29 @@ check_shard_control <- function(control) {
 #' target (see [shard_control()]). It is random: [set.seed()] before the call
 #' makes it reproducible, for any plan and number of workers.
 #'
-#' **Resuming.** With `out_dir` given, every task writes its output there
-#' (under a temporary name, then renamed), and a call with the same
-#' arguments and `out_dir` skips the tasks whose output exists: a run that
-#' was interrupted, or whose worker failed, continues where it stopped. A
-#' task that fails gives an R error naming it; no graph is returned from a
-#' run that did not finish.
+#' **Checks.** Before it starts, the search reads every shard with
+#' [check_shards()]: each must be a finite numeric matrix with the rows and
+#' columns the set records, and the fingerprint of its values (see
+#' [write_shards()]) that the set records; a set without fingerprints (from
+#' an earlier version of lsnn) gets them then. Every task checks the
+#' fingerprint of each shard it reads, so a shard changed during the run
+#' stops it with an error naming the file, rather than mixing other data
+#' into the graph.
+#'
+#' **Resuming.** With `out_dir` given, the run records in it the shards'
+#' fingerprints and the settings (`n_neighbors`, `n_extra`, `nn_kind`,
+#' `metric`, `nn_args`, `control` and the LSNN's scale columns), every task
+#' writes its output there (under a temporary name, then renamed), and a
+#' call with the same `out_dir` continues that run, skipping the tasks whose
+#' output exists: a run that was interrupted, or whose worker failed,
+#' continues where it stopped. It continues only a run made for shards with
+#' the same fingerprints and the same settings (where the shard files are
+#' does not matter); otherwise the error names the first shard that changed,
+#' or the settings that differ, and to start afresh you delete `out_dir` or
+#' give another. A directory of a run begun by an earlier version of lsnn
+#' (which recorded no fingerprints) is not resumed. A task that fails gives
+#' an R error naming it; no graph is returned from a run that did not
+#' finish.
 #'
 #' @param shards The data: an `lsnn_shards` object from [write_shards()] or
 #'   [shard_set()], or a directory of shards.
@@ -330,7 +435,8 @@ check_shard_control <- function(control) {
 #' @param n_threads Number of threads of each task.
 #' @param out_dir `NULL` (the default) to compute in a temporary directory
 #'   and return the graph; or a directory to keep the graph in, as one file
-#'   per shard, and resume from.
+#'   per shard, and resume from (created if needed; an error names it if it
+#'   is a file or cannot be written to).
 #' @param verbose If `TRUE`, report each phase and its tasks' progress.
 #' @param control Settings of the sharded search: [shard_control()], or a
 #'   list of some of its arguments.
@@ -376,7 +482,9 @@ extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kin
 #' shards answers those lists from its rows' scales, and no task reads the
 #' scales of all rows. With `nn_kind = "exact"` the result is
 #' identical to `locally_scaled_knn(X, nn_kind = "exact")` on the whole
-#' data.
+#' data. The shards are checked, and a run in `out_dir` resumed, as by
+#' [extended_knn_sharded()]: only for the same shards (by their
+#' fingerprints) and settings.
 #'
 #' @inheritParams extended_knn_sharded
 #' @inheritParams locally_scaled_knn
@@ -419,7 +527,8 @@ locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, s
 #' @param x An `lsnn_graph_shards` object returned by
 #'   [extended_knn_sharded()] or [locally_scaled_knn_sharded()] with
 #'   `out_dir` given, or that directory.
-#' @param which The shards to read (by default all).
+#' @param which The numbers of the shards to read (whole numbers from 1 to
+#'   the number of shards; by default all).
 #' @return A graph `list(idx, dist)` of the rows of the shards read, in
 #'   order; `idx` holds global row numbers.
 #' @examples
@@ -434,7 +543,11 @@ locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, s
 #' unlink(c(dir, out), recursive = TRUE)
 #' @export
 read_graph_shards <- function(x, which = NULL) {
-  if (is.character(x) && length(x) == 1 && dir.exists(x)) {
+  if (is.character(x) && length(x) == 1 && !is.na(x)) {
+    if (!dir.exists(x)) {
+      stop_arg("'x' (", x, ") is not a directory: give the out_dir of a finished run or ",
+               "the lsnn_graph_shards object it returned")
+    }
     done <- file.path(x, "complete.rds")
     if (!file.exists(done)) stop_arg("'x' (", x, ") holds no finished sharded graph")
     x <- readRDS(done)
@@ -443,10 +556,17 @@ read_graph_shards <- function(x, which = NULL) {
     stop_arg("'x' must be an lsnn_graph_shards object or the out_dir of a finished run")
   }
   if (is.null(which)) which <- seq_along(x$files)
-  if (!is.numeric(which) || anyNA(which) || any(which < 1 | which > length(x$files))) {
-    stop_arg("'which' must be shard numbers between 1 and ", length(x$files))
+  if (!is.numeric(which) || length(which) == 0 || anyNA(which) || any(which != round(which)) ||
+      any(which < 1 | which > length(x$files))) {
+    stop_arg("'which' must be whole shard numbers between 1 and ", length(x$files))
   }
-  parts <- lapply(x$files[which], readRDS)
+  files <- x$files[which]
+  missing <- files[!file.exists(files)]
+  if (length(missing) > 0) {
+    stop_arg("graph file '", missing[1], "' of 'x' does not exist; run the search again with ",
+             "the same arguments and 'out_dir' to compute it again")
+  }
+  parts <- lapply(files, readRDS)
   list(idx = do.call(rbind, lapply(parts, `[[`, "idx")),
        dist = do.call(rbind, lapply(parts, `[[`, "dist")))
 }
@@ -488,29 +608,19 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
     lsnn$scale_from <- lsnn$scale_to <- NULL
   }
   keep <- !is.null(out_dir)
-  out_dir <- if (keep) check_dir_name(out_dir, "out_dir") else tempfile("lsnn-shards-")
-  for (sub in c("knn", "work", if (!is.null(lsnn)) "lsnn")) {
-    dir.create(file.path(out_dir, sub), showWarnings = FALSE, recursive = TRUE)
+  if (keep) out_dir <- make_dir(check_dir_name(out_dir, "out_dir"), "out_dir")
+  # every shard read once: its rows, columns, values and fingerprint
+  shards <- check_shards(shards)
+  if (!keep) out_dir <- tempfile("lsnn-shards-")
+  for (dir in c(out_dir, file.path(out_dir, c("knn", "work", if (!is.null(lsnn)) "lsnn")))) {
+    make_dir(dir, "out_dir")
   }
-  # The seed is drawn once and kept, so that a resumed run continues the
-  # same computation.
   # (`format` tells a directory of this version's work files from an
   # earlier version's, which it cannot resume)
-  settings <- list(format = 2L, files = shards$files, rows = shards$rows, k = k,
-                   nn_kind = nn_kind, metric = metric, nn_args = unclass(nn_args),
-                   control = unclass(control), lsnn = lsnn)
-  run_file <- file.path(out_dir, "run.rds")
-  if (file.exists(run_file)) {
-    old <- readRDS(run_file)
-    if (!identical(old$settings, settings)) {
-      stop_arg("'out_dir' (", out_dir, ") holds a run with other data or settings; ",
-               "use another directory, or delete it to start again")
-    }
-    seed <- old$seed
-  } else {
-    seed <- if (nn_kind == "approx") sample.int(.Machine$integer.max, 1) else 0L
-    save_atomic(list(settings = settings, seed = seed), run_file)
-  }
+  settings <- list(format = 3L, fingerprints = shards$fingerprints, k = k, nn_kind = nn_kind,
+                   metric = metric, nn_args = unclass(nn_args), control = unclass(control),
+                   lsnn = lsnn)
+  seed <- run_seed(out_dir, settings, shards)
   # Tasks run with this process's choice of kernels (an option would not
   # reach a worker otherwise).
   list(shards = shards, k = k, nn_kind = nn_kind, metric = metric, nn_args = nn_args,
@@ -518,6 +628,58 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
        n_threads = n_threads, verbose = verbose, simd = simd_option(),
        stats_file = file.path(out_dir, "tasks.rds"))
 }
+
+# The seed of the run in out_dir. A new run draws it (approximate search
+# only) and records it with the settings and the shards' fingerprints, so
+# that a resumed run continues the same computation on the same data; a run
+# already there is resumed only if both match, else an error says which
+# shard or setting differs.
+run_seed <- function(out_dir, settings, shards) {
+  run_file <- file.path(out_dir, "run.rds")
+  if (!file.exists(run_file)) {
+    seed <- if (settings$nn_kind == "approx") sample.int(.Machine$integer.max, 1) else 0L
+    save_atomic(list(settings = settings, seed = seed), run_file)
+    return(seed)
+  }
+  old <- tryCatch(readRDS(run_file), error = function(e) NULL)
+  was <- old$settings
+  holds <- paste0("'out_dir' (", out_dir, ") holds a run ")
+  afresh <- "; to start afresh, delete it or give another 'out_dir'"
+  if (!identical(was$format, settings$format)) {
+    stop_arg(holds, "begun by another version of lsnn, which this one cannot resume", afresh)
+  }
+  now <- settings$fingerprints
+  if (length(was$fingerprints) != length(now)) {
+    stop_arg(holds, "made for ", length(was$fingerprints), " shards, and 'shards' has ",
+             length(now), afresh)
+  }
+  changed <- which(was$fingerprints != now)
+  if (length(changed) > 0) {
+    stop_arg(holds, "made for other data: shard ", changed[1], " ('", shards$files[changed[1]],
+             "') has changed since the run began",
+             if (length(changed) > 1) paste0(" (and ", length(changed) - 1, " more shards)"),
+             afresh)
+  }
+  if (is.null(was$lsnn) != is.null(settings$lsnn)) {
+    stop_arg(holds, "of ", if (is.null(was$lsnn)) "extended_knn_sharded()" else
+      "locally_scaled_knn_sharded()", afresh)
+  }
+  differ <- names(settings)[!mapply(identical, was[names(settings)], settings)]
+  if (length(differ) > 0) {
+    args <- unique(unlist(setting_args[differ], use.names = FALSE))
+    stop_arg(holds, "with other values of ",
+             if (length(args) == 1) args else
+               paste0(paste(args[-length(args)], collapse = ", "), " or ", args[length(args)]),
+             afresh)
+  }
+  old$seed
+}
+
+# The arguments behind each recorded setting of a run, as its error names
+# them.
+setting_args <- list(k = c("n_neighbors", "n_extra"), nn_kind = "nn_kind", metric = "metric",
+                     nn_args = "nn_args", control = "control",
+                     lsnn = c("n_neighbors", "scale_from", "scale_to"))
 
 shard_names <- function(run, prefix, ext = ".rds") {
   sprintf(paste0("%s-%0", max(5, nchar(length(run$shards$files))), "d%s"), prefix,
@@ -768,11 +930,12 @@ exact_phase <- function(run) {
   part <- function(q, r) file.path(work, sprintf("exact-%d-%d.rds", q, r))
   bound <- function(q) file.path(work, sprintf("bound-%d.rds", q))
   offsets <- shard_offsets(run$shards)
-  shared <- list(k = run$k - 1L, metric = run$metric, n_col = run$shards$n_col,
+  shared <- list(k = run$k - 1L, metric = run$metric,
                  n_threads = run$n_threads)
   own <- lapply(seq_len(S), function(q) {
     c(list(name = sprintf("exact shard %d", q), out = c(part(q, q), bound(q)),
-           done_if = graphs[c(q, q)], files = run$shards$files[q], first = offsets[q]),
+           done_if = graphs[c(q, q)], shards = shard_subset(run$shards, q),
+           first = offsets[q]),
       shared)
   })
   run_tasks(run, "exact neighbours within shards", own, exact_own_task)
@@ -783,7 +946,7 @@ exact_phase <- function(run) {
     name <- if (length(r) == 1) sprintf("exact shard %d x shard %d", q, r) else
       sprintf("exact shard %d x shards %d-%d", q, r[1], r[length(r)])
     c(list(name = name, out = c(part(q, r[1]), part(r, q)), done_if = graphs[c(q, r)],
-           files = run$shards$files[c(q, r)], bounds = bound(c(q, r)),
+           shards = shard_subset(run$shards, c(q, r)), bounds = bound(c(q, r)),
            first = offsets[c(q, r[1])]),
       shared)
   })
@@ -824,7 +987,7 @@ run_for_worker <- function(run) {
 # (Inf where the shard has fewer rows), the bound of its search in the
 # other shards.
 exact_own_task <- function(task) {
-  x <- read_shard(task$files, task$n_col)
+  x <- read_shard(task$shards)
   k <- min(task$k, nrow(x) - 1L)
   others <- if (k > 0) {
     g <- exact_knn(list(kind = "dense", x = x, n = nrow(x), d = ncol(x)), k + 1L, task$metric,
@@ -836,14 +999,14 @@ exact_own_task <- function(task) {
   }
   kth <- if (k == task$k) others$dist[, k] else rep(Inf, nrow(x))
   written <- save_atomic(others, task$out[1]) + save_atomic(kth, task$out[2])
-  c(read = file.size(task$files), written = written)
+  c(read = file.size(task$shards$files), written = written)
 }
 
-# Shard q (task$files[1]) against the group of shards after it: q's part
+# Shard q (the first of task$shards) against the group of shards after it: q's part
 # over the whole group, and one part per group shard.
 exact_group_task <- function(task) {
-  q <- read_shard(task$files[1], task$n_col)
-  group <- lapply(task$files[-1], read_shard, n_col = task$n_col)
+  q <- read_shard(task$shards, 1L)
+  group <- lapply(seq_along(task$shards$files)[-1], read_shard, shards = task$shards)
   rows <- vapply(group, nrow, 0L)
   r <- do.call(rbind, group)
   rm(group)
@@ -852,7 +1015,7 @@ exact_group_task <- function(task) {
     if (file.exists(task$bounds[b])) readRDS(task$bounds[b]) else
       rep(Inf, if (b == 1) nrow(q) else rows[b - 1])
   })
-  read <- sum(file.size(c(task$files, task$bounds)), na.rm = TRUE)
+  read <- sum(file.size(c(task$shards$files, task$bounds)), na.rm = TRUE)
   both <- .knn_between_dense(q, r, min(task$k, nrow(r)), min(task$k, nrow(q)), task$metric,
                              task$n_threads, simd_option(), bounds[[1]],
                              unlist(bounds[-1], use.names = FALSE))
@@ -949,8 +1112,8 @@ exact_rows_phase <- function(run) {
     local <- rows - offsets[r]
     list(name = sprintf("recall rows x shard %d", r), out = part(r), query = query,
          exclude = ifelse(local >= 1 & local <= run$shards$rows[r], local, NA_integer_),
-         reference = run$shards$files[r], first_ref = offsets[r], k = run$k - 1L,
-         metric = run$metric, n_col = run$shards$n_col, n_threads = run$n_threads)
+         reference = shard_subset(run$shards, r), first_ref = offsets[r], k = run$k - 1L,
+         metric = run$metric, n_threads = run$n_threads)
   })
   run_tasks(run, "exact neighbours of sampled rows", tasks, exact_rows_task)
   lists <- NULL
@@ -960,12 +1123,12 @@ exact_rows_phase <- function(run) {
 }
 
 exact_rows_task <- function(task) {
-  reference <- read_shard(task$reference, task$n_col)
+  reference <- read_shard(task$reference)
   exclude <- as.integer(task$exclude)
   g <- shard_block_knn(task$query, reference, task$k, task$metric,
                        if (any(!is.na(exclude))) exclude, task$n_threads)
   g$idx[] <- as.integer(g$idx + task$first_ref)
-  c(read = file.size(task$reference), written = save_atomic(g, task$out))
+  c(read = file.size(task$reference$files), written = save_atomic(g, task$out))
 }
 
 # Rows by global number, in that order, read shard by shard as tasks.
@@ -973,9 +1136,9 @@ gather_rows <- function(run, rows) {
   offsets <- shard_offsets(run$shards)
   shard_of <- findInterval(rows, offsets + 0.5)
   used <- sort(unique(shard_of))
-  parts <- future.apply::future_lapply(used, function(s, files, n_col, local) {
-    read_shard(files[s], n_col)[local[[as.character(s)]], , drop = FALSE]
-  }, files = run$shards$files, n_col = run$shards$n_col,
+  parts <- future.apply::future_lapply(used, function(s, shards, local) {
+    read_shard(shards, s)[local[[as.character(s)]], , drop = FALSE]
+  }, shards = run$shards,
   local = split(rows - offsets[shard_of], shard_of), future.seed = NULL,
   future.packages = "lsnn")
   x <- do.call(rbind, parts)
@@ -1044,10 +1207,9 @@ approx_round <- function(run, round, n_parts, truth) {
   watched_shard <- findInterval(watched, offsets + 0.5)
   assign <- lapply(seq_len(S), function(s) {
     list(name = sprintf("round %d: assign shard %d", round, s), out = counts_file(s),
-         done_if = graphs[s], file = run$shards$files[s], s = s, first = offsets[s],
+         done_if = graphs[s], shard = shard_subset(run$shards, s), s = s, first = offsets[s],
          centres = centres, metric = run$metric, limit = max(partitions$limits),
-         n_col = run$shards$n_col, n_threads = run$n_threads,
-         watch = as.integer(watched[watched_shard == s] - offsets[s]),
+         n_threads = run$n_threads, watch = as.integer(watched[watched_shard == s] - offsets[s]),
          bucket = vapply(seq_len(P), bucket, "", s = s),
          edge = vapply(seq_len(P), edge, "", s = s))
   })
@@ -1084,8 +1246,7 @@ approx_round <- function(run, round, n_parts, truth) {
          n_threads = run$n_threads, seed = task_seed(run, round, p))
   })
   # the largest first, so that the last tasks to finish are short ones
-  searches <- searches[order(-rowSums(first_counts))]
-  searches <- searches[vapply(searches, function(t) length(t$shards) > 0, logical(1))]
+  searches <- Filter(function(t) length(t$shards) > 0, searches[order(-rowSums(first_counts))])
   run_tasks(run, sprintf("round %d: search", round), searches, partition_task)
   previous <- if (round > 1) round_graph_files(run, round - 1L)
   merges <- lapply(seq_len(S), function(s) {
@@ -1248,7 +1409,7 @@ partition_sizes <- function(near, n_parts) {
 # Writes the rows per partition of both kinds and the partitions of the
 # watched rows (global row numbers).
 assign_task <- function(task) {
-  x <- read_shard(task$file, task$n_col)
+  x <- read_shard(task$shard)
   near <- two_nearest(partition_space(x, task$metric), task$centres, task$n_threads)
   n_parts <- nrow(task$centres)
   levels <- seq_len(n_parts)
@@ -1271,7 +1432,7 @@ assign_task <- function(task) {
   watched <- data.frame(row = task$first + w, first = near$first[w], second = near$second[w],
                         excess = near$excess[w])
   written <- written + save_atomic(list(first = first, edge = edge, watched = watched), task$out)
-  c(read = file.size(task$file), written = written)
+  c(read = file.size(task$shard$files), written = written)
 }
 
 # The search of one partition: its rows from each shard's bucket, and those

@@ -250,6 +250,31 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// matrix_fingerprint
+std::string matrix_fingerprint(Rcpp::NumericMatrix x);
+RcppExport SEXP _lsnn_matrix_fingerprint(SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(matrix_fingerprint(x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// shard_rows
+Rcpp::List shard_rows(Rcpp::NumericMatrix x, int first, int count, bool fingerprint);
+RcppExport SEXP _lsnn_shard_rows(SEXP xSEXP, SEXP firstSEXP, SEXP countSEXP, SEXP fingerprintSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type first(firstSEXP);
+    Rcpp::traits::input_parameter< int >::type count(countSEXP);
+    Rcpp::traits::input_parameter< bool >::type fingerprint(fingerprintSEXP);
+    rcpp_result_gen = Rcpp::wrap(shard_rows(x, first, count, fingerprint));
+    return rcpp_result_gen;
+END_RCPP
+}
 // simd_kernels
 std::string simd_kernels(std::string simd);
 RcppExport SEXP _lsnn_simd_kernels(SEXP simdSEXP) {
@@ -586,6 +611,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_placement_cost_gradient", (DL_FUNC) &_lsnn_placement_cost_gradient, 8},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_affinities_symmetric", (DL_FUNC) &_lsnn_affinities_symmetric, 3},
+    {"_lsnn_matrix_fingerprint", (DL_FUNC) &_lsnn_matrix_fingerprint, 1},
+    {"_lsnn_shard_rows", (DL_FUNC) &_lsnn_shard_rows, 4},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
     {"_lsnn_exact_knn_cpp", (DL_FUNC) &_lsnn_exact_knn_cpp, 7},

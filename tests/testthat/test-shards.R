@@ -40,6 +40,82 @@ test_that("write_shards, shard_set and check_shards describe and check the shard
   expect_error(shard_set(file.path(dir, "none.rds")), "does not exist")
 })
 
+test_that("shard sets carry their shards' fingerprints", {
+  set.seed(3)
+  X <- matrix(rnorm(250 * 3), 250)
+  dir <- tempfile("shards-")
+  on.exit(unlink(dir, recursive = TRUE))
+  sh <- write_shards(X, dir, 100)
+  expect_match(sh$fingerprints, "^[0-9a-f]{16}$")
+  expect_length(unique(sh$fingerprints), 3)
+  # the same values give the same fingerprint, whoever wrote them and as
+  # whatever numbers; any change of a value or of the shape gives another
+  fp <- lsnn:::shard_fingerprint
+  expect_identical(fp(X[1:100, ]), sh$fingerprints[1])
+  expect_identical(shard_set(sh$files)$fingerprints, sh$fingerprints)
+  I <- matrix(1:12, 4)
+  expect_identical(fp(I), fp(I + 0))
+  Y <- X[1:100, ]
+  Y[57, 2] <- Y[57, 2] * (1 + 1e-15)
+  expect_false(fp(Y) == sh$fingerprints[1])
+  expect_false(fp(matrix(X[1:100, ], 50)) == sh$fingerprints[1])
+  expect_false(fp(X[c(2, 1, 3:100), ]) == sh$fingerprints[1])
+  expect_false(fp(matrix(0, 3, 0)) == fp(matrix(0, 0, 3)))
+  # rows copied and fingerprinted in pieces, as one pass over the whole
+  Z <- matrix(rnorm(5001 * 3), 5001, dimnames = list(NULL, c("a", "b", "c")))
+  zs <- write_shards(Z, file.path(dir, "z"), 4999)
+  expect_identical(zs$fingerprints, c(fp(Z[1:4999, ]), fp(Z[5000:5001, ])))
+  expect_identical(readRDS(zs$files[2]), Z[5000:5001, ])
+  # an index written before fingerprints: check_shards() computes them
+  index <- readRDS(file.path(dir, "shards.rds"))
+  index$fingerprints <- NULL
+  saveRDS(index, file.path(dir, "shards.rds"))
+  old <- shard_set(dir)
+  expect_identical(old$fingerprints, rep(NA_character_, 3))
+  expect_identical(check_shards(old), sh)
+  # a set whose shard changed since it was made
+  saveRDS(Y, sh$files[1])
+  expect_error(check_shards(sh), paste0("shard file '.*shard-00001.rds' has changed since its ",
+                                        "fingerprint was recorded .*shard_set\\(\\)"))
+  expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "exact"), "shard-00001.rds' has changed")
+  saveRDS(X[1:100, ], sh$files[1])
+  saveRDS(X[1:99, ], sh$files[2])
+  expect_error(check_shards(sh), "shard-00002.rds' has 99 rows, the set says 100")
+  # the shards described anew
+  expect_identical(check_shards(shard_set(sh$files))$rows, c(100L, 99L, 50L))
+})
+
+test_that("errors about directories and files name the path and the argument", {
+  set.seed(4)
+  X <- matrix(rnorm(60 * 3), 60)
+  file <- tempfile()
+  writeLines("a file", file)
+  on.exit(unlink(file), add = TRUE)
+  expect_error(write_shards(X, file, 20),
+               paste0("'dir' \\(", file, "\\) is a file, not a directory"))
+  sh <- shard_dir(X, 20)
+  expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "exact", out_dir = file),
+               paste0("'out_dir' \\(", file, "\\) is a file, not a directory"))
+  out <- tempfile("graph-")
+  on.exit(unlink(out, recursive = TRUE), add = TRUE)
+  res <- locally_scaled_knn_sharded(sh, 5, 5, nn_kind = "exact", out_dir = out)
+  expect_error(read_graph_shards(file), paste0("'x' \\(", file, "\\) is not a directory"))
+  for (which in list(1.5, 0, 4, numeric(), NA, "1")) {
+    expect_error(read_graph_shards(out, which = which),
+                 "'which' must be whole shard numbers between 1 and 3")
+  }
+  expect_identical(read_graph_shards(out, which = 3:2)$idx,
+                   read_graph_shards(out)$idx[c(41:60, 21:40), ])
+  unlink(res$files[2])
+  expect_error(read_graph_shards(out),
+               "graph file '.*lsnn-00002.rds' of 'x' does not exist; run the search again")
+  expect_identical(read_graph_shards(out, which = 1), read_graph_shards(res, which = 1))
+  # a shard whose rows are not those the set records: before any task
+  saveRDS(X[21:39, ], sh$files[2])
+  expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "exact"),
+               "^shard file '.*shard-00002.rds' has 19 rows, the set says 20$")
+})
+
 test_that("the exact sharded graph is identical to extended_knn(nn_kind = \"exact\")", {
   set.seed(2)
   n <- 700
@@ -356,19 +432,83 @@ test_that("a run resumes from its out_dir and refuses other settings", {
   expect_identical(read_graph_shards(res2), locally_scaled_knn(X, 10, 10, nn_kind = "exact"))
   expect_identical(read_graph_shards(res2$knn), extended_knn(X, 10, 10, nn_kind = "exact"))
   expect_error(locally_scaled_knn_sharded(sh, 11, 10, nn_kind = "exact", out_dir = out),
-               "holds a run with other data or settings")
+               paste0("holds a run with other values of n_neighbors, n_extra, scale_from or ",
+                      "scale_to; to start afresh"))
+  expect_error(locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out,
+                                          metric = "cosine"),
+               "holds a run with other values of metric; to start afresh")
+  expect_error(extended_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out),
+               "holds a run of locally_scaled_knn_sharded\\(\\); to start afresh")
   expect_error(read_graph_shards(tempdir()), "holds no finished sharded graph")
+})
+
+test_that("a run resumes only on the data it was begun with", {
+  set.seed(13)
+  d <- tempfile("shards-")
+  o <- tempfile("graph-")
+  on.exit(unlink(c(d, o), recursive = TRUE), add = TRUE)
+  X1 <- matrix(rnorm(1500), 300)
+  X2 <- matrix(rnorm(1500), 300)
+  extended_knn_sharded(write_shards(X1, d, 100), 10, 5, nn_kind = "exact", out_dir = o)
+  s2 <- write_shards(X2, d, 100, overwrite = TRUE)
+  expect_error(extended_knn_sharded(s2, 10, 5, nn_kind = "exact", out_dir = o),
+               paste0("'out_dir' \\(", o, "\\) holds a run made for other data: shard 1 ",
+                      "\\('.*shard-00001.rds'\\) has changed since the run began \\(and 2 more ",
+                      "shards\\); to start afresh, delete it or give another 'out_dir'"))
+  o2 <- tempfile("graph-")
+  on.exit(unlink(o2, recursive = TRUE), add = TRUE)
+  g <- read_graph_shards(extended_knn_sharded(s2, 10, 5, nn_kind = "exact", out_dir = o2))
+  expect_identical(g, extended_knn(X2, 10, 5, nn_kind = "exact"))
+  # one shard changed; other numbers of shards; a directory of an earlier
+  # version's run
+  s3 <- write_shards(rbind(X2[1:200, ], X1[201:300, ]), d, 100, overwrite = TRUE)
+  expect_error(extended_knn_sharded(s3, 10, 5, nn_kind = "exact", out_dir = o2),
+               "made for other data: shard 3 \\('.*shard-00003.rds'\\) has changed[^(]*$")
+  s4 <- write_shards(X2, d, 50, overwrite = TRUE)
+  expect_error(extended_knn_sharded(s4, 10, 5, nn_kind = "exact", out_dir = o2),
+               "holds a run made for 3 shards, and 'shards' has 6; to start afresh")
+  run <- readRDS(file.path(o2, "run.rds"))
+  run$settings$format <- 2L
+  saveRDS(run, file.path(o2, "run.rds"))
+  s2 <- write_shards(X2, d, 100, overwrite = TRUE)
+  expect_error(extended_knn_sharded(s2, 10, 5, nn_kind = "exact", out_dir = o2),
+               "holds a run begun by another version of lsnn")
+})
+
+test_that("a task reading a shard that changed during the run stops it", {
+  set.seed(14)
+  X <- clustered(400, 4)
+  sh <- shard_dir(X, 100)
+  run <- lsnn:::sharded_run(sh, 10, 0, "approx", "euclidean", NULL, 1L, FALSE, approx_control(),
+                            shard_control(recall_rows = 50), lsnn = NULL)
+  on.exit(unlink(run$dir, recursive = TRUE), add = TRUE)
+  Y <- X[201:300, ]
+  Y[1, 1] <- Y[1, 1] + 1
+  saveRDS(Y, sh$files[3])
+  changed <- "shard file '.*shard-00003.rds' has changed since its fingerprint was recorded"
+  # (the approximate search first gathers the rows that estimate its recall)
+  expect_error(lsnn:::knn_graph_phase(run), changed)
+  expect_error(lsnn:::gather_rows(run, c(5, 250)), changed)
+  expect_identical(lsnn:::gather_rows(run, c(5, 150)), X[c(5, 150), ])
+  run$nn_kind <- "exact"
+  expect_error(lsnn:::knn_graph_phase(run), paste0("task 'exact shard 3' failed: ", changed))
 })
 
 test_that("a failed task stops the run with an error naming it", {
   set.seed(8)
   X <- matrix(rnorm(300 * 4), 300)
   sh <- shard_dir(X, 100)
-  saveRDS("not a matrix", sh$files[2])
   out <- tempfile("graph-")
   on.exit(unlink(out, recursive = TRUE), add = TRUE)
-  expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "exact", out_dir = out),
+  # (a shard broken after the checks that precede the tasks)
+  run <- lsnn:::sharded_run(sh, 5, 5, "exact", "euclidean", out, 1L, FALSE,
+                            approx_control(max_candidates = 150, n_trees = 20), shard_control(),
+                            lsnn = NULL)
+  saveRDS("not a matrix", sh$files[2])
+  expect_error(lsnn:::knn_graph_phase(run),
                "task 'exact shard 2' failed: shard file '.*shard-00002.rds' is not a numeric matrix")
+  expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "exact", out_dir = out),
+               "^shard file '.*shard-00002.rds' is not a numeric matrix")
   expect_false(file.exists(file.path(out, "complete.rds")))
   expect_error(read_graph_shards(out), "no finished sharded graph")
   saveRDS(X[101:200, ], sh$files[2])
