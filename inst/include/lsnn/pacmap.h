@@ -244,44 +244,64 @@ class PairObjective {
   }
 
  private:
-  // the loss of one pair of kind t and its slope in s
-  double pair_loss(int t, double s, double& slope) const {
-    switch (t) {
-      case kNear: return PairLosses::near(s, weights_.local_scale, slope);
-      case kMidNear: return PairLosses::mid_near(s, slope);
-      default: return PairLosses::further(s, slope);
-    }
+  // Adds point i's gradient to gi; returns the cost of i's own rows. The
+  // pair loops are compiled per kind and, for 2-D layouts, per dimension.
+  double point_terms(std::size_t i, const double* yr, double* gi) const {
+    return d_ == 2 ? point_terms_in<2>(i, yr, gi) : point_terms_in<0>(i, yr, gi);
   }
 
-  // Adds point i's gradient to gi; returns the cost of i's own rows.
-  double point_terms(std::size_t i, const double* yr, double* gi) const {
-    const std::size_t d = d_;
-    const double* yi = yr + i * d;
-    double own_cost = 0.0;
-    for (int t = 0; t < kPairKinds; ++t) {
-      const double w = weights_.w[t];
-      if (w == 0.0) continue;
-      const PairSet& set = sets_[t];
-      const auto add = [&](std::size_t j) {
-        const double* yj = yr + j * d;
-        double s = 0.0;
-        for (std::size_t c = 0; c < d; ++c) s += (yi[c] - yj[c]) * (yi[c] - yj[c]);
-        double slope;
-        const double loss = pair_loss(t, s, slope);
-        const double g = 2.0 * w * slope;
-        for (std::size_t c = 0; c < d; ++c) gi[c] += g * (yi[c] - yj[c]);
-        return w * loss;
-      };
-      if (i >= set.first && i < set.first + set.rows) {
-        const int* row = set.partner.data() + (i - set.first) * set.k;
-        for (std::size_t c = 0; c < set.k; ++c) own_cost += add(static_cast<std::size_t>(row[c]));
-      }
-      const ReverseLists& rev = reverse_[t];
-      for (std::size_t e = rev.ptr[i]; e < rev.ptr[i + 1]; ++e) {
-        add(static_cast<std::size_t>(rev.from[e]));
-      }
+  template <int D>
+  double point_terms_in(std::size_t i, const double* yr, double* gi) const {
+    const double local = weights_.local_scale;
+    double own = 0.0;
+    if (weights_.w[kNear] != 0.0) {
+      own += local > 0.0
+                 ? kind_terms<D>(i, yr, kNear, gi,
+                                 [local](double s, double& slope) {
+                                   return PairLosses::near(s, local, slope);
+                                 })
+                 : kind_terms<D>(i, yr, kNear, gi, [](double s, double& slope) {
+                     return PairLosses::near(s, 0.0, slope);
+                   });
     }
-    return own_cost;
+    if (weights_.w[kMidNear] != 0.0) own += kind_terms<D>(i, yr, kMidNear, gi, PairLosses::mid_near);
+    if (weights_.w[kFurther] != 0.0) own += kind_terms<D>(i, yr, kFurther, gi, PairLosses::further);
+    return own;
+  }
+
+  // The pairs of kind t that point i is in: its own row (whose cost it
+  // returns) and the rows it is a partner in.
+  template <int D, typename Loss>
+  double kind_terms(std::size_t i, const double* yr, int t, double* gi, Loss loss) const {
+    const std::size_t d = D > 0 ? static_cast<std::size_t>(D) : d_;
+    const double w2 = 2.0 * weights_.w[t];
+    const double* yi = yr + i * d;
+    double g[D > 0 ? D : 1] = {};
+    double* acc = D > 0 ? g : gi;
+    const auto add = [&](std::size_t j) {
+      const double* yj = yr + j * d;
+      double s = 0.0;
+      for (std::size_t c = 0; c < d; ++c) s += (yi[c] - yj[c]) * (yi[c] - yj[c]);
+      double slope;
+      const double value = loss(s, slope);
+      const double f = w2 * slope;
+      for (std::size_t c = 0; c < d; ++c) acc[c] += f * (yi[c] - yj[c]);
+      return value;
+    };
+    const PairSet& set = sets_[t];
+    double own = 0.0;
+    if (i >= set.first && i < set.first + set.rows) {
+      const int* row = set.partner.data() + (i - set.first) * set.k;
+      for (std::size_t c = 0; c < set.k; ++c) own += add(static_cast<std::size_t>(row[c]));
+    }
+    const ReverseLists& rev = reverse_[t];
+    for (std::size_t e = rev.ptr[i]; e < rev.ptr[i + 1]; ++e) {
+      add(static_cast<std::size_t>(rev.from[e]));
+    }
+    if (D > 0) {
+      for (std::size_t c = 0; c < d; ++c) gi[c] += g[c];
+    }
+    return weights_.w[t] * own;
   }
 
   // LocalMAP: each further pair of a row is redrawn among the points within
