@@ -264,8 +264,16 @@ class PairObjective {
                      return PairLosses::near(s, 0.0, slope);
                    });
     }
-    if (weights_.w[kMidNear] != 0.0) own += kind_terms<D>(i, yr, kMidNear, gi, PairLosses::mid_near);
-    if (weights_.w[kFurther] != 0.0) own += kind_terms<D>(i, yr, kFurther, gi, PairLosses::further);
+    if (weights_.w[kMidNear] != 0.0) {
+      own += kind_terms<D>(i, yr, kMidNear, gi, [](double s, double& slope) {
+        return PairLosses::mid_near(s, slope);
+      });
+    }
+    if (weights_.w[kFurther] != 0.0) {
+      own += kind_terms<D>(i, yr, kFurther, gi, [](double s, double& slope) {
+        return PairLosses::further(s, slope);
+      });
+    }
     return own;
   }
 
@@ -273,34 +281,46 @@ class PairObjective {
   // returns) and the rows it is a partner in.
   template <int D, typename Loss>
   double kind_terms(std::size_t i, const double* yr, int t, double* gi, Loss loss) const {
-    const std::size_t d = D > 0 ? static_cast<std::size_t>(D) : d_;
+    const PairSet& set = sets_[t];
+    const ReverseLists& rev = reverse_[t];
     const double w2 = 2.0 * weights_.w[t];
+    const bool owns = i >= set.first && i < set.first + set.rows;
+    const int* row = owns ? set.partner.data() + (i - set.first) * set.k : nullptr;
+    const std::size_t n_own = owns ? set.k : 0;
+    const int* from = rev.from.data() + rev.ptr[i];
+    const std::size_t n_from = rev.ptr[i + 1] - rev.ptr[i];
+    if (D == 2) {
+      // the 2-D loop with its sums in registers
+      const double xi = yr[2 * i], yi = yr[2 * i + 1];
+      double gx = 0.0, gy = 0.0, own = 0.0;
+      const auto add = [&](int j) {
+        const double dx = xi - yr[2 * j], dy = yi - yr[2 * j + 1];
+        double slope;
+        const double value = loss(dx * dx + dy * dy, slope);
+        gx += slope * dx;
+        gy += slope * dy;
+        return value;
+      };
+      for (std::size_t c = 0; c < n_own; ++c) own += add(row[c]);
+      for (std::size_t e = 0; e < n_from; ++e) add(from[e]);
+      gi[0] += w2 * gx;
+      gi[1] += w2 * gy;
+      return weights_.w[t] * own;
+    }
+    const std::size_t d = d_;
     const double* yi = yr + i * d;
-    double g[D > 0 ? D : 1] = {};
-    double* acc = D > 0 ? g : gi;
-    const auto add = [&](std::size_t j) {
-      const double* yj = yr + j * d;
+    double own = 0.0;
+    const auto add = [&](int j) {
+      const double* yj = yr + static_cast<std::size_t>(j) * d;
       double s = 0.0;
       for (std::size_t c = 0; c < d; ++c) s += (yi[c] - yj[c]) * (yi[c] - yj[c]);
       double slope;
       const double value = loss(s, slope);
-      const double f = w2 * slope;
-      for (std::size_t c = 0; c < d; ++c) acc[c] += f * (yi[c] - yj[c]);
+      for (std::size_t c = 0; c < d; ++c) gi[c] += w2 * slope * (yi[c] - yj[c]);
       return value;
     };
-    const PairSet& set = sets_[t];
-    double own = 0.0;
-    if (i >= set.first && i < set.first + set.rows) {
-      const int* row = set.partner.data() + (i - set.first) * set.k;
-      for (std::size_t c = 0; c < set.k; ++c) own += add(static_cast<std::size_t>(row[c]));
-    }
-    const ReverseLists& rev = reverse_[t];
-    for (std::size_t e = rev.ptr[i]; e < rev.ptr[i + 1]; ++e) {
-      add(static_cast<std::size_t>(rev.from[e]));
-    }
-    if (D > 0) {
-      for (std::size_t c = 0; c < d; ++c) gi[c] += g[c];
-    }
+    for (std::size_t c = 0; c < n_own; ++c) own += add(row[c]);
+    for (std::size_t e = 0; e < n_from; ++e) add(from[e]);
     return weights_.w[t] * own;
   }
 
