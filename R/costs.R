@@ -29,6 +29,18 @@
 #'   (d_{ij}^2 + \epsilon)) (y_i - y_j)}{4 sum_j (a b d_ij^(2(b-1)) w_ij v_ij - b (1 -
 #'   v_ij) w_ij / (d_ij^2 + eps)) (y_i - y_j)}.
 #' * `"tumap"`: `"umap"` with \eqn{a = b = 1}.
+#' * `"pacmap"`: a weighted sum over three sets of pairs (`P` is then
+#'   `list(near, mid_near, further)`, n-row matrices of 1-based partners, as
+#'   `neighbor_embedding(..., ret_extra = "pairs")` returns) of
+#'   \eqn{t / (10 + t)}, \eqn{t / (10000 + t)} and \eqn{1 / (1 + t)},
+#'   \eqn{t = 1 + d_{ij}^2}{t = 1 + d_ij^2}, with `weights` for the three
+#'   sets; gradient \eqn{2 w L'(d_{ij}^2) (y_i - y_j)}{2 w L'(d_ij^2) (y_i -
+#'   y_j)} for each point of each pair.
+#' * `"localmap"`: `"pacmap"` with the near loss of LocalMAP's last phase,
+#'   whose derivative is PaCMAP's times \eqn{c / \sqrt{t}}{c / sqrt(t)},
+#'   `c = low_dist_thres / 2`:
+#'   \eqn{c (\sqrt{t} / (10 + t) + \arctan(\sqrt{t / 10}) / \sqrt{10})}{c
+#'   (sqrt(t) / (10 + t) + atan(sqrt(t / 10)) / sqrt(10))}.
 #'
 #' `eps = 0` gives the exact derivative of the cost for every method. The
 #' defaults (`eps = NULL`) are those of the reference implementations: 0.1
@@ -42,8 +54,10 @@
 #'
 #' @param Y The output coordinates, an n x d numeric matrix.
 #' @param P Symmetric input affinities, n x n: a dense matrix or a sparse
-#'   `Matrix` (zeros need not be stored). The diagonal is ignored.
-#' @param method One of `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`.
+#'   `Matrix` (zeros need not be stored). The diagonal is ignored. For
+#'   `"pacmap"` and `"localmap"`, the pair sets (see above).
+#' @param method One of `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`,
+#'   `"pacmap"`, `"localmap"`.
 #' @param gamma LargeVis's weight of the repulsions.
 #' @param eps The amount added to \eqn{d^2} in the singular repulsive term (see
 #'   above); `NULL` for the method's default.
@@ -81,9 +95,12 @@
 #'   shallow_width, fine_nodes, fine_smooth_width))` changes the grid (for measurements; the first three are
 #'   needed; unless `by_components` is 1 it is one grid over the whole
 #'   layout).
+#' @param weights PaCMAP's weights of the near, mid-near and further pairs
+#'   (named, or in that order).
+#' @param low_dist_thres LocalMAP's distance whose half scales its near loss.
 #' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point
 #'   cost (summing to `cost`: each ordered pair's term counted for its first
-#'   point).
+#'   point; for PaCMAP each pair for the point of its row).
 #' @examples
 #' X <- as.matrix(iris[1:50, 1:4])
 #' P <- perplexity_affinities(X, perplexity = 10)

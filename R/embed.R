@@ -1,11 +1,48 @@
-#' Neighbour embedding by gradient descent: t-SNE, LargeVis, UMAP
+#' Neighbour embedding: t-SNE, LargeVis, UMAP, PaCMAP and LocalMAP
 #'
 #' Embeds the rows of a data matrix, or the points of a neighbour graph, in
-#' `n_components` dimensions by minimising the t-SNE, LargeVis or UMAP cost
-#' (see [cost_gradient()]): by gradient descent with momentum and
-#' delta-bar-delta gains, as in t-SNE; or, for LargeVis, UMAP and t-UMAP
+#' `n_components` dimensions by minimising the t-SNE, LargeVis, UMAP or
+#' PaCMAP cost (see [cost_gradient()]): by gradient descent with momentum and
+#' delta-bar-delta gains, as in t-SNE; for LargeVis, UMAP and t-UMAP
 #' above 10,000 points, by stochastic gradient descent with negative
-#' sampling, as LargeVis and UMAP themselves do.
+#' sampling, as LargeVis and UMAP themselves do; for PaCMAP and LocalMAP by
+#' Adam, as their authors' implementation does.
+#'
+#' **PaCMAP and LocalMAP** (Wang et al. 2021; 2025) lay out three kinds of
+#' pairs, each kind with its own loss of \eqn{t = 1 + d_{ij}^2}{t = 1 + d_ij^2}:
+#' *near* pairs, each row's locally scaled neighbours ([locally_scaled_knn()],
+#' 50 extra candidates; or the neighbours of `nn_method` after the row
+#' itself), with loss \eqn{t / (10 + t)}; *mid-near* pairs, each the second
+#' nearest of 6 random rows, \eqn{t / (10000 + t)}; and *further* pairs, random
+#' rows that are not near partners, \eqn{1 / (1 + t)}. Each row has
+#' `n_neighbors` near pairs (`NULL`: 10 up to 10,000 rows, then
+#' `round(10 + 15 * (log10(n) - 4))`), `round(n_neighbors * mn_ratio)`
+#' mid-near and `round(n_neighbors * fp_ratio)` further pairs (fewer when
+#' there are few points). The run has three phases of `phases` iterations:
+#' first the mid-near weight falls from 1000 to 3 (near 2, further 1), then
+#' near 3, mid-near 3, further 1, then near 1, further 1 and no mid-near
+#' pairs. LocalMAP differs in its last phase: every 10 iterations each
+#' further pair is redrawn among the points within `low_dist_thres` of its
+#' row's point in the embedding (a slot keeps its pair when 100 draws find
+#' none), and the near attraction is scaled by
+#' \eqn{(low\_dist\_thres / 2) / \sqrt{t}}{(low_dist_thres / 2) / sqrt(t)}.
+#' The points move by Adam (learning rate `eta`, default 1; betas 0.9 and
+#' 0.999). Data with more than 100 columns are first reduced to their first
+#' `pca` principal components (`NULL`: 100 for PaCMAP and LocalMAP; 0 keeps
+#' the columns), and the start is 0.01 times the first principal components
+#' (of the data scaled to a range of 1 when not reduced). `max_iter` (default
+#' `sum(phases)`) may end the run early. `ret_extra = "pairs"` returns the
+#' pairs, `list(near, mid_near, further)`: n-row matrices of 1-based partner
+#' numbers, the further ones as they are at the end.
+#'
+#' **Starts and shrinking layouts.** A start that puts more than half of
+#' the points on one spot (such as a matrix `init` of zeros) cannot separate
+#' them, as coincident points feel the same forces: they are moved by a tiny
+#' random jitter, with a warning. In gradient descent, a layout whose spread
+#' (the root mean square of its centred coordinates) falls below 1e-8, as
+#' early exaggeration can make a layout of unstructured data do, is scaled
+#' back to 1e-4 with its pending steps: below that the output kernels cannot
+#' tell its distances apart.
 #'
 #' **Input affinities.** `"tsne"` and `"largevis"`: [perplexity_affinities()],
 #' over all pairs for a data matrix of at most 1,000 rows, otherwise over the
@@ -67,14 +104,17 @@
 #' @param X A numeric data matrix, data frame or sparse matrix (rows are
 #'   points; the numeric columns of a data frame are used, and a message
 #'   names any others dropped), or `NULL` when `nn_method` is given.
-#' @param method `"tsne"`, `"largevis"`, `"umap"` or `"tumap"`.
+#' @param method `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`, `"pacmap"` or
+#'   `"localmap"`.
 #' @param nn_method A neighbour graph of the points (such as one from
 #'   [extended_knn()] or [locally_scaled_knn()], or another package's in a
 #'   form listed in [extended_knn()]), used for the affinities in place of
 #'   one computed from `X`. As in uwot, `X` may then be `NULL`.
 #' @param perplexity Perplexity of the t-SNE and LargeVis affinities.
 #' @param n_neighbors Neighbours of each point (itself included) for UMAP's
-#'   affinities when `X` is a data matrix.
+#'   affinities when `X` is a data matrix (`NULL`: 15); for PaCMAP and
+#'   LocalMAP the near pairs of each point (`NULL`: PaCMAP's rule, see
+#'   Details).
 #' @param n_components Dimension of the embedding.
 #' @param init `"spectral"` (eigenvectors of the normalised Laplacian of the
 #'   affinity graph, via RSpectra or else irlba), `"pca"` (the first principal
@@ -110,6 +150,15 @@
 #' @param neighbors Which neighbours of the rows of `X` the affinities use:
 #'   `"knn"`, the nearest ([extended_knn()]), or `"lsnn"`, the locally scaled
 #'   ones ([locally_scaled_knn()]). Not used with `nn_method`.
+#' @param mn_ratio,fp_ratio PaCMAP's mid-near and further pairs per near
+#'   pair.
+#' @param phases PaCMAP's three phase lengths, in iterations.
+#' @param low_dist_thres LocalMAP's distance in the embedding within which
+#'   further pairs are redrawn in the last phase.
+#' @param pca The number of principal components the rows are reduced to
+#'   before the neighbour search (PaCMAP and LocalMAP; `NULL`: 100 when the
+#'   data have more columns, 0: no reduction). A model keeps the rotation and
+#'   projects new rows with it.
 #' @param ret_model If `TRUE`, return `list(embedding, model)` (with
 #'   `ret_extra`, `model` follows `embedding` in that list): the model
 #'   places new points with [neighbor_embedding_transform()]. It holds the
@@ -119,7 +168,8 @@
 #'   (below); or, as in uwot, a character vector of the extras wanted besides
 #'   the embedding: `"nn"` (the neighbour graph used, `NULL` for t-SNE and
 #'   LargeVis affinities over all pairs), `"P"` or `"fgraph"` (the input
-#'   affinities). For a model that places new data, see `ret_model`.
+#'   affinities), and for PaCMAP and LocalMAP `"pairs"` (see Details). For a
+#'   model that places new data, see `ret_model`.
 #' @return An n x `n_components` matrix (the row names of `X` kept); with
 #'   `ret_extra` a character vector, a list with `embedding` and the extras
 #'   asked for; with
@@ -139,6 +189,8 @@
 #' # UMAP on a locally scaled neighbour graph, without the data
 #' g <- locally_scaled_knn(X, n_neighbors = 15, nn_kind = "exact")
 #' Y <- neighbor_embedding(method = "umap", nn_method = g, max_iter = 300)
+#' # PaCMAP: near, mid-near and further pairs, laid out by Adam
+#' Y <- neighbor_embedding(X, "pacmap")
 #' @export
 neighbor_embedding <- function(X = NULL,
                   method = c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
@@ -414,7 +466,7 @@ ne_init <- function(init, data, P, n, k, init_sdev, verbose) {
     # beyond this the squared distances between points overflow
     if (max(abs(Y)) > 1e100) stop_arg("'init' has coordinates too large (above 1e100)")
     storage.mode(Y) <- "double"
-    return(unname(Y))
+    return(spread_collapsed(unname(Y), "'init'"))
   }
   if (!is.character(init) || length(init) != 1 ||
       !init %in% c("spectral", "pca", "random")) {
@@ -442,7 +494,37 @@ ne_init <- function(init, data, P, n, k, init_sdev, verbose) {
     stop_arg("'init_sdev' (", init_sdev, ") is too large: the initial coordinates would ",
              "exceed 1e100")
   }
+  spread_collapsed(Y, paste0("the ", init, " start"))
+}
+
+# A start with more than half of its points on one spot: coincident points
+# feel the same forces from every other point, so a start with all points
+# on one spot never moves, and a large coincident group separates only
+# slowly. Such points are moved by a tiny Gaussian jitter (from R's
+# generator), with a warning.
+spread_collapsed <- function(Y, what) {
+  n <- nrow(Y)
+  group <- largest_coincident_group(Y)
+  if (length(group) <= n / 2) return(Y)
+  others <- Y[-group, , drop = FALSE]
+  scale <- if (nrow(others) > 0) max(abs(sweep(others, 2, Y[group[1], ]))) else 0
+  sdev <- if (scale > 0) 1e-4 * scale else 1e-4 * max(1, max(abs(Y[group[1], ])))
+  warning(what, " puts ", length(group), " of the ", n, " points on one spot; ",
+          "they were spread by a random jitter of sd ", signif(sdev, 3),
+          " (give distinct starting points to avoid it)", call. = FALSE)
+  Y[group, ] <- Y[group, , drop = FALSE] +
+    matrix(stats::rnorm(length(group) * ncol(Y), sd = sdev), length(group))
   Y
+}
+
+# The rows of the largest set of identical rows of Y, in O(n log n).
+largest_coincident_group <- function(Y) {
+  o <- do.call(order, unname(as.data.frame(Y)))
+  Z <- Y[o, , drop = FALSE]
+  same <- c(FALSE, rowSums(Z[-1, , drop = FALSE] != Z[-nrow(Z), , drop = FALSE]) == 0)
+  run <- cumsum(!same)
+  sizes <- tabulate(run)
+  o[run == which.max(sizes)]
 }
 
 # Columns of eigenvectors get a definite sign: largest |entry| positive.

@@ -74,11 +74,15 @@ pacmap_init <- function(init, data, reduced, n, k, verbose) {
   }
   if (is.null(data)) stop_arg("'init' = \"pca\" needs the data as 'X', not only a graph")
   ne_msg(verbose, "neighbor_embedding: pca initialisation")
-  if (reduced && data$d >= k) return(0.01 * dense_data(data)[, seq_len(k), drop = FALSE])
-  X <- dense_data(data)
-  range <- max(X) - min(X)
-  if (!(range > 0)) range <- 1
-  0.01 * ne_pca(X, k) / range
+  Y <- if (reduced && data$d >= k) {
+    0.01 * dense_data(data)[, seq_len(k), drop = FALSE]
+  } else {
+    X <- dense_data(data)
+    range <- max(X) - min(X)
+    if (!(range > 0)) range <- 1
+    0.01 * ne_pca(X, k) / range
+  }
+  spread_collapsed(Y, "the pca start")
 }
 
 # The near pairs (the graph's neighbours after the row itself, as many as

@@ -16,6 +16,13 @@
 #' alone. UMAP and t-UMAP: the row's fuzzy memberships over its
 #' `n_neighbors` nearest reference rows, as in `uwot::umap_transform()`.
 #'
+#' **PaCMAP and LocalMAP.** The new rows are projected by the model's
+#' principal components (when it has them); each row's near pairs are its
+#' locally scaled neighbours among the reference rows, its further pairs
+#' random other reference rows (as many as a reference row has). It starts
+#' at the mean of its near partners and moves by Adam (100 iterations, a
+#' tenth of the model's learning rate) under the weights of the last phase.
+#'
 #' **Optimisation.** The model's own way: gradient descent against the
 #' repulsion of the reference (exact up to 1,000 reference points or beyond
 #' 2 dimensions, else by the grid of [cost_gradient()]'s `"approx"`, laid

@@ -22,9 +22,10 @@
 //            update's, gain * 0.8 where it agrees, at least min_gain
 //            (Jacobs' delta-bar-delta);
 //   update <- momentum * update - eta * gain * gradient;  Y <- Y + update;
-//   Y is recentred (column means 0) after every step, unless the objective
-//   has fixed points (objective.fixed() > 0: points [0, fixed) never move,
-//   as when new points are placed in an existing embedding).
+//   Y is recentred (column means 0) after every step, and scaled up when
+//   it has shrunk below min_spread (see GradientDescentSettings), unless the
+//   objective has fixed points (objective.fixed() > 0: points [0, fixed)
+//   never move, as when new points are placed in an existing embedding).
 //
 // The momentum switches from `momentum` to `final_momentum` at iteration
 // `mom_switch_iter`; P is multiplied by `exaggeration` up to iteration
@@ -65,6 +66,15 @@ struct GradientDescentSettings {
   double exaggeration = 1.0;
   int stop_lying_iter = 0;
   double min_gain = 0.01;
+  // A layout whose spread (the root mean square of its centred coordinates)
+  // falls below min_spread is scaled up to rescale_spread, its pending
+  // updates with it. Early exaggeration can shrink a layout of unstructured
+  // data towards 1e-18; below about 1e-8 the squared distances vanish
+  // against 1 in the output kernels, every pair looks alike and nothing
+  // brings the layout back in finite precision, while the shape it has
+  // (the slowest modes of the linear dynamics) is kept by the rescaling.
+  double min_spread = 1e-8;
+  double rescale_spread = 1e-4;
 };
 
 // The driver's own settings.
@@ -234,7 +244,10 @@ class GradientDescent {
         },
         1024);
     // a layout with fixed points keeps their frame
-    if (fixed_ == 0) recentre(iter, Y);
+    if (fixed_ == 0) {
+      recentre(iter, Y);
+      keep_resolvable(Y);
+    }
   }
 
  private:
@@ -247,6 +260,20 @@ class GradientDescent {
       // their sum overflowed, as bad a sign)
       if (!std::isfinite(mean)) throw_diverged(iter);
       for (std::size_t i = 0; i < n_; ++i) Y[c * n_ + i] -= mean;
+    }
+  }
+
+  // The rescaling of a layout shrunk below min_spread (see the settings).
+  void keep_resolvable(double* Y) {
+    const std::size_t nd = n_ * d_;
+    double sq = 0.0;
+    for (std::size_t t = 0; t < nd; ++t) sq += Y[t] * Y[t];
+    const double spread = std::sqrt(sq / static_cast<double>(nd));
+    if (!(spread > 0.0) || spread >= s_.min_spread) return;
+    const double f = s_.rescale_spread / spread;
+    for (std::size_t t = 0; t < nd; ++t) {
+      Y[t] *= f;
+      update_[t] *= f;
     }
   }
 
