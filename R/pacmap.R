@@ -30,23 +30,15 @@ pacmap_pair_counts <- function(n, n_near, mn_ratio, fp_ratio) {
 }
 
 # The data PaCMAP works on: the rows reduced to their first `pca` principal
-# components (centred; irlba), or as they are (pca = 0). Returns the
-# prepared data, and the centre and rotation that project new rows.
-pacmap_pca <- function(data, pca, verbose) {
+# components (centred; pca_components() chooses how), or as they are
+# (pca = 0). Returns the prepared data, and the centre and rotation that
+# project new rows.
+pacmap_pca <- function(data, pca, n_threads, verbose) {
   if (pca == 0 || pca >= data$d) return(list(data = data, center = NULL, rotation = NULL))
   ne_msg(verbose, "neighbor_embedding: PCA to ", pca, " dimensions")
-  X <- dense_or_rows(data)
-  if (data$kind == "sparse") X <- methods::as(X, "CsparseMatrix")
-  center <- Matrix::colMeans(X)
-  s <- irlba::irlba(X, nv = pca, nu = pca, center = center)
-  scores <- s$u %*% diag(s$d, pca)
-  # a definite sign for each component (the largest score positive)
-  flip <- vapply(seq_len(pca), function(j) {
-    if (scores[which.max(abs(scores[, j])), j] < 0) -1 else 1
-  }, numeric(1))
-  scores <- sweep(scores, 2, flip, "*")
-  rotation <- sweep(s$v, 2, flip, "*")
-  list(data = prepare_data(scores, "euclidean", "X"), center = center, rotation = rotation)
+  res <- pca_components(data, pca, n_threads, verbose, name = "pca")
+  list(data = prepare_data(res$scores, "euclidean", "X"), center = res$center,
+       rotation = res$rotation)
 }
 
 # New rows projected as the model's data were.
@@ -114,7 +106,7 @@ ne_pacmap <- function(inputs, method, a) {
          counts[["near"]], " near, ", counts[["mid_near"]], " mid-near, ", counts[["further"]],
          " further")
   pca <- if (is.null(a$pca)) (if (inputs$data$d > 100) 100L else 0L) else a$pca
-  reduced <- pacmap_pca(inputs$data, min(pca, inputs$data$d), verbose)
+  reduced <- pacmap_pca(inputs$data, min(pca, inputs$data$d), a$n_threads, verbose)
   data <- reduced$data
 
   index <- NULL

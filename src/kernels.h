@@ -1,4 +1,4 @@
-// Which build of the core's vector kernels (distance and cost tables) this
+// Which build of the core's vector kernels (distance, cost and PCA tables) this
 // process uses.
 #ifndef LSNN_R_KERNELS_H
 #define LSNN_R_KERNELS_H
@@ -6,6 +6,7 @@
 #include <lsnn/cost_kernels.h>
 #include <lsnn/cpu.h>
 #include <lsnn/kernels.h>
+#include <lsnn/pca_kernels.h>
 
 #include <string>
 
@@ -16,6 +17,8 @@ const lsnn::CostKernels& generic_cost_kernels();
 // nullptr where the AVX2 build is not compiled (non-x86 or non-GCC).
 const lsnn::DistanceKernels* avx2_distance_kernels();
 const lsnn::CostKernels* avx2_cost_kernels();
+const lsnn::PcaKernels& generic_pca_kernels();
+const lsnn::PcaKernels* avx2_pca_kernels();
 
 // `simd` is "auto" (the best the CPU runs) or "generic" (the baseline, for
 // tests and comparisons); R passes getOption("lsnn.simd", "auto").
@@ -31,6 +34,10 @@ inline const lsnn::DistanceKernels& distance_kernels(const std::string& simd) {
 
 inline const lsnn::CostKernels& cost_kernels(const std::string& simd) {
   return pick_kernels(simd, avx2_cost_kernels(), generic_cost_kernels());
+}
+
+inline const lsnn::PcaKernels& pca_kernels(const std::string& simd) {
+  return pick_kernels(simd, avx2_pca_kernels(), generic_pca_kernels());
 }
 
 }  // namespace lsnn_r

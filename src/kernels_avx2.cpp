@@ -1,4 +1,4 @@
-// The AVX2 + FMA build of the vector kernels (distance and cost tables), selected at run time when
+// The AVX2 + FMA build of the vector kernels (distance, cost and PCA tables), selected at run time when
 // the CPU has those units (kernels.h). Flags such as -mavx2 cannot go in
 // Makevars (they are not portable), so the target is set with a pragma:
 //  - every standard header is included first, and the kernels instantiate
@@ -66,6 +66,7 @@
 #define LSNN_KERNEL_AVX2 1
 #include <lsnn/cost_kernels_impl.h>
 #include <lsnn/kernels_impl.h>
+#include <lsnn/pca_kernels_impl.h>
 #pragma GCC pop_options
 
 namespace lsnn_r {
@@ -73,6 +74,7 @@ const lsnn::DistanceKernels* avx2_distance_kernels() {
   return &lsnn::avx2::distance_kernels();
 }
 const lsnn::CostKernels* avx2_cost_kernels() { return &lsnn::avx2::cost_kernels(); }
+const lsnn::PcaKernels* avx2_pca_kernels() { return &lsnn::avx2::pca_kernels(); }
 }  // namespace lsnn_r
 
 #else
@@ -80,6 +82,7 @@ const lsnn::CostKernels* avx2_cost_kernels() { return &lsnn::avx2::cost_kernels(
 namespace lsnn_r {
 const lsnn::DistanceKernels* avx2_distance_kernels() { return nullptr; }
 const lsnn::CostKernels* avx2_cost_kernels() { return nullptr; }
+const lsnn::PcaKernels* avx2_pca_kernels() { return nullptr; }
 }  // namespace lsnn_r
 
 #endif

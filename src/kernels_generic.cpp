@@ -3,6 +3,7 @@
 #define LSNN_KERNEL_NAMESPACE generic
 #include <lsnn/cost_kernels_impl.h>
 #include <lsnn/kernels_impl.h>
+#include <lsnn/pca_kernels_impl.h>
 
 #include "kernels.h"
 
@@ -11,4 +12,5 @@ const lsnn::DistanceKernels& generic_distance_kernels() {
   return lsnn::generic::distance_kernels();
 }
 const lsnn::CostKernels& generic_cost_kernels() { return lsnn::generic::cost_kernels(); }
+const lsnn::PcaKernels& generic_pca_kernels() { return lsnn::generic::pca_kernels(); }
 }  // namespace lsnn_r
