@@ -53,6 +53,14 @@
 #' the distances from j to its neighbours, the same number in every column;
 #' the diagonal is ignored).
 #'
+#' A graph that lists a neighbour twice in a row is refused, with the row
+#' named: no search these forms come from lists one twice, and a repeated
+#' neighbour would count twice in every affinity and local scale. The one
+#' form that can hold a repeat without a defect in the search is a triplet
+#' sparse matrix (`dgTMatrix`) that stores a pair twice, as the union of two
+#' searches' pairs does; the Matrix package would add the two distances, so
+#' lsnn keeps the pair once, at its smaller distance, with a warning.
+#'
 #' Ties between equally distant rows are broken by the smaller row number, and
 #' the row itself is in column 1 even when it has exact duplicates. Results
 #' are identical for every `n_threads`.
