@@ -74,6 +74,48 @@ check_flag <- function(x, name) {
   x
 }
 
+# Whether x is a single finite number of at least `min` (greater with
+# above = TRUE) and at most `max`, and with whole = TRUE a whole number: the
+# test of the numbers stored in lsnn's own objects (indexes, models), whose
+# checks say what each element should be.
+is_scalar_number <- function(x, min = -Inf, max = Inf, above = FALSE, whole = FALSE) {
+  is.numeric(x) && length(x) == 1 && is.finite(x) && (if (above) x > min else x >= min) &&
+    x <= max && (!whole || x == round(x))
+}
+
+# Whether x is a single string among `choices`.
+is_word <- function(x, choices) {
+  is.character(x) && length(x) == 1 && !is.na(x) && x %in% choices
+}
+
+# What x is, for a message about an element of the wrong kind: a scalar's
+# value, else its type and dimensions ("a 149 x 2 double matrix").
+what_is <- function(x) {
+  if (is.null(x)) return("missing")
+  if (is.null(dim(x)) && length(x) == 1 && (is.numeric(x) || is.logical(x))) return(show_value(x))
+  if (is.null(dim(x)) && length(x) == 1 && is.character(x)) return(paste0('"', x, '"'))
+  d <- dim(x)
+  kind <- if (isS4(x)) class(x)[1] else if (is.matrix(x)) paste(typeof(x), "matrix") else
+    paste(typeof(x), if (is.list(x)) "" else "vector")
+  paste0("a ", if (!is.null(d)) paste0(paste(d, collapse = " x "), " "), trimws(kind),
+         if (is.null(d)) paste0(" of length ", length(x)))
+}
+
+# A saved object's format version, compared as a number (1L and 1 are the
+# same version): `damaged(...)` stops when it is not a number at all, a
+# number other than `current` stops with `remedy`.
+check_format_version <- function(version, current, name, damaged, remedy) {
+  if (!is.numeric(version) || length(version) != 1 || is.na(version)) {
+    damaged("'", name, "$format_version' must be a number (it is ",
+            if (is.null(version)) "missing" else show_value(version), ")")
+  }
+  if (version != current) {
+    stop_arg("'", name, "' has format version ", show_value(version), "; this version of lsnn ",
+             "reads version ", current, ": ", remedy)
+  }
+  invisible(version)
+}
+
 # ret_extra of neighbor_embedding(): TRUE/FALSE, or as in uwot the names of
 # the extras wanted, from `allowed`.
 check_ret_extra <- function(x, allowed = c("nn", "P", "fgraph")) {
@@ -138,7 +180,7 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
   }
   if (inherits(X, "Matrix")) X <- read_matrix_class(X, caller)
   if (inherits(X, "dgRMatrix")) {
-    if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", min_rows, " rows")
+    if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", rows_text(min_rows))
     if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
     if (!all_finite(X@x)) stop_arg("'", caller, "' contains NA, NaN or infinite values")
     if (!metric %in% c("euclidean", "cosine")) {
@@ -155,7 +197,7 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
              "with one row per observation")
   }
   if (!is.numeric(X)) stop_arg("'", caller, "' must be numeric (it is ", typeof(X), ")")
-  if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", min_rows, " rows")
+  if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", rows_text(min_rows))
   if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
   # min() and max() are NA or infinite exactly when some value is; unlike
   # is.finite(X) or range(X), they allocate nothing. Details only on failure.
@@ -168,6 +210,8 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
   if (!is.double(X)) storage.mode(X) <- "double"
   list(kind = "dense", x = X, n = nrow(X), d = ncol(X))
 }
+
+rows_text <- function(n) paste(n, if (n == 1) "row" else "rows")
 
 # A Matrix-package object as lsnn reads data: a sparse one as a general
 # double dgRMatrix (its slots list the rows, as the core reads them), a dense

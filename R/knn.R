@@ -107,7 +107,9 @@
 #'   data); `metric`; `graph`, the graph above; `sigma`, each row's local
 #'   scale (`NULL` when the graph has fewer than `scale_to` columns);
 #'   `scale_from` and `scale_to`; `search`, the settings of the approximate
-#'   query; and `format_version`.
+#'   query; and `format_version`. The functions that take an index check it
+#'   whole (every element, its type and dimensions, and that they agree) and
+#'   refuse a damaged one with an error naming the element.
 #' @references
 #' Dong, W., Moses, C. and Li, K. (2011). Efficient k-nearest neighbor graph
 #' construction for generic similarity measures. \emph{Proceedings of the
