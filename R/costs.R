@@ -80,7 +80,10 @@
 #'   points_per_box, near_boxes, pair_weight, smooth_width, by_components,
 #'   shallow_width, fine_nodes, fine_smooth_width))` changes the grid (for measurements; the first three are
 #'   needed; unless `by_components` is 1 it is one grid over the whole
-#'   layout).
+#'   layout). Each position is range-checked: nodes and fine_nodes at most
+#'   32, nodes times min_boxes at most 2,048, width at least 0.05,
+#'   points_per_box 0 or at least nodes^2 / 4, near_boxes 1 to 8, near and
+#'   by_components 0 or 1, the others finite and non-negative.
 #' @return A list with `cost`, `gradient` (n x d) and `pcost`, the per-point
 #'   cost (summing to `cost`: each ordered pair's term counted for its first
 #'   point).
