@@ -117,8 +117,12 @@
     .Call(`_lsnn_neighbor_overlap_cpp`, idx1, idx2, k, n_threads)
 }
 
-.graph_problem <- function(idx, dist, self_first) {
-    .Call(`_lsnn_graph_problem`, idx, dist, self_first)
+.graph_problem <- function(idx, dist, self_first, sorted, n_ref) {
+    .Call(`_lsnn_graph_problem`, idx, dist, self_first, sorted, n_ref)
+}
+
+.repeated_neighbour <- function(idx, n_ref) {
+    .Call(`_lsnn_repeated_neighbour`, idx, n_ref)
 }
 
 .best_candidates <- function(blocks, n, k, self, n_threads) {

@@ -74,6 +74,48 @@ check_flag <- function(x, name) {
   x
 }
 
+# Whether x is a single finite number of at least `min` (greater with
+# above = TRUE) and at most `max`, and with whole = TRUE a whole number: the
+# test of the numbers stored in lsnn's own objects (indexes, models), whose
+# checks say what each element should be.
+is_scalar_number <- function(x, min = -Inf, max = Inf, above = FALSE, whole = FALSE) {
+  is.numeric(x) && length(x) == 1 && is.finite(x) && (if (above) x > min else x >= min) &&
+    x <= max && (!whole || x == round(x))
+}
+
+# Whether x is a single string among `choices`.
+is_word <- function(x, choices) {
+  is.character(x) && length(x) == 1 && !is.na(x) && x %in% choices
+}
+
+# What x is, for a message about an element of the wrong kind: a scalar's
+# value, else its type and dimensions ("a 149 x 2 double matrix").
+what_is <- function(x) {
+  if (is.null(x)) return("missing")
+  if (is.null(dim(x)) && length(x) == 1 && (is.numeric(x) || is.logical(x))) return(show_value(x))
+  if (is.null(dim(x)) && length(x) == 1 && is.character(x)) return(paste0('"', x, '"'))
+  d <- dim(x)
+  kind <- if (isS4(x)) class(x)[1] else if (is.matrix(x)) paste(typeof(x), "matrix") else
+    paste(typeof(x), if (is.list(x)) "" else "vector")
+  paste0("a ", if (!is.null(d)) paste0(paste(d, collapse = " x "), " "), trimws(kind),
+         if (is.null(d)) paste0(" of length ", length(x)))
+}
+
+# A saved object's format version, compared as a number (1L and 1 are the
+# same version): `damaged(...)` stops when it is not a number at all, a
+# number other than `current` stops with `remedy`.
+check_format_version <- function(version, current, name, damaged, remedy) {
+  if (!is.numeric(version) || length(version) != 1 || is.na(version)) {
+    damaged("'", name, "$format_version' must be a number (it is ",
+            if (is.null(version)) "missing" else show_value(version), ")")
+  }
+  if (version != current) {
+    stop_arg("'", name, "' has format version ", show_value(version), "; this version of lsnn ",
+             "reads version ", current, ": ", remedy)
+  }
+  invisible(version)
+}
+
 # ret_extra of neighbor_embedding(): TRUE/FALSE, or as in uwot the names of
 # the extras wanted, from `allowed`.
 check_ret_extra <- function(x, allowed = c("nn", "P", "fgraph")) {
@@ -138,7 +180,7 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
   }
   if (inherits(X, "Matrix")) X <- read_matrix_class(X, caller)
   if (inherits(X, "dgRMatrix")) {
-    if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", min_rows, " rows")
+    if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", rows_text(min_rows))
     if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
     if (!all_finite(X@x)) stop_arg("'", caller, "' contains NA, NaN or infinite values")
     if (!metric %in% c("euclidean", "cosine")) {
@@ -155,7 +197,7 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
              "with one row per observation")
   }
   if (!is.numeric(X)) stop_arg("'", caller, "' must be numeric (it is ", typeof(X), ")")
-  if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", min_rows, " rows")
+  if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", rows_text(min_rows))
   if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
   # min() and max() are NA or infinite exactly when some value is; unlike
   # is.finite(X) or range(X), they allocate nothing. Details only on failure.
@@ -168,6 +210,8 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
   if (!is.double(X)) storage.mode(X) <- "double"
   list(kind = "dense", x = X, n = nrow(X), d = ncol(X))
 }
+
+rows_text <- function(n) paste(n, if (n == 1) "row" else "rows")
 
 # A Matrix-package object as lsnn reads data: a sparse one as a general
 # double dgRMatrix (its slots list the rows, as the core reads them), a dense
@@ -212,6 +256,16 @@ dense_data <- function(data) {
 #   j holding the distances from point j to its neighbours (diagonal entries
 #   ignored; every column must hold the same number of neighbours). Its rows
 #   become list(idx, dist), the point itself first.
+# A graph of new rows among reference rows (query = TRUE: the nn_method of
+# neighbor_embedding_transform()) is read the same way, except that no self
+# column is added and a sparse matrix is n_ref x m, column j holding new row
+# j's distances to its reference rows (as uwot::umap_transform() takes it).
+# No form lists a neighbour twice in a row: no search that makes them does,
+# and a repeated neighbour would count twice in every affinity and local
+# scale, so check_graph() refuses it. Only a triplet sparse matrix
+# (dgTMatrix) can store a pair twice, as the union of two searches' pairs
+# does; Matrix would add the two distances, so read_graph() keeps each pair
+# once, at its smaller distance, with a warning.
 
 # Whether x is one of the list forms of a graph (a sparse matrix is data
 # where data is expected, so it is not "graph-like").
@@ -228,14 +282,21 @@ is_graph_like <- function(x) {
 is_sparse_graph <- function(x) inherits(x, "Matrix") && methods::is(x, "sparseMatrix")
 
 # A graph in any of the forms above as list(idx, dist), not yet checked.
-read_graph <- function(graph, name) {
+# BiocNeighbors' form also has `parts`, the names of its elements, and
+# `shift`, the columns added in front (1 for the self column), so that
+# messages name what was given.
+read_graph <- function(graph, name, query = FALSE) {
   if (is_graph(graph)) {
     if (!is.null(graph$idx)) return(list(idx = graph$idx, dist = graph$dist))
+    if (query) {
+      return(list(idx = graph$index, dist = graph$distance, parts = c("index", "distance"),
+                  shift = 0L))
+    }
     return(with_self_column(graph$index, graph$distance))
   }
-  if (is_sparse_graph(graph)) return(sparse_distances_to_graph(graph, name))
+  if (is_sparse_graph(graph)) return(sparse_distances_to_graph(graph, name, query))
   if (is_graph_like(graph)) {
-    if (length(graph) == 1) return(read_graph(graph[[1]], name))
+    if (length(graph) == 1) return(read_graph(graph[[1]], name, query))
     metrics <- names(graph)
     if (is.null(metrics)) metrics <- paste0("[[", seq_along(graph), "]]")
     stop_arg("'", name, "' holds ", length(graph), " graphs (", paste(metrics, collapse = ", "),
@@ -250,94 +311,150 @@ graph_forms <- paste("a list with matrices 'idx' and 'dist' (or BiocNeighbors' '
 # BiocNeighbors' index and distance, the row itself added in front when no
 # row lists it.
 with_self_column <- function(index, distance) {
+  parts <- c("index", "distance")
   if (!is.matrix(index) || !is.numeric(index) || nrow(index) < 1 ||
-      any(index == row(index), na.rm = TRUE)) {
-    return(list(idx = index, dist = distance))
+      any(index == row(index), na.rm = TRUE) ||
+      !is.matrix(distance) || !is.numeric(distance) || nrow(distance) != nrow(index)) {
+    return(list(idx = index, dist = distance, parts = parts, shift = 0L))
   }
-  if (!is.matrix(distance) || !is.numeric(distance) || nrow(distance) != nrow(index)) {
-    return(list(idx = index, dist = distance))
-  }
-  list(idx = cbind(seq_len(nrow(index)), index), dist = cbind(0, distance))
+  list(idx = cbind(seq_len(nrow(index)), index), dist = cbind(0, distance), parts = parts,
+       shift = 1L)
 }
 
 # uwot's sparse distance matrix as list(idx, dist): row j of the graph lists
 # the entries of column j by increasing distance (ties by row number), after
-# j itself at distance 0.
-sparse_distances_to_graph <- function(M, name) {
-  M <- tryCatch(as_general_sparse(M, "CsparseMatrix"), error = function(e) NULL)
-  if (is.null(M)) stop_arg("'", name, "' must be a numeric sparse distance matrix")
-  n <- nrow(M)
-  if (n != ncol(M)) {
-    stop_arg("'", name, "' must be a square sparse distance matrix (it is ", n, " x ",
-             ncol(M), ")")
+# j itself at distance 0; with query = TRUE (rows: reference rows, columns:
+# new rows) without the self column, and the diagonal is kept.
+sparse_distances_to_graph <- function(M, name, query = FALSE) {
+  M <- read_sparse_distances(M, name)
+  n <- ncol(M)
+  if (!query && n != nrow(M)) {
+    stop_arg("'", name, "' must be a square sparse distance matrix (it is ", nrow(M), " x ",
+             n, ")")
   }
   to <- rep.int(seq_len(n), diff(M@p))
   from <- M@i + 1L
-  keep <- from != to
-  from <- from[keep]
-  to <- to[keep]
-  d <- M@x[keep]
+  d <- M@x
+  if (!query) {
+    keep <- from != to
+    from <- from[keep]
+    to <- to[keep]
+    d <- d[keep]
+  }
   counts <- tabulate(to, n)
   if (n < 1 || min(counts) < 1 || max(counts) != min(counts)) {
     stop_arg("'", name, "' must hold the same number of neighbours (at least 1) in every ",
-             "column of the sparse distance matrix (it holds ", min(counts, 0L), " to ",
-             max(counts, 0L), ")")
+             "column of the sparse distance matrix (it holds ",
+             if (n < 1) "no columns" else paste(min(counts), "to", max(counts)), ")")
   }
   o <- order(to, d, from)
   k <- counts[1]
-  list(idx = cbind(seq_len(n), matrix(from[o], n, k, byrow = TRUE)),
-       dist = cbind(0, matrix(d[o], n, k, byrow = TRUE)))
+  idx <- matrix(from[o], n, k, byrow = TRUE)
+  dist <- matrix(d[o], n, k, byrow = TRUE)
+  if (query) return(list(idx = idx, dist = dist))
+  list(idx = cbind(seq_len(n), idx), dist = cbind(0, dist))
+}
+
+# A sparse distance matrix as a general double dgCMatrix. A triplet matrix
+# may store a pair more than once (the union of two searches' pairs), which
+# the conversion would add up: each pair is kept once, at its smallest
+# distance, with a warning.
+read_sparse_distances <- function(M, name) {
+  unreadable <- function(e) {
+    stop_arg("'", name, "' must be a numeric sparse distance matrix")
+  }
+  M <- tryCatch(methods::as(methods::as(M, "dMatrix"), "generalMatrix"), error = unreadable)
+  if (methods::is(M, "TsparseMatrix")) {
+    pair <- as.double(M@j) * nrow(M) + M@i
+    if (anyDuplicated(pair)) {
+      o <- order(pair, M@x)
+      first <- o[!duplicated(pair[o])]
+      warning("'", name, "' stores ", length(pair) - length(first), " distance",
+              if (length(pair) - length(first) > 1) "s", " of pairs it already holds ",
+              "(a neighbour listed twice); each pair is kept once, at its smallest distance",
+              call. = FALSE)
+      M <- Matrix::sparseMatrix(i = M@i[first] + 1L, j = M@j[first] + 1L, x = M@x[first],
+                                dims = dim(M))
+    }
+  }
+  tryCatch(methods::as(M, "CsparseMatrix"), error = unreadable)
 }
 
 # A graph is list(idx, dist): n x k matrices, idx whole numbers in 1..n,
 # dist finite and non-negative (rounding errors of single precision, down to
-# -1e-6 times the largest distance, become 0). With self_first (every graph consumer), each
-# row also starts with the row itself at distance 0 and its distances do not
-# decrease: the format uwot takes. Returns the graph with idx as an integer
-# matrix and dist as a double matrix and nothing else.
-check_graph <- function(graph, name = "graph", self_first = TRUE, min_cols = 1) {
-  graph <- read_graph(graph, name)
+# -1e-6 times the largest distance, become 0), no row listing a neighbour
+# twice. With self_first (every graph consumer), each row also starts with
+# the row itself at distance 0 and (sorted) its distances do not decrease:
+# the format uwot takes. A graph of new rows among n_ref reference rows
+# (n_ref given: idx in 1..n_ref) has no self column and is read as
+# read_graph(query = TRUE) reads it. Returns the graph with idx as an
+# integer matrix and dist as a double matrix and nothing else.
+check_graph <- function(graph, name = "graph", self_first = TRUE, min_cols = 1, n_ref = NULL,
+                        sorted = self_first) {
+  query <- !is.null(n_ref)
+  graph <- read_graph(graph, name, query = query)
   idx <- graph$idx
   dist <- graph$dist
-  if (!is.matrix(idx) || !is.numeric(idx)) stop_arg("'", name, "$idx' must be a numeric matrix")
-  if (!is.matrix(dist) || !is.numeric(dist)) stop_arg("'", name, "$dist' must be a numeric matrix")
+  parts <- if (is.null(graph$parts)) c("idx", "dist") else graph$parts
+  shift <- if (is.null(graph$shift)) 0L else graph$shift
+  label <- paste0(name, "$", parts)
+  if (!is.matrix(idx) || !is.numeric(idx)) stop_arg("'", label[1], "' must be a numeric matrix")
+  if (!is.matrix(dist) || !is.numeric(dist)) stop_arg("'", label[2], "' must be a numeric matrix")
   if (!identical(dim(idx), dim(dist))) {
-    stop_arg("'", name, "$idx' and '", name, "$dist' must have the same dimensions (",
-             paste(dim(idx), collapse = " x "), " and ", paste(dim(dist), collapse = " x "), ")")
+    stop_arg("'", label[1], "' and '", label[2], "' must have the same dimensions (",
+             paste(dim(idx) - c(0, shift), collapse = " x "), " and ",
+             paste(dim(dist) - c(0, shift), collapse = " x "), ")")
   }
   n <- nrow(idx)
   if (n < 1 || ncol(idx) < 1) stop_arg("'", name, "' is empty")
   if (ncol(idx) < min_cols) {
-    stop_arg("'", name, "' must have at least ", min_cols, " columns (the row itself first; ",
-             "it has ", ncol(idx), ")")
+    stop_arg("'", name, "' must have at least ", min_cols, " columns (",
+             if (self_first) "the row itself first; ", "it has ", ncol(idx), ")")
   }
-  idx <- check_index_values(idx, paste0(name, "$idx"), n)
+  if (is.null(n_ref)) n_ref <- n
+  idx <- check_index_values(idx, label[1], n_ref)
   if (!is.double(dist)) storage.mode(dist) <- "double"
-  problem <- .graph_problem(idx, dist, self_first)
+  problem <- .graph_problem(idx, dist, self_first, sorted, n_ref)
   if (problem[1] == 4 && min(dist) >= -1e-6 * max(1, max(dist))) {
     # Libraries that compute distances in single precision (RcppHNSW's
     # cosine) report a row's distance to itself as about -1e-7: rounding,
     # taken as 0.
     dist[dist < 0] <- 0
-    problem <- .graph_problem(idx, dist, self_first)
+    problem <- .graph_problem(idx, dist, self_first, sorted, n_ref)
   }
-  row <- problem[2]
-  switch(problem[1] + 1,
-    NULL,
-    stop_arg("'", name, "$idx' contains NA (row ", row, ")"),
-    stop_arg("'", name, "$idx' must contain row numbers from 1 to ", n, " (found ",
-             problem[3], " in row ", row, ")"),
-    stop_arg("'", name, "$dist' contains NA or NaN (row ", row, ")"),
-    stop_arg("'", name, "$dist' contains negative distances (row ", row, ")"),
-    stop_arg("'", name, "$dist' contains infinite distances (row ", row, ")"),
-    stop_arg("the first column of '", name, "$idx' must be the row itself (row ", row,
-             " is not); lsnn graphs list each row first"),
-    stop_arg("'", name, "$dist' must not decrease along a row (row ", row, ", column ",
-             problem[3], "); sort the graph with sort_knn_graph()"),
-    stop_arg("'", name, "$dist' must be 0 for the row itself, in column 1 (row ", row,
-             " is not)")
-  )
+  if (problem[1] != 0) {
+    stop_arg(graph_problem_text(problem, idx, name, n_ref, self_first, query, parts, shift))
+  }
   list(idx = idx, dist = dist)
+}
+
+# The sentence for a problem of .graph_problem() in graph `name`, whose
+# elements are `parts` (as given) and whose first `shift` columns were added
+# when it was read (column numbers are those of the graph as given).
+graph_problem_text <- function(problem, idx, name, n_ref, self_first, reference,
+                               parts = c("idx", "dist"), shift = 0L) {
+  row <- problem[2]
+  value <- problem[3]
+  column <- problem[4] - shift
+  idx_label <- paste0("'", name, "$", parts[1], "'")
+  dist_label <- paste0("'", name, "$", parts[2], "'")
+  switch(problem[1],
+    paste0(idx_label, " contains NA (row ", row, ")"),
+    paste0(idx_label, " must contain ", if (reference) "reference ", "row numbers from 1 to ",
+           n_ref, " (found ", value, " in row ", row, ")"),
+    paste0(dist_label, " contains NA or NaN (row ", row, ")"),
+    paste0(dist_label, " contains negative distances (row ", row, ")"),
+    paste0(dist_label, " contains infinite distances (row ", row, ")"),
+    paste0("the first column of ", idx_label, " must be the row itself (row ", row,
+           " is not); lsnn graphs list each row first"),
+    paste0(dist_label, " must not decrease along a row (row ", row, ", column ", column,
+           "); sort the graph with sort_knn_graph(",
+           if (!self_first) "enforce_self_first = FALSE", ")"),
+    paste0(dist_label, " must be 0 for the row itself, in column 1 (row ", row, " is not)"),
+    paste0(idx_label, " lists ", value, " twice in row ", row, " (columns ",
+           match(value, idx[row, ]) - shift, " and ", column, "); a graph lists each ",
+           "neighbour once")
+  )
 }
 
 # idx as an integer matrix, its values whole numbers in 1..n; `label` names
@@ -362,7 +479,8 @@ check_index_values <- function(idx, label, n, integer_too = FALSE) {
 }
 
 # The idx matrix of a graph or a bare n x k matrix of row numbers (as
-# rnndescent's neighbor_overlap() takes), checked: whole numbers in 1..n.
+# rnndescent's neighbor_overlap() takes), checked: whole numbers in 1..n,
+# none twice in a row.
 check_index_matrix <- function(g, name) {
   bare <- is.matrix(g)
   idx <- if (bare) g else read_graph_idx(g, name)
@@ -371,7 +489,14 @@ check_index_matrix <- function(g, name) {
     stop_arg("'", label, "' must be a numeric matrix of row numbers")
   }
   if (nrow(idx) < 1 || ncol(idx) < 1) stop_arg("'", label, "' is empty")
-  check_index_values(idx, label, nrow(idx), integer_too = TRUE)
+  idx <- check_index_values(idx, label, nrow(idx), integer_too = TRUE)
+  repeated <- .repeated_neighbour(idx, nrow(idx))
+  if (repeated[1] > 0) {
+    stop_arg("'", label, "' lists ", repeated[2], " twice in row ", repeated[1], " (columns ",
+             match(repeated[2], idx[repeated[1], ]), " and ", repeated[3], "); a graph lists ",
+             "each neighbour once")
+  }
+  idx
 }
 
 read_graph_idx <- function(g, name) {

@@ -94,7 +94,10 @@
 #'   points_per_box, near_boxes, pair_weight, smooth_width, by_components,
 #'   shallow_width, fine_nodes, fine_smooth_width))` changes the grid (for measurements; the first three are
 #'   needed; unless `by_components` is 1 it is one grid over the whole
-#'   layout).
+#'   layout). Each position is range-checked: nodes and fine_nodes at most
+#'   32, nodes times min_boxes at most 2,048, width at least 0.05,
+#'   points_per_box 0 or at least nodes^2 / 4, near_boxes 1 to 8, near and
+#'   by_components 0 or 1, the others finite and non-negative.
 #' @param weights PaCMAP's weights of the near, mid-near and further pairs
 #'   (named, or in that order).
 #' @param low_dist_thres LocalMAP's distance whose half scales its near loss.

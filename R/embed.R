@@ -235,7 +235,7 @@ neighbor_embedding <- function(X = NULL,
   negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1)
   verbose <- check_flag(verbose, "verbose")
   ret_extra <- check_ret_extra(ret_extra, c("nn", "P", "fgraph", "pairs"))
-  neighbors <- ne_gradient_arg(neighbors, c("knn", "lsnn"))
+  neighbors <- ne_gradient_arg(neighbors, c("knn", "lsnn"), "neighbors")
   ret_model <- check_flag(ret_model, "ret_model")
   mn_ratio <- check_number(mn_ratio, "mn_ratio", min = 0)
   fp_ratio <- check_number(fp_ratio, "fp_ratio", min = 0)
@@ -405,17 +405,54 @@ ne_sampled_min_n <- function() 10000L
 
 # The approximation's grid, c(nodes, box width, minimum boxes, ...) as
 # documented in ?cost_gradient, from the option lsnn.grid (for measurements;
-# numeric(0) keeps the core's defaults).
+# numeric(0) keeps the core's defaults). Each position is checked against
+# what the core (src/costs.cpp, interpolation.h, fft_repulsion.h) makes of
+# it, so that no accepted value asks for an absurd grid: the interpolation
+# nodes per box (at most 32, the core's limit) times the minimum boxes per
+# dimension at most 2,048 nodes per dimension (the finest grid refine()
+# takes); the boxes that points_per_box asks for at most 4 grid nodes per
+# point; a near field at most 8 boxes deep; flags 0 or 1. The box width
+# sets the boxes from the layout's range, which the core caps at 6,000
+# nodes per dimension.
 ne_grid_option <- function() {
   g <- getOption("lsnn.grid", numeric(0))
   if (length(g) == 0) return(numeric(0))
-  if (!is.numeric(g) || length(g) < 3 || length(g) > 12 || anyNA(g) || any(!is.finite(g)) ||
-      g[1] < 1 || g[1] > 32 || g[2] <= 0 || (length(g) >= 6 && g[6] < 1) ||
-      (length(g) >= 11 && (g[11] < 0 || g[11] > 32))) {
-    stop("option 'lsnn.grid' must be NULL or c(nodes (1 to 32), width (> 0), min_boxes, ...) ",
-         "with 3 to 12 finite numbers (see ?cost_gradient)", call. = FALSE)
+  bad <- function(...) {
+    stop("option 'lsnn.grid' ", ..., " (see ?cost_gradient)", call. = FALSE)
   }
-  as.numeric(g)
+  if (!is.numeric(g) || length(g) < 3 || length(g) > 12 || anyNA(g)) {
+    bad("must be NULL or 3 to 12 numbers: c(nodes, width, min_boxes, near, points_per_box, ",
+        "near_boxes, pair_weight, smooth_width, by_components, shallow_width, fine_nodes, ",
+        "fine_smooth_width)")
+  }
+  g <- as.numeric(g)
+  field <- function(i, name, ok, what) {
+    if (length(g) >= i && !ok(g[i])) {
+      bad("has ", name, " (position ", i, ") = ", show_value(g[i]), "; it must be ", what)
+    }
+  }
+  whole_in <- function(lo, hi) function(x) is_scalar_number(x, min = lo, max = hi, whole = TRUE)
+  flag <- function(x) x %in% c(0, 1)
+  non_negative <- function(x) is_scalar_number(x, min = 0)
+  field(1, "nodes", whole_in(1, 32), "a whole number from 1 to 32")
+  field(2, "width", function(x) x >= 0.05, "at least 0.05 (Inf: the boxes follow the points)")
+  max_boxes <- floor(2048 / g[1])
+  field(3, "min_boxes", whole_in(1, max_boxes),
+        paste0("a whole number from 1 to ", max_boxes, " (at most 2,048 nodes per dimension ",
+               "with ", g[1], " nodes per box)"))
+  field(4, "near", flag, "0 or 1")
+  min_points <- g[1]^2 / 4
+  field(5, "points_per_box", function(x) x == 0 || (is.finite(x) && x >= min_points),
+        paste0("0 or at least nodes^2 / 4 = ", show_value(min_points),
+               " (at most 4 grid nodes per point)"))
+  field(6, "near_boxes", whole_in(1, 8), "a whole number from 1 to 8")
+  field(7, "pair_weight", non_negative, "a finite number of at least 0")
+  field(8, "smooth_width", non_negative, "a finite number of at least 0")
+  field(9, "by_components", flag, "0 or 1")
+  field(10, "shallow_width", non_negative, "a finite number of at least 0")
+  field(11, "fine_nodes", whole_in(0, 32), "a whole number from 0 to 32")
+  field(12, "fine_smooth_width", non_negative, "a finite number of at least 0")
+  g
 }
 
 # Largest n for which gradient = "auto" sums all pairs (bench/README.md):

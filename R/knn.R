@@ -53,6 +53,14 @@
 #' the distances from j to its neighbours, the same number in every column;
 #' the diagonal is ignored).
 #'
+#' A graph that lists a neighbour twice in a row is refused, with the row
+#' named: no search these forms come from lists one twice, and a repeated
+#' neighbour would count twice in every affinity and local scale. The one
+#' form that can hold a repeat without a defect in the search is a triplet
+#' sparse matrix (`dgTMatrix`) that stores a pair twice, as the union of two
+#' searches' pairs does; the Matrix package would add the two distances, so
+#' lsnn keeps the pair once, at its smaller distance, with a warning.
+#'
 #' Ties between equally distant rows are broken by the smaller row number, and
 #' the row itself is in column 1 even when it has exact duplicates. Results
 #' are identical for every `n_threads`.
@@ -99,7 +107,9 @@
 #'   data); `metric`; `graph`, the graph above; `sigma`, each row's local
 #'   scale (`NULL` when the graph has fewer than `scale_to` columns);
 #'   `scale_from` and `scale_to`; `search`, the settings of the approximate
-#'   query; and `format_version`.
+#'   query; and `format_version`. The functions that take an index check it
+#'   whole (every element, its type and dimensions, and that they agree) and
+#'   refuse a damaged one with an error naming the element.
 #' @references
 #' Dong, W., Moses, C. and Li, K. (2011). Efficient k-nearest neighbor graph
 #' construction for generic similarity measures. \emph{Proceedings of the

@@ -34,30 +34,127 @@ print.lsnn_index <- function(x, ...) {
   invisible(x)
 }
 
+# An index as every function that takes one reads it, checked whole once at
+# entry (validate_index()).
 check_index <- function(index) {
   if (!inherits(index, "lsnn_index")) {
     stop_arg("'index' must be an lsnn index, from extended_knn(ret_index = TRUE) or ",
              "locally_scaled_knn(ret_index = TRUE)")
   }
-  version <- index$format_version
-  if (!is.numeric(version) || length(version) != 1 || is.na(version) ||
-      version != index_format_version) {
-    stop_arg("'index' has format version ", if (is.null(version)) "none" else show_value(version),
-             "; this version of lsnn reads version ", index_format_version,
-             ": build it again with extended_knn(ret_index = TRUE)")
-  }
+  validate_index(index, "index", function(...) {
+    stop_arg("'index' is damaged or not an lsnn index: ", ...)
+  }, "build it again with extended_knn(ret_index = TRUE)")
   index
 }
 
+# Every element of an index (see new_index()) present, of its type and
+# dimensions, and consistent with the others, in O(size): the reference
+# data (finite), a metric that reads it, its extended graph (one row per
+# data row, the row itself first at distance 0, neighbours in range, once
+# each, by distance), the local scales (one per row, finite, positive, those
+# of the graph's columns scale_from to scale_to, present exactly when the
+# graph has those columns) and the search settings. `label` names the index
+# in messages ("index", "model$index"); `damaged(...)` stops with the
+# problem; `remedy` follows a format version this version does not read.
+validate_index <- function(index, label, damaged, remedy) {
+  el <- function(x) paste0("'", label, "$", x, "'")
+  check_format_version(index$format_version, index_format_version, label, damaged, remedy)
+  data <- index$data
+  sparse <- inherits(data, "dgRMatrix") || inherits(data, "dgCMatrix")
+  if (sparse) {
+    if (!isTRUE(methods::validObject(data, test = TRUE))) {
+      damaged(el("data"), " is not a valid sparse matrix")
+    }
+    values <- data@x
+  } else if (is.matrix(data) && is.numeric(data)) {
+    values <- data
+  } else {
+    damaged(el("data"), " must be a numeric matrix or a dgRMatrix (it is ", what_is(data), ")")
+  }
+  n <- nrow(data)
+  if (n < 2 || ncol(data) < 1) {
+    damaged(el("data"), " must have at least 2 rows and 1 column (it is ", what_is(data), ")")
+  }
+  if (!all_finite(values)) damaged(el("data"), " contains NA, NaN or infinite values")
+  metrics <- if (sparse) c("euclidean", "cosine") else index_metrics
+  if (!is_word(index$metric, metrics)) {
+    damaged(el("metric"), " must be one of ", paste0('"', metrics, '"', collapse = ", "),
+            if (sparse) " for sparse data", " (it is ", what_is(index$metric), ")")
+  }
+  graph <- index$graph
+  if (!is.list(graph) || !is.matrix(graph$idx) || !is.integer(graph$idx) ||
+      !is.matrix(graph$dist) || !is.double(graph$dist) ||
+      !identical(dim(graph$idx), dim(graph$dist))) {
+    damaged(el("graph"), " must be list(idx, dist), an integer and a double matrix of the ",
+            "same dimensions")
+  }
+  if (nrow(graph$idx) != n) {
+    damaged(el("graph"), " has ", nrow(graph$idx), " rows but ", el("data"), " has ", n)
+  }
+  k <- ncol(graph$idx)
+  if (k < 2) damaged(el("graph"), " must have at least 2 columns (it has ", k, ")")
+  problem <- .graph_problem(graph$idx, graph$dist, TRUE, TRUE, n)
+  if (problem[1] != 0) {
+    damaged(graph_problem_text(problem, graph$idx, paste0(label, "$graph"), n, TRUE, FALSE))
+  }
+  from <- index$scale_from
+  to <- index$scale_to
+  if (!is_scalar_number(from, min = 1, max = big_int, whole = TRUE)) {
+    damaged(el("scale_from"), " must be a whole number of at least 1 (it is ", what_is(from), ")")
+  }
+  if (!is_scalar_number(to, min = from, max = big_int, whole = TRUE)) {
+    damaged(el("scale_to"), " must be a whole number of at least scale_from = ", from,
+            " (it is ", what_is(to), ")")
+  }
+  sigma <- index$sigma
+  if (is.null(sigma)) {
+    if (to <= k) {
+      damaged(el("sigma"), " is missing, though the graph's ", k, " columns hold the local ",
+              "scales (columns ", from, " to ", to, ")")
+    }
+  } else {
+    if (to > k) {
+      damaged(el("sigma"), " is present, though the graph's ", k, " columns are fewer than ",
+              "scale_to = ", to)
+    }
+    if (!is.double(sigma) || !is.null(dim(sigma)) || length(sigma) != n) {
+      damaged(el("sigma"), " must be a numeric vector of one local scale per reference row (",
+              n, "; it is ", what_is(sigma), ")")
+    }
+    bad <- which(!is.finite(sigma) | sigma <= 0)
+    if (length(bad) > 0) {
+      damaged(el("sigma"), " must hold finite, positive local scales (row ", bad[1], " holds ",
+              show_value(sigma[bad[1]]), ")")
+    }
+    # (recomputed from the graph in O(n): a scale that is not its row's
+    # would silently mis-scale every query)
+    expected <- .local_scales(graph$idx, graph$dist, as.integer(from), as.integer(to), 1L)
+    off <- which(abs(sigma - expected) > 1e-8 * expected)
+    if (length(off) > 0) {
+      damaged(el("sigma"), " does not hold the local scales of ", el("graph"), " (row ",
+              off[1], ")")
+    }
+  }
+  search <- index$search
+  if (!is.list(search) || !is_scalar_number(search$degree, min = 1, max = big_int, whole = TRUE) ||
+      !is_scalar_number(search$n_entry, min = 0, max = big_int, whole = TRUE)) {
+    damaged(el("search"), " must be list(degree, n_entry), whole numbers of at least 1 and 0")
+  }
+  invisible(index)
+}
+
+index_metrics <- c("euclidean", "cosine", "correlation", "manhattan")
+
 # The query rows in the index's form: list(kind, x) for dense data, or the
-# rows stacked under the reference rows for sparse data.
-prepare_query <- function(index, query) {
+# rows stacked under the reference rows for sparse data. `name` is the
+# argument that holds them.
+prepare_query <- function(index, query, name = "query") {
   if (is.numeric(query) && is.null(dim(query))) query <- matrix(query, nrow = 1)
   sparse_index <- inherits(index$data, "sparseMatrix")
   if (!sparse_index && inherits(query, "Matrix")) query <- as.matrix(query)
-  data <- prepare_data(query, index$metric, "query", min_rows = 1)
+  data <- prepare_data(query, index$metric, name, min_rows = 1)
   if (data$d != ncol(index$data)) {
-    stop_arg("'query' has ", data$d, " columns; the index's reference data has ", ncol(index$data))
+    stop_arg("'", name, "' has ", data$d, " columns; the reference data has ", ncol(index$data))
   }
   if (sparse_index && data$kind == "dense") {
     data <- list(kind = "sparse",
@@ -180,6 +277,9 @@ extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_
 #' reference rows, and its candidates and scores are computed from them as a
 #' reference row's are from its own graph, with the reference rows' scales
 #' left as they are: adding query rows changes nothing in the reference.
+#' The index must hold the local scales: one from [locally_scaled_knn()], or
+#' from [extended_knn()] with `n_neighbors + n_extra` of at least
+#' `scale_to - 1`.
 #'
 #' **Counting neighbours.** The result has `n_neighbors` columns, all
 #' reference rows (a query row is not among them). This is what
@@ -223,13 +323,26 @@ locally_scaled_knn_query <- function(index, query, n_neighbors = 15, n_extra = 5
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
   epsilon <- check_number(epsilon, "epsilon", min = 0)
+  if (is.null(index$sigma)) {
+    stop_arg("'index' holds no local scales: its graph has ", ncol(index$graph$idx),
+             " columns, fewer than the ", index$scale_to, " of its scale_to; build it with ",
+             "n_neighbors + n_extra of at least ", index$scale_to - 1L,
+             " (extended_knn(X, n_neighbors, n_extra, ret_index = TRUE)), or with ",
+             "locally_scaled_knn(X, ret_index = TRUE)")
+  }
   k <- as.integer(min(as.double(n_neighbors) + n_extra, n_ref))
   # The scale's columns count the row itself as column 1, the query's do not.
-  if (is.null(index$sigma) || index$scale_to - 1L > k) {
+  if (index$scale_to - 1L > k) {
     stop_arg("the local scales need the ", index$scale_to - 1L, " nearest reference rows of ",
              "each query row, more than the ", k, " searched; raise 'n_extra'")
   }
   data <- prepare_query(index, query)
+  query_lsnn(index, data, n_neighbors, k, nn_kind, epsilon, n_threads, verbose)
+}
+
+# The n_neighbors locally scaled neighbours of prepared query rows among
+# their k nearest reference rows (k at least scale_to - 1).
+query_lsnn <- function(index, data, n_neighbors, k, nn_kind, epsilon, n_threads, verbose) {
   enn <- query_knn(index, data, k, nn_kind, epsilon, n_threads, verbose)
   .locally_scaled_query(enn$idx, enn$dist, index$sigma, n_neighbors, index$scale_from,
                         index$scale_to, n_threads)

@@ -35,12 +35,20 @@
 #'   columns of the data the model was fitted on. May be `NULL` when
 #'   `nn_method` is given.
 #' @param model The `model` element of `neighbor_embedding(..., ret_model =
-#'   TRUE)`.
+#'   TRUE)`. It is checked whole (every element, its type and dimensions,
+#'   and its index) and a damaged model is refused with an error naming the
+#'   element.
 #' @param nn_method Optional neighbours of the new rows among the reference
 #'   rows: `list(idx, dist)`, `nrow(X_new) x k` matrices, `idx` holding
-#'   reference row numbers (no self column), distances increasing; for
-#'   example from [extended_knn_query()] or [locally_scaled_knn_query()].
-#'   Needed when the model was fitted on a graph without data.
+#'   reference row numbers (no self column, each once per row), distances
+#'   increasing; for example from [extended_knn_query()] or
+#'   [locally_scaled_knn_query()]. The other forms of [extended_knn()]'s
+#'   "Graphs from other packages" are read too: BiocNeighbors'
+#'   `list(index, distance)` (taken as it is, no self column added), uwot's
+#'   nested form, and a sparse `n_ref x nrow(X_new)` distance matrix whose
+#'   column j holds new row j's distances to its reference rows (as
+#'   `uwot::umap_transform()` takes it). Needed when the model was fitted on
+#'   a graph without data.
 #' @param max_iter Iterations (epochs for a sampled model); `NULL` for 250
 #'   (100 epochs).
 #' @param eta Step size (the initial learning rate for a sampled model);
@@ -65,18 +73,21 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
                                          max_iter = NULL, eta = NULL, n_threads = 1,
                                          verbose = FALSE) {
   if (missing(model)) stop_arg("'model' is missing: give the model of neighbor_embedding(..., ret_model = TRUE)")
-  model <- check_embedding_model(model)
+  model <- check_model(model)
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
   if (!is.null(max_iter)) max_iter <- check_whole(max_iter, "max_iter", min = 0)
   if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
   Y_ref <- model$embedding
   n_ref <- nrow(Y_ref)
-  # (the query checks X_new itself)
+  new_data <- if (!is.null(X_new)) prepare_new_rows(model, X_new)
   row_names <- if (!is.null(X_new)) rownames(X_new)
   if (!is.null(nn_method)) {
-    nn_method <- check_query_graph(nn_method, n_ref, if (!is.null(X_new)) NROW(X_new),
-                                   "nn_method")
+    nn_method <- check_graph(nn_method, "nn_method", self_first = FALSE, sorted = TRUE,
+                             n_ref = n_ref)
+    if (!is.null(new_data) && nrow(nn_method$idx) != new_data$n) {
+      stop_arg("'nn_method' has ", nrow(nn_method$idx), " rows but 'X_new' has ", new_data$n)
+    }
   } else {
     if (is.null(X_new)) stop_arg("give the new data as 'X_new' or their neighbours as 'nn_method'")
     if (is.null(model$index)) {
@@ -85,14 +96,15 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
     }
   }
   if (model$method %in% c("pacmap", "localmap")) {
-    Y <- pacmap_transform(model, X_new, nn_method, max_iter, eta, n_threads, verbose)
+    Y <- pacmap_transform(model, if (!is.null(new_data)) dense_or_rows(new_data), nn_method,
+                          max_iter, eta, n_threads, verbose)
     dimnames(Y) <- list(row_names, colnames(Y_ref))
     return(Y)
   }
   graph <- if (!is.null(nn_method)) nn_method else {
     ne_msg(verbose, "neighbor_embedding_transform: ", model$neighbors, " neighbours of ",
-           NROW(X_new), " new rows")
-    model_query(model, X_new, n_threads, verbose)
+           new_data$n, " new rows")
+    model_query(model, new_data, n_threads, verbose)
   }
   m <- nrow(graph$idx)
   tsne_like <- model$method %in% c("tsne", "largevis")
@@ -147,10 +159,36 @@ ne_query_k <- function(method, n_ref, perplexity, n_neighbors) {
   }
 }
 
-model_query <- function(model, X_new, n_threads, verbose) {
+# X_new checked as the data the model was fitted on: with the index's
+# columns and metric (or, for a model with a PCA projection, the columns it
+# projects), in the index's form.
+prepare_new_rows <- function(model, X_new) {
+  if (is_graph_like(X_new)) {
+    stop_arg("'X_new' is a neighbour graph: pass it as 'nn_method'")
+  }
+  if (!is.null(model$pca)) {
+    data <- prepare_data(X_new, "euclidean", "X_new", min_rows = 1)
+    if (data$d != length(model$pca$center)) {
+      stop_arg("'X_new' has ", data$d, " columns; the model was fitted on ",
+               length(model$pca$center))
+    }
+    return(data)
+  }
+  if (is.null(model$index)) return(prepare_data(X_new, "euclidean", "X_new", min_rows = 1))
+  prepare_query(model$index, X_new, "X_new")
+}
+
+# The new rows' neighbours among the reference rows, by the model's index,
+# with the query functions' default search (approximate, epsilon 0.02,
+# locally scaled among 50 extra candidates).
+model_query <- function(model, data, n_threads, verbose) {
   k <- ne_query_k(model$method, nrow(model$embedding), model$perplexity, model$n_neighbors)
-  query <- if (model$neighbors == "lsnn") locally_scaled_knn_query else extended_knn_query
-  query(model$index, X_new, n_neighbors = k, n_threads = n_threads, verbose = verbose)
+  if (model$neighbors == "lsnn") {
+    n_searched <- as.integer(min(k + 50, nrow(model$embedding)))
+    query_lsnn(model$index, data, k, n_searched, "approx", 0.02, n_threads, verbose)
+  } else {
+    query_knn(model$index, data, k, "approx", 0.02, n_threads, verbose)
+  }
 }
 
 # The model that neighbor_embedding(ret_model = TRUE) returns: what placing
@@ -175,43 +213,121 @@ print.lsnn_embedding_model <- function(x, ...) {
   invisible(x)
 }
 
-check_embedding_model <- function(model) {
+# The methods whose models place new points, with the cost settings each
+# model stores (cost$method: the core's cost, see ne_cost_settings()).
+ne_model_costs <- list(tsne = "tsne", largevis = c("largevis", "largevis_exp"), umap = "umap",
+                       tumap = "umap", pacmap = "pacmap", localmap = "localmap")
+
+# A model as neighbor_embedding_transform() reads it, checked whole once at
+# entry in O(size): every element of ne_model() present, of its type and
+# dimensions, the method known, its settings in range, and its index (when
+# it has one) a valid index of one reference row per embedded point.
+check_model <- function(model) {
   if (!inherits(model, "lsnn_embedding_model")) {
     stop_arg("'model' must be the model of neighbor_embedding(..., ret_model = TRUE)")
   }
-  if (!identical(model$format_version, embedding_model_version)) {
-    stop_arg("'model' was saved by another version of lsnn (format ",
-             format(model$format_version), ", this version reads ", embedding_model_version,
-             "): fit it again")
+  damaged <- function(...) stop_arg("'model' is damaged or not an lsnn model: ", ...)
+  el <- function(x) paste0("'model$", x, "'")
+  remedy <- "fit it again with neighbor_embedding(..., ret_model = TRUE)"
+  check_format_version(model$format_version, embedding_model_version, "model", damaged, remedy)
+  method <- model$method
+  if (!is_word(method, names(ne_model_costs))) {
+    damaged(el("method"), " must be one of ",
+            paste0('"', names(ne_model_costs), '"', collapse = ", "), " (it is ",
+            what_is(method), ")")
+  }
+  pairs <- method %in% c("pacmap", "localmap")
+  Y <- model$embedding
+  if (!is.matrix(Y) || !is.numeric(Y) || nrow(Y) < 3 || ncol(Y) < 1) {
+    damaged(el("embedding"), " must be a numeric matrix of at least 3 rows (it is ",
+            what_is(Y), ")")
+  }
+  if (!all_finite(Y)) damaged(el("embedding"), " contains NA, NaN or infinite values")
+  cost <- model$cost
+  if (!is.list(cost) || !is_word(cost$method, ne_model_costs[[method]])) {
+    damaged(el("cost"), " must hold the settings of the ", method, " cost (its method ",
+            paste0('"', ne_model_costs[[method]], '"', collapse = " or "), ")")
+  }
+  positive <- function(x) is_scalar_number(x, min = 0, above = TRUE)
+  non_negative <- function(x) is_scalar_number(x, min = 0)
+  if (pairs) {
+    if (!positive(cost$low_dist_thres)) {
+      damaged(el("cost$low_dist_thres"), " must be a positive number (it is ",
+              what_is(cost$low_dist_thres), ")")
+    }
+  } else {
+    for (s in c("gamma", "eps")) {
+      if (!non_negative(cost[[s]])) {
+        damaged(el(paste0("cost$", s)), " must be a number of at least 0 (it is ",
+                what_is(cost[[s]]), ")")
+      }
+    }
+    for (s in c("alpha", "a", "b")) {
+      if (!positive(cost[[s]])) {
+        damaged(el(paste0("cost$", s)), " must be a positive number (it is ",
+                what_is(cost[[s]]), ")")
+      }
+    }
+  }
+  gradients <- if (pairs) "pairs" else if (method == "tsne") c("exact", "approx") else
+    c("exact", "approx", "sampled")
+  if (!is_word(model$gradient, gradients)) {
+    damaged(el("gradient"), " must be one of ", paste0('"', gradients, '"', collapse = ", "),
+            " for ", method, " (it is ", what_is(model$gradient), ")")
+  }
+  neighbors <- if (pairs) "lsnn" else c("knn", "lsnn")
+  if (!is_word(model$neighbors, neighbors)) {
+    damaged(el("neighbors"), " must be one of ", paste0('"', neighbors, '"', collapse = ", "),
+            " (it is ", what_is(model$neighbors), ")")
+  }
+  if (!is_scalar_number(model$n_neighbors, min = if (pairs) 1 else 2, max = big_int,
+                        whole = TRUE)) {
+    damaged(el("n_neighbors"), " must be a whole number of at least ", if (pairs) 1 else 2,
+            " (it is ", what_is(model$n_neighbors), ")")
+  }
+  if (!positive(model$eta)) {
+    damaged(el("eta"), " must be a positive number (it is ", what_is(model$eta), ")")
+  }
+  if (!is_scalar_number(model$negative_sample_rate, min = if (pairs) 0 else 1, max = big_int,
+                        whole = TRUE)) {
+    damaged(el("negative_sample_rate"), " must be a whole number of at least ",
+            if (pairs) 0 else 1, " (it is ", what_is(model$negative_sample_rate), ")")
+  }
+  if (!pairs) {
+    if (!is_scalar_number(model$perplexity, min = 1, above = TRUE)) {
+      damaged(el("perplexity"), " must be a number greater than 1 (it is ",
+              what_is(model$perplexity), ")")
+    }
+    if (!non_negative(model$sample_gamma)) {
+      damaged(el("sample_gamma"), " must be a number of at least 0 (it is ",
+              what_is(model$sample_gamma), ")")
+    }
+  }
+  pca <- model$pca
+  if (!is.null(pca)) {
+    if (!pairs || !is.list(pca) || !is.numeric(pca$center) || !is.null(dim(pca$center)) ||
+        !is.matrix(pca$rotation) || !is.numeric(pca$rotation) ||
+        nrow(pca$rotation) != length(pca$center) ||
+        !all_finite(pca$center) || !all_finite(pca$rotation)) {
+      damaged(el("pca"), " must be NULL or, for PaCMAP and LocalMAP, list(center, rotation): ",
+              "a finite vector and a finite matrix of one row per centred column")
+    }
+  }
+  index <- model$index
+  if (!is.null(index)) {
+    if (!inherits(index, "lsnn_index")) damaged(el("index"), " must be an lsnn index or NULL")
+    validate_index(index, "model$index", damaged, remedy)
+    if (nrow(index$data) != nrow(Y)) {
+      damaged(el("embedding"), " has ", nrow(Y), " rows but ", el("index"), " holds ",
+              nrow(index$data), " reference rows: one row per reference row")
+    }
+    if (model$neighbors == "lsnn" && is.null(index$sigma)) {
+      damaged(el("index"), " holds no local scales, which locally scaled neighbours need")
+    }
+    if (!is.null(pca) && ncol(index$data) != ncol(pca$rotation)) {
+      damaged(el("pca$rotation"), " has ", ncol(pca$rotation), " columns but the index's ",
+              "data has ", ncol(index$data))
+    }
   }
   model
-}
-
-# nn_method for new rows: list(idx, dist) with `m` rows (when known), idx
-# in 1..n_ref, dist finite, non-negative and increasing along each row.
-check_query_graph <- function(g, n_ref, m, name) {
-  if (!is.list(g) || is.null(g$idx) || is.null(g$dist)) {
-    stop_arg("'", name, "' must be a list with matrices 'idx' and 'dist'")
-  }
-  idx <- g$idx
-  dist <- g$dist
-  if (!is.matrix(idx) || !is.matrix(dist) || !identical(dim(idx), dim(dist)) || ncol(idx) < 1) {
-    stop_arg("'", name, "$idx' and '", name, "$dist' must be matrices of the same size")
-  }
-  if (!is.null(m) && nrow(idx) != m) {
-    stop_arg("'", name, "' has ", nrow(idx), " rows but 'X_new' has ", m)
-  }
-  if (!is.numeric(idx) || anyNA(idx) || any(idx < 1) || any(idx > n_ref) ||
-      any(idx != round(idx))) {
-    stop_arg("'", name, "$idx' must hold reference row numbers, 1 to ", n_ref)
-  }
-  if (!is.numeric(dist) || !all_finite(dist) || any(dist < 0)) {
-    stop_arg("'", name, "$dist' must be finite and non-negative")
-  }
-  if (ncol(dist) > 1 && any(dist[, -1, drop = FALSE] < dist[, -ncol(dist), drop = FALSE])) {
-    stop_arg("'", name, "$dist' must increase along each row")
-  }
-  storage.mode(idx) <- "integer"
-  storage.mode(dist) <- "double"
-  list(idx = idx, dist = dist)
 }

@@ -478,15 +478,29 @@ BEGIN_RCPP
 END_RCPP
 }
 // graph_problem
-Rcpp::IntegerVector graph_problem(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, bool self_first);
-RcppExport SEXP _lsnn_graph_problem(SEXP idxSEXP, SEXP distSEXP, SEXP self_firstSEXP) {
+Rcpp::IntegerVector graph_problem(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, bool self_first, bool sorted, int n_ref);
+RcppExport SEXP _lsnn_graph_problem(SEXP idxSEXP, SEXP distSEXP, SEXP self_firstSEXP, SEXP sortedSEXP, SEXP n_refSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
     Rcpp::traits::input_parameter< bool >::type self_first(self_firstSEXP);
-    rcpp_result_gen = Rcpp::wrap(graph_problem(idx, dist, self_first));
+    Rcpp::traits::input_parameter< bool >::type sorted(sortedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_ref(n_refSEXP);
+    rcpp_result_gen = Rcpp::wrap(graph_problem(idx, dist, self_first, sorted, n_ref));
+    return rcpp_result_gen;
+END_RCPP
+}
+// repeated_neighbour
+Rcpp::IntegerVector repeated_neighbour(Rcpp::IntegerMatrix idx, int n_ref);
+RcppExport SEXP _lsnn_repeated_neighbour(SEXP idxSEXP, SEXP n_refSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< int >::type n_ref(n_refSEXP);
+    rcpp_result_gen = Rcpp::wrap(repeated_neighbour(idx, n_ref));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -640,7 +654,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_locally_scaled_graph_cpp", (DL_FUNC) &_lsnn_locally_scaled_graph_cpp, 7},
     {"_lsnn_sort_graph_rows_cpp", (DL_FUNC) &_lsnn_sort_graph_rows_cpp, 6},
     {"_lsnn_neighbor_overlap_cpp", (DL_FUNC) &_lsnn_neighbor_overlap_cpp, 4},
-    {"_lsnn_graph_problem", (DL_FUNC) &_lsnn_graph_problem, 3},
+    {"_lsnn_graph_problem", (DL_FUNC) &_lsnn_graph_problem, 5},
+    {"_lsnn_repeated_neighbour", (DL_FUNC) &_lsnn_repeated_neighbour, 2},
     {"_lsnn_best_candidates_cpp", (DL_FUNC) &_lsnn_best_candidates_cpp, 5},
     {"_lsnn_pacmap_pairs_cpp", (DL_FUNC) &_lsnn_pacmap_pairs_cpp, 8},
     {"_lsnn_pacmap_further_cpp", (DL_FUNC) &_lsnn_pacmap_further_cpp, 5},

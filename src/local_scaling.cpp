@@ -3,7 +3,9 @@
 #include <Rcpp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include <lsnn/graph_sort.h>
@@ -82,33 +84,78 @@ double neighbor_overlap_cpp(Rcpp::IntegerMatrix idx1, Rcpp::IntegerMatrix idx2, 
   return lsnn::neighbour_overlap(a, b, static_cast<std::size_t>(k), executor);
 }
 
-// The first problem of a graph from R, as c(code, row, value) (row and
-// value 1-based), code 0 = none, 1 = idx NA, 2 = idx out of 1..n (value: the
-// index), 3 = dist NA/NaN, 4 = dist negative, 5 = dist infinite; with
-// self_first also 6 = column 1 is not the row itself, 7 = dist decreases
-// along the row (value: the column), 8 = the row's own distance is not 0.
-// "First" is the smallest row with a problem, then its first column, so
+namespace {
+
+// The first of rows [0, rows) of a column-major n x k matrix of 1-based
+// row numbers, all within 1..n_ref, that lists a number twice, as
+// {row, number, column of its second listing} (0-based row and column), or
+// {-1, 0, 0}. Rows are read a tile at a time into a row-major buffer, so
+// that the matrix is read down its columns; each row's numbers are set in a
+// bit set of n_ref bits (125 kB for a million rows: it stays in cache) and
+// cleared after the row. O(n k) time.
+std::array<R_xlen_t, 3> first_repeat(const int* idx, R_xlen_t n, R_xlen_t k, R_xlen_t rows,
+                                     R_xlen_t n_ref) {
+  if (k < 2 || rows < 1) return {-1, 0, 0};
+  constexpr R_xlen_t tile = 256;
+  std::vector<std::uint64_t> listed(static_cast<std::size_t>(n_ref / 64 + 1), 0);
+  std::vector<int> buffer(static_cast<std::size_t>(tile * k));
+  for (R_xlen_t from = 0; from < rows; from += tile) {
+    const R_xlen_t to = std::min(rows, from + tile);
+    for (R_xlen_t c = 0; c < k; ++c) {
+      for (R_xlen_t i = from; i < to; ++i) buffer[(i - from) * k + c] = idx[i + c * n];
+    }
+    for (R_xlen_t i = from; i < to; ++i) {
+      const int* row = buffer.data() + (i - from) * k;
+      for (R_xlen_t c = 0; c < k; ++c) {
+        const std::size_t b = static_cast<std::size_t>(row[c] - 1);
+        const std::uint64_t bit = std::uint64_t{1} << (b & 63);
+        if (listed[b >> 6] & bit) return {i, row[c], c};
+        listed[b >> 6] |= bit;
+      }
+      for (R_xlen_t c = 0; c < k; ++c) {
+        const std::size_t b = static_cast<std::size_t>(row[c] - 1);
+        listed[b >> 6] &= ~(std::uint64_t{1} << (b & 63));
+      }
+    }
+  }
+  return {-1, 0, 0};
+}
+
+}  // namespace
+
+// The first problem of a graph from R, as c(code, row, value, column) (row,
+// value and column 1-based), code 0 = none, 1 = idx NA, 2 = idx out of
+// 1..n_ref (value: the index), 3 = dist NA/NaN, 4 = dist negative, 5 = dist
+// infinite, 9 = a row lists a neighbour twice (value: the neighbour,
+// column: its second column); with self_first also 6 = column 1 is not the
+// row itself, 8 = the row's own distance is not 0; with `sorted` also 7 =
+// dist decreases along the row (column: where). n_ref is the number of rows
+// the graph's indices count: its own rows, or the reference rows of a graph
+// of new rows. "First" is the smallest row with a problem, then its first
+// column (a repeated neighbour counts after the row's other problems), so
 // that the message names the first bad row. The matrices are column-major:
-// each column is scanned down to the best row found so far.
+// each column is scanned down to the best row found so far, then the rows
+// above it are searched for repeats.
 // A row's own distance counts as 0 up to 1e-6 of its largest distance, so
 // that graphs from libraries that compute it in single precision (cosine
 // self-distances of about 1e-7) pass.
 // [[Rcpp::export(.graph_problem)]]
 Rcpp::IntegerVector graph_problem(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
-                                  bool self_first) {
+                                  bool self_first, bool sorted, int n_ref) {
   const R_xlen_t n = idx.nrow(), k = idx.ncol();
+  if (dist.nrow() != n || dist.ncol() != k) Rcpp::stop("idx and dist must have the same dimensions");
   const int* pi = idx.begin();
   const double* pd = dist.begin();
-  int code = 0, value = 0;
+  int code = 0, value = 0, column = 0;
   R_xlen_t row = n;
   for (R_xlen_t c = 0; c < k; ++c) {
     for (R_xlen_t i = 0; i < row; ++i) {
       const int v = pi[i + c * n];
       const double d = pd[i + c * n];
-      int found = 0, what = v;
+      int found = 0;
       if (v == NA_INTEGER) {
         found = 1;
-      } else if (v < 1 || v > n) {
+      } else if (v < 1 || v > n_ref) {
         found = 2;
       } else if (std::isnan(d)) {
         found = 3;
@@ -118,22 +165,40 @@ Rcpp::IntegerVector graph_problem(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix d
         found = 5;
       } else if (self_first && c == 0 && v != i + 1) {
         found = 6;
-      } else if (self_first && c > 0 && d < pd[i + (c - 1) * n]) {
+      } else if (sorted && c > 0 && d < pd[i + (c - 1) * n]) {
         found = 7;
-        what = static_cast<int>(c + 1);
       } else if (self_first && c == k - 1 && pd[i] > 1e-6 * std::max(d, 1.0)) {
         found = 8;
       }
       if (found != 0) {
         code = found;
-        value = what;
+        value = v;
+        column = static_cast<int>(c + 1);
         row = i;
         break;
       }
     }
   }
-  if (code == 0) return Rcpp::IntegerVector::create(0, 0, 0);
-  return Rcpp::IntegerVector::create(code, static_cast<int>(row + 1), value);
+  const std::array<R_xlen_t, 3> repeat = first_repeat(pi, n, k, row, n_ref);
+  if (repeat[0] >= 0) {
+    code = 9;
+    row = repeat[0];
+    value = static_cast<int>(repeat[1]);
+    column = static_cast<int>(repeat[2] + 1);
+  }
+  if (code == 0) return Rcpp::IntegerVector::create(0, 0, 0, 0);
+  return Rcpp::IntegerVector::create(code, static_cast<int>(row + 1), value, column);
+}
+
+// The first row of an n x k matrix of row numbers in 1..n_ref (as
+// neighbor_overlap() takes them) that lists a number twice, as c(row,
+// number, column of its second listing), 1-based, or c(0, 0, 0).
+// [[Rcpp::export(.repeated_neighbour)]]
+Rcpp::IntegerVector repeated_neighbour(Rcpp::IntegerMatrix idx, int n_ref) {
+  const std::array<R_xlen_t, 3> repeat = first_repeat(idx.begin(), idx.nrow(), idx.ncol(), idx.nrow(), n_ref);
+  if (repeat[0] < 0) return Rcpp::IntegerVector::create(0, 0, 0);
+  return Rcpp::IntegerVector::create(static_cast<int>(repeat[0] + 1), static_cast<int>(repeat[1]),
+                                     static_cast<int>(repeat[2] + 1));
 }
 
 // Candidate lists of n rows from blocks list(rows, idx, dist): rows (1-based,

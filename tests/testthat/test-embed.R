@@ -95,7 +95,7 @@ test_that("neighbor_embedding rejects bad input", {
   Xna <- X
   Xna[2, 2] <- NA
   expect_error(neighbor_embedding(Xna), "NA")
-  expect_error(neighbor_embedding(X, "pca"), "'method' must be one of")
+  expect_error(neighbor_embedding(X, "pca"), "^'method' must be one of")
   expect_error(neighbor_embedding(X, perplexity = 40), "perplexity")
   expect_error(neighbor_embedding(X, init = matrix(0, 3, 2)), "40 x 2")
   expect_error(neighbor_embedding(nn_method = g, perplexity = 5, init = "pca"),

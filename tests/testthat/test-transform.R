@@ -147,7 +147,8 @@ test_that("bad arguments to neighbor_embedding_transform() name themselves", {
   old$format_version <- 0L
   expect_error(neighbor_embedding_transform(new, old), "'model'")
   expect_error(neighbor_embedding_transform(model = model), "'X_new'")
-  bad <- list(idx = matrix(1L, nrow(new) + 1, 3), dist = matrix(0, nrow(new) + 1, 3))
+  bad <- list(idx = matrix(1:3, nrow(new) + 1, 3, byrow = TRUE),
+              dist = matrix(0:2, nrow(new) + 1, 3, byrow = TRUE))
   expect_error(neighbor_embedding_transform(new, model, nn_method = bad), "'nn_method'")
   bad <- list(idx = matrix(500L, nrow(new), 3), dist = matrix(0, nrow(new), 3))
   expect_error(neighbor_embedding_transform(new, model, nn_method = bad), "'nn_method\\$idx'")

@@ -1,0 +1,320 @@
+# Inputs that once gave a silently wrong result or an internal message: each
+# now gives the right result or an error that names the argument or the
+# element given.
+
+hostile_data <- function() as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+
+# A reference of 100 rows, its index (with local scales) and 20 new rows.
+hostile_index <- function() {
+  X <- hostile_data()
+  res <- extended_knn(X[1:100, ], n_neighbors = 10, n_extra = 5, nn_kind = "exact",
+                      ret_index = TRUE)
+  list(X = X, ref = X[1:100, ], new = X[101:120, ], enn = res$enn, index = res$index)
+}
+
+hostile_model <- function(method = "umap", ...) {
+  X <- hostile_data()
+  set.seed(7)
+  fit <- neighbor_embedding(X[1:100, ], method, ret_model = TRUE, max_iter = 30, ...)
+  list(model = fit$model, new = X[101:120, ], ref = X[1:100, ])
+}
+
+damaged_index <- "^'index' is damaged or not an lsnn index: "
+damaged_model <- "^'model' is damaged or not an lsnn model: "
+
+test_that("a graph that lists a neighbour twice in a row is refused, the row named", {
+  h <- hostile_index()
+  bad <- h$enn
+  bad$idx[17, 9] <- bad$idx[17, 4]
+  bad$dist[17, 5:9] <- bad$dist[17, 4]
+  expect_error(enn_to_lsnn(bad, 5),
+               "^'enn\\$idx' lists [0-9]+ twice in row 17 \\(columns 4 and 9\\)")
+  expect_error(umap_affinities(nn_method = bad), "'nn_method\\$idx' lists [0-9]+ twice in row 17")
+  expect_error(perplexity_affinities(nn_method = bad, perplexity = 3), "twice in row 17")
+  expect_error(neighbor_embedding(nn_method = bad, method = "umap"),
+               "'nn_method\\$idx' lists [0-9]+ twice in row 17")
+  expect_error(locally_scaled_distances(bad$idx, bad$dist), "'graph\\$idx' lists .* row 17")
+  expect_error(sort_knn_graph(bad), "'knn_graph\\$idx' lists .* row 17")
+  expect_error(truncate_graph(bad, 3), "'graph\\$idx' lists .* row 17")
+  expect_error(neighbor_overlap(bad, h$enn), "^'g1\\$idx' lists .* row 17")
+  expect_error(neighbor_overlap(h$enn$idx, bad$idx), "^'g2' lists .* row 17")
+  # the row itself listed again
+  bad <- h$enn
+  bad$idx[3, 2] <- 3L
+  expect_error(enn_to_lsnn(bad, 5), "lists 3 twice in row 3 \\(columns 1 and 2\\)")
+  # rows of duplicated data list distinct rows at distance 0: accepted
+  dup <- rbind(h$ref, h$ref[1:5, ])
+  g <- extended_knn(dup, 8, 0, nn_kind = "exact")
+  expect_equal(dim(enn_to_lsnn(g, 5)$idx), c(105L, 5L))
+})
+
+test_that("the repeat check takes BiocNeighbors' form and names its elements", {
+  h <- hostile_index()
+  bio <- list(index = h$enn$idx[, -1], distance = h$enn$dist[, -1])
+  expect_equal(enn_to_lsnn(bio, 5), enn_to_lsnn(h$enn, 5))
+  bio$index[8, 6] <- bio$index[8, 2]
+  expect_error(enn_to_lsnn(bio, 5), "^'enn\\$index' lists [0-9]+ twice in row 8 \\(columns 2 and 6\\)")
+})
+
+test_that("a triplet sparse matrix storing a pair twice is read once, with a warning", {
+  h <- hostile_index()
+  g <- truncate_graph(h$enn, 9)
+  n <- nrow(g$idx)
+  i <- as.vector(g$idx[, -1]) - 1L
+  j <- rep(seq_len(n) - 1L, 8)
+  x <- as.vector(g$dist[, -1])
+  twice <- methods::new("dgTMatrix", i = c(i, i[1:3]), j = c(j, j[1:3]), x = c(x, x[1:3]),
+                        Dim = c(n, n))
+  expect_warning(P <- umap_affinities(nn_method = twice),
+                 "^'nn_method' stores 3 distances of pairs it already holds")
+  expect_equal(P, umap_affinities(nn_method = g))
+})
+
+test_that("the repeat check is linear: a 1e5 x 31 graph is checked in well under a second", {
+  set.seed(1)
+  n <- 1e5
+  k <- 31
+  shift <- sample.int(n - 1L, k - 1L)
+  idx <- cbind(seq_len(n), sapply(shift, function(s) (seq_len(n) - 1L + s) %% n + 1L))
+  g <- list(idx = idx, dist = matrix(rep(0:(k - 1), each = n), n, k))
+  expect_lt(system.time(lsnn:::check_graph(g, "enn"))[["elapsed"]], 2)
+  g$idx[n, k] <- g$idx[n, 2]
+  expect_error(lsnn:::check_graph(g, "enn"), paste0("twice in row ", format(n, scientific = FALSE)))
+})
+
+test_that("an index is checked whole: rows, scales, graph order", {
+  h <- hostile_index()
+  # local scales NA (the LSNN query once answered, 73% right)
+  bad <- h$index
+  bad$sigma[c(3, 40)] <- NA
+  expect_error(locally_scaled_knn_query(bad, h$new, 5),
+               paste0(damaged_index, "'index\\$sigma' must hold finite, positive local scales \\(row 3"))
+  bad$sigma <- h$index$sigma
+  bad$sigma[5] <- 2 * bad$sigma[5]
+  expect_error(locally_scaled_knn_query(bad, h$new, 5), "'index\\$sigma' does not hold the local scales")
+  bad$sigma <- -h$index$sigma
+  expect_error(extended_knn_query(bad, h$new, 5), "'index\\$sigma' must hold finite, positive")
+  # graph rows permuted (the approximate query once had a recall of 0.4)
+  bad <- h$index
+  set.seed(2)
+  p <- sample(100)
+  bad$graph$idx <- bad$graph$idx[p, ]
+  bad$graph$dist <- bad$graph$dist[p, ]
+  expect_error(extended_knn_query(bad, h$new, 5),
+               paste0(damaged_index, "the first column of 'index\\$graph\\$idx' must be the row itself"))
+  # a data matrix with fewer rows than the graph (the exact query once answered)
+  bad <- h$index
+  bad$data <- bad$data[-1, ]
+  expect_error(extended_knn_query(bad, h$new, 5, nn_kind = "exact"),
+               paste0(damaged_index, "'index\\$graph' has 100 rows but 'index\\$data' has 99"))
+  bad <- h$index
+  bad$graph$idx[4, 3] <- 101L
+  expect_error(extended_knn_query(bad, h$new, 5),
+               "'index\\$graph\\$idx' must contain row numbers from 1 to 100 \\(found 101 in row 4\\)")
+  bad <- h$index
+  bad$graph$idx[6, 5] <- bad$graph$idx[6, 4]
+  expect_error(extended_knn_query(bad, h$new, 5), "'index\\$graph\\$idx' lists [0-9]+ twice in row 6")
+  bad <- h$index
+  bad$data[2, 2] <- NaN
+  expect_error(extended_knn_query(bad, h$new, 5), "'index\\$data' contains NA, NaN or infinite")
+})
+
+test_that("every element of an index removed or of the wrong type is named", {
+  h <- hostile_index()
+  for (element in c("format_version", "data", "metric", "graph", "sigma", "scale_from",
+                    "scale_to", "search")) {
+    removed <- h$index
+    removed[[element]] <- NULL
+    expect_error(extended_knn_query(removed, h$new, 5),
+                 paste0(damaged_index, "'index\\$", element, "'"), info = element)
+    wrong <- h$index
+    wrong[[element]] <- "x"
+    expect_error(locally_scaled_knn_query(wrong, h$new, 5),
+                 paste0(damaged_index, "'index\\$", element, "'"), info = element)
+  }
+  bad <- h$index
+  bad$graph$idx <- bad$graph$idx + 0
+  expect_error(extended_knn_query(bad, h$new, 5), "'index\\$graph' must be list\\(idx, dist\\)")
+  bad <- h$index
+  bad$search$degree <- -1L
+  expect_error(extended_knn_query(bad, h$new, 5), "'index\\$search'")
+  bad <- h$index
+  bad$scale_to <- 99L
+  expect_error(extended_knn_query(bad, h$new, 5), "'index\\$sigma' is present, though")
+})
+
+test_that("format versions are compared as numbers", {
+  h <- hostile_index()
+  v <- h$index
+  v$format_version <- 1
+  expect_equal(extended_knn_query(v, h$new, 5, nn_kind = "exact"),
+               extended_knn_query(h$index, h$new, 5, nn_kind = "exact"))
+  v$format_version <- 2
+  expect_error(extended_knn_query(v, h$new, 5), "^'index' has format version 2; this version")
+  hm <- hostile_model()
+  m <- hm$model
+  m$format_version <- 1
+  set.seed(3)
+  a <- neighbor_embedding_transform(hm$new, m)
+  set.seed(3)
+  expect_identical(a, neighbor_embedding_transform(hm$new, hm$model))
+  m$format_version <- 2
+  expect_error(neighbor_embedding_transform(hm$new, m), "^'model' has format version 2")
+})
+
+test_that("an index too narrow for local scales says so and how to rebuild it", {
+  X <- hostile_data()
+  narrow <- extended_knn(X[1:100, ], n_neighbors = 3, n_extra = 0, nn_kind = "exact",
+                         ret_index = TRUE)$index
+  expect_error(locally_scaled_knn_query(narrow, X[101:110, ], 3),
+               paste0("^'index' holds no local scales: its graph has 4 columns, fewer than the 7 ",
+                      "of its scale_to; build it with n_neighbors \\+ n_extra of at least 6"))
+  # an index with scales but too few candidates asked for
+  h <- hostile_index()
+  expect_error(locally_scaled_knn_query(h$index, h$new, 3, n_extra = 0), "raise 'n_extra'")
+})
+
+test_that("a model is checked whole: its embedding, method and every element", {
+  hm <- hostile_model()
+  m <- hm$model
+  short <- m
+  short$embedding <- short$embedding[-1, ]
+  expect_error(neighbor_embedding_transform(hm$new, short),
+               paste0(damaged_model, "'model\\$embedding' has 99 rows but 'model\\$index' holds 100"))
+  pca <- m
+  pca$method <- "pca"
+  expect_error(neighbor_embedding_transform(hm$new, pca),
+               paste0(damaged_model, "'model\\$method' must be one of .* \\(it is \"pca\"\\)"))
+  for (element in c("format_version", "method", "cost", "gradient", "embedding", "neighbors",
+                    "perplexity", "n_neighbors", "eta", "negative_sample_rate",
+                    "sample_gamma")) {
+    removed <- m
+    removed[[element]] <- NULL
+    expect_error(neighbor_embedding_transform(hm$new, removed),
+                 paste0(damaged_model, "'model\\$", element, "'"), info = element)
+    wrong <- m
+    wrong[[element]] <- "x"
+    expect_error(neighbor_embedding_transform(hm$new, wrong),
+                 paste0(damaged_model, "'model\\$", element, "'"), info = element)
+  }
+  wrong <- m
+  wrong$index <- "x"
+  expect_error(neighbor_embedding_transform(hm$new, wrong), "'model\\$index' must be an lsnn index")
+  wrong <- m
+  wrong$index$sigma[1] <- NA
+  expect_error(neighbor_embedding_transform(hm$new, wrong),
+               paste0(damaged_model, "'model\\$index\\$sigma' must hold finite"))
+  wrong <- m
+  wrong$cost$method <- NULL
+  expect_error(neighbor_embedding_transform(hm$new, wrong), "'model\\$cost' must hold the settings")
+  wrong <- m
+  wrong$cost$a <- numeric(0)
+  expect_error(neighbor_embedding_transform(hm$new, wrong), "'model\\$cost\\$a' must be a positive")
+  wrong <- m
+  wrong$embedding[2, 1] <- NaN
+  expect_error(neighbor_embedding_transform(hm$new, wrong), "'model\\$embedding' contains NA")
+  # without its index a model is one fitted on a graph: new rows need nn_method
+  removed <- m
+  removed$index <- NULL
+  expect_error(neighbor_embedding_transform(hm$new, removed), "give the new rows' neighbours")
+})
+
+test_that("a PaCMAP model is checked with its own elements", {
+  hm <- hostile_model("pacmap")
+  set.seed(4)
+  Y <- neighbor_embedding_transform(hm$new, hm$model)
+  expect_equal(dim(Y), c(20L, 2L))
+  bad <- hm$model
+  bad$gradient <- "exact"
+  expect_error(neighbor_embedding_transform(hm$new, bad), "'model\\$gradient' must be one of \"pairs\"")
+  bad <- hm$model
+  bad$pca <- list(center = 1:2)
+  expect_error(neighbor_embedding_transform(hm$new, bad), "'model\\$pca' must be NULL")
+  expect_error(neighbor_embedding_transform(hm$new[, 1:3], hm$model), "^'X_new' has 3 columns")
+})
+
+test_that("transform errors name X_new, not the query inside", {
+  hm <- hostile_model()
+  expect_error(neighbor_embedding_transform(hm$new[, 1:3], hm$model),
+               "^'X_new' has 3 columns; the reference data has 4")
+  with_na <- hm$new
+  with_na[4, 2] <- NA
+  expect_error(neighbor_embedding_transform(with_na, hm$model),
+               "^'X_new' contains 1 NA, NaN or infinite values \\(first in row 4\\)")
+  expect_error(neighbor_embedding_transform(hm$new[0, ], hm$model), "^'X_new' must have at least 1 row$")
+  expect_error(neighbor_embedding_transform(list(idx = matrix(1L), dist = matrix(0)), hm$model),
+               "^'X_new' is a neighbour graph")
+  hl <- hostile_model("umap", neighbors = "lsnn")
+  expect_error(neighbor_embedding_transform(hl$new[, 1:2], hl$model), "^'X_new' has 2 columns")
+  expect_equal(dim(neighbor_embedding_transform(hl$new, hl$model)), c(20L, 2L))
+})
+
+test_that("the new rows' neighbours are read in every graph form", {
+  hm <- hostile_model("tsne", perplexity = 5, exaggeration = 1)
+  h <- hostile_index()
+  q <- extended_knn_query(h$index, h$new, 15, nn_kind = "exact")
+  set.seed(5)
+  ref <- neighbor_embedding_transform(model = hm$model, nn_method = q)
+  set.seed(5)
+  bio <- neighbor_embedding_transform(model = hm$model,
+                                      nn_method = list(index = q$idx, distance = q$dist))
+  expect_identical(bio, ref)
+  S <- Matrix::sparseMatrix(i = as.vector(t(q$idx)), j = rep(seq_len(20), each = 15),
+                            x = as.vector(t(q$dist)), dims = c(100, 20))
+  set.seed(5)
+  expect_equal(neighbor_embedding_transform(model = hm$model, nn_method = S), ref)
+  set.seed(5)
+  expect_identical(neighbor_embedding_transform(model = hm$model, nn_method = list(euclidean = q)),
+                   ref)
+  bad <- q
+  bad$idx[2, 7] <- bad$idx[2, 3]
+  expect_error(neighbor_embedding_transform(model = hm$model, nn_method = bad),
+               "^'nn_method\\$idx' lists [0-9]+ twice in row 2 \\(columns 3 and 7\\)")
+  bad <- q
+  bad$idx[5, 1] <- 101L
+  expect_error(neighbor_embedding_transform(model = hm$model, nn_method = bad),
+               "'nn_method\\$idx' must contain reference row numbers from 1 to 100 \\(found 101 in row 5\\)")
+  bad <- list(index = q$idx[-1, ], distance = q$dist[-1, ])
+  expect_error(neighbor_embedding_transform(h$new, hm$model, nn_method = bad),
+               "^'nn_method' has 19 rows but 'X_new' has 20")
+})
+
+test_that("choice arguments name themselves", {
+  X <- hostile_data()
+  expect_error(neighbor_embedding(X, "pca"), "^'method' must be one of \"tsne\"")
+  expect_error(neighbor_embedding(X, neighbors = "pca"), "^'neighbors' must be one of \"knn\", \"lsnn\"")
+  expect_error(neighbor_embedding(X, gradient = "pca"), "^'gradient' must be one of")
+  expect_error(cost_gradient(X[1:10, 1:2], diag(10), gradient = "pca"), "^'gradient' must be one of")
+})
+
+test_that("every position of the option lsnn.grid is range-checked and named", {
+  set.seed(6)
+  Y <- matrix(stats::rnorm(40), 20)
+  P <- Matrix::Matrix(0.01 * (1 - diag(20)), sparse = TRUE)
+  old <- options(lsnn.grid = NULL)
+  on.exit(options(old))
+  run <- function(g) {
+    options(lsnn.grid = g)
+    cost_gradient(Y, P, "tsne", gradient = "approx")
+  }
+  expect_error(run(c(4, 1, 1e9)),
+               "^option 'lsnn.grid' has min_boxes \\(position 3\\) = 1e\\+09; it must be a whole number from 1 to 512")
+  full <- c(5, 4, 1, 1, 64, 2, 1, 0.3, 1, 0.45, 7, 0.6)
+  wrong <- list(c(1, 33), c(1, 2.5), c(2, 0.01), c(2, -Inf), c(3, 0), c(3, 1.5), c(4, 2),
+                c(5, 1), c(6, 0), c(6, 9), c(7, -1), c(8, Inf), c(9, 0.5), c(10, -1),
+                c(11, 33), c(12, -1))
+  names <- c("nodes", "width", "min_boxes", "near", "points_per_box", "near_boxes",
+             "pair_weight", "smooth_width", "by_components", "shallow_width", "fine_nodes",
+             "fine_smooth_width")
+  for (w in wrong) {
+    g <- full
+    g[w[1]] <- w[2]
+    expect_error(run(g), paste0("^option 'lsnn.grid' has ", names[w[1]], " \\(position ", w[1], "\\)"),
+                 info = paste(w, collapse = " "))
+  }
+  expect_error(run(c(5, 4)), "^option 'lsnn.grid' must be NULL or 3 to 12 numbers")
+  expect_error(run(c(5, NA, 1)), "^option 'lsnn.grid' must be NULL or 3 to 12 numbers")
+  expect_true(is.finite(run(full)$cost))
+  expect_true(is.finite(run(c(7, 0.5, 20))$cost))
+  expect_true(is.finite(run(c(3, Inf, 1))$cost))
+})
