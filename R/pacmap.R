@@ -240,9 +240,8 @@ pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verb
   n_ref <- nrow(Y_ref)
   k <- min(model$n_neighbors, n_ref - 1L)
   if (is.null(graph)) {
-    Xp <- pacmap_project(X_new, model)
-    graph <- locally_scaled_knn_query(model$index, Xp, n_neighbors = k, n_threads = n_threads,
-                                      verbose = verbose)
+    data <- prepare_data(pacmap_project(X_new, model), "euclidean", "X_new", min_rows = 1)
+    graph <- model_query(model, data, n_threads, verbose)
   }
   near <- graph$idx[, seq_len(min(k, ncol(graph$idx))), drop = FALSE]
   m <- nrow(near)
