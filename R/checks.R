@@ -160,6 +160,35 @@ draw_seed <- function() {
   sample.int(.Machine$integer.max, 2L) - 1L
 }
 
+# Evaluates expr after set.seed(seed) (unless seed is NULL) and puts R's
+# generator back as it was.
+with_seed <- function(seed, expr) {
+  genv <- globalenv()
+  old_seed <- if (exists(".Random.seed", genv, inherits = FALSE)) get(".Random.seed", genv)
+  on.exit({
+    if (is.null(old_seed)) {
+      if (exists(".Random.seed", genv, inherits = FALSE)) rm(".Random.seed", envir = genv)
+    } else {
+      assign(".Random.seed", old_seed, envir = genv)
+    }
+  })
+  if (!is.null(seed)) set.seed(seed)
+  expr
+}
+
+# The `seed` argument of the functions that draw random numbers: the call
+# evaluated again without it, under set.seed(seed), with R's generator put
+# back afterwards, so that the result depends on the seed alone (every random
+# step draws from R's generator: the core's seeds through draw_seed(), the
+# eigensolvers' and starts' random vectors directly) and the user's stream
+# is untouched.
+with_seed_of_call <- function(seed, call, fun, env) {
+  seed <- check_whole(seed, "seed", min = -big_int, max = big_int)
+  call[[1]] <- fun
+  call$seed <- NULL
+  with_seed(seed, eval(call, env))
+}
+
 # ---- data ----
 
 # The data a neighbour search runs on, checked once: a numeric matrix, the

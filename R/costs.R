@@ -117,7 +117,7 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
                           gradient = c("exact", "approx"),
                           weights = c(near = 1, mid_near = 0, further = 1),
                           low_dist_thres = 10) {
-  gradient <- ne_gradient_arg(gradient, c("exact", "approx"))
+  gradient <- choice_arg(gradient, c("exact", "approx"))
   Y <- check_coords(Y, "Y")
   n_threads <- check_n_threads(n_threads)
   if (is.character(method) && length(method) == 1 && method %in% c("pacmap", "localmap")) {
@@ -146,9 +146,9 @@ affinities_symmetric <- function(P, n_threads = 1L) {
 # A choice argument such as `gradient` or `method`: its first choice when left
 # at the default vector, else one of the choices (the error names the
 # argument).
-ne_gradient_arg <- function(gradient, choices, name = "gradient") {
-  if (identical(gradient, choices)) return(choices[1])
-  check_choice(gradient, name, choices)
+choice_arg <- function(x, choices, name = "gradient") {
+  if (identical(x, choices)) return(choices[1])
+  check_choice(x, name, choices)
 }
 
 # The core's settings for a method: method (the core's cost: "largevis_exp"

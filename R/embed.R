@@ -170,6 +170,9 @@
 #'   LargeVis affinities over all pairs), `"P"` or `"fgraph"` (the input
 #'   affinities), and for PaCMAP and LocalMAP `"pairs"` (see Details). For a
 #'   model that places new data, see `ret_model`.
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
 #' @return An n x `n_components` matrix (the row names of `X` kept); with
 #'   `ret_extra` a character vector, a list with `embedding` and the extras
 #'   asked for; with
@@ -205,11 +208,12 @@ neighbor_embedding <- function(X = NULL,
                   gradient = c("auto", "exact", "approx", "sampled"),
                   negative_sample_rate = 5, neighbors = c("knn", "lsnn"),
                   ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
-                  phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL) {
+                  phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL, seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   t_start <- proc.time()[["elapsed"]]
-  method <- ne_gradient_arg(method, c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
+  method <- choice_arg(method, c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
                             "method")
-  gradient <- ne_gradient_arg(gradient, c("auto", "exact", "approx", "sampled"))
+  gradient <- choice_arg(gradient, c("auto", "exact", "approx", "sampled"))
   if (gradient == "sampled" && method == "tsne") {
     stop_arg("'gradient' = \"sampled\" is for \"largevis\", \"umap\" and \"tumap\": ",
              "t-SNE's normalisation needs every pair (use \"approx\")")
@@ -235,7 +239,7 @@ neighbor_embedding <- function(X = NULL,
   negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1)
   verbose <- check_flag(verbose, "verbose")
   ret_extra <- check_ret_extra(ret_extra, c("nn", "P", "fgraph", "pairs"))
-  neighbors <- ne_gradient_arg(neighbors, c("knn", "lsnn"), "neighbors")
+  neighbors <- choice_arg(neighbors, c("knn", "lsnn"), "neighbors")
   ret_model <- check_flag(ret_model, "ret_model")
   mn_ratio <- check_number(mn_ratio, "mn_ratio", min = 0)
   fp_ratio <- check_number(fp_ratio, "fp_ratio", min = 0)

@@ -94,6 +94,9 @@
 #' @param scale_from,scale_to With `ret_index = TRUE`: the columns of the
 #'   graph whose mean distance is each row's local scale, stored in the index
 #'   for [locally_scaled_knn_query()] (see [locally_scaled_knn()]).
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
 #' @return A graph: `list(idx, dist)`, two `n x k` matrices with
 #'   `k = min(n_neighbors + n_extra, n - 1) + 1`. `idx` is an integer matrix
 #'   of 1-based row numbers with the row itself in column 1; `dist` holds the
@@ -131,7 +134,8 @@
 extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
                          nn_kind = "approx", verbose = FALSE, metric = "euclidean",
                          nn_args = approx_control(), ret_index = FALSE, scale_from = 5,
-                         scale_to = 7) {
+                         scale_to = 7, seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   ret_index <- check_flag(ret_index, "ret_index")
   if (ret_index) scale <- check_scale_columns(scale_from, scale_to, big_int)
   # both are capped at n - 1 below, so any larger whole number is taken

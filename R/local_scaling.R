@@ -40,6 +40,9 @@
 #' @param ret_index If `TRUE`, also return an index of the data (see
 #'   [extended_knn()]) for [locally_scaled_knn_query()] and
 #'   [extended_knn_query()], holding the extended graph and the local scales.
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
 #' @return A graph `list(idx, dist)` with `n_neighbors` columns (see
 #'   [extended_knn()] for the format); with `ret_knn = TRUE` or `ret_index =
 #'   TRUE`, a list with element `lsnn`, that graph, and `knn`, the plain kNN
@@ -68,7 +71,8 @@
 locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5, scale_to = 7,
                                n_threads = 1, nn_kind = "approx", ret_knn = FALSE,
                                verbose = FALSE, metric = "euclidean",
-                               nn_args = approx_control(), ret_index = FALSE) {
+                               nn_args = approx_control(), ret_index = FALSE, seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   # both are capped by the number of rows, so any larger whole number is taken
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
   n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE, max = big_int - 1L)

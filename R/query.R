@@ -228,6 +228,9 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #' @param n_threads Number of threads (0 and 1 both run on the calling thread).
 #' @param verbose If `TRUE`, show progress and a summary line.
 #' @param epsilon The approximate search's slack (at least 0).
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
 #' @return A graph `list(idx, dist)` of two `nrow(query) x n_neighbors`
 #'   matrices: `idx` the 1-based reference row numbers, `dist` the
 #'   distances, increasing along each row.
@@ -242,7 +245,8 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #' nn$idx[1:3, ]
 #' @export
 extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_threads = 1,
-                               verbose = FALSE, epsilon = 0.02) {
+                               verbose = FALSE, epsilon = 0.02, seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   index <- check_index(index)
   if (missing(n_neighbors)) stop_arg("'n_neighbors' is missing")
   n_ref <- nrow(index$data)
@@ -292,6 +296,9 @@ extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_
 #' @param n_neighbors Number of locally scaled neighbours per query row.
 #' @param n_extra Extra candidates beyond `n_neighbors` (50, as
 #'   [locally_scaled_knn()]); at most the number of reference rows are used.
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
 #' @return A graph `list(idx, dist)` of two `nrow(query) x n_neighbors`
 #'   matrices (reference row numbers and distances, by increasing distance).
 #' @seealso [extended_knn_query()], [locally_scaled_knn()]
@@ -311,7 +318,8 @@ extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_
 #' @export
 locally_scaled_knn_query <- function(index, query, n_neighbors = 15, n_extra = 50,
                                      nn_kind = "approx", n_threads = 1, verbose = FALSE,
-                                     epsilon = 0.02) {
+                                     epsilon = 0.02, seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   index <- check_index(index)
   n_ref <- nrow(index$data)
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1)

@@ -440,6 +440,9 @@ check_shard_control <- function(control) {
 #' @param verbose If `TRUE`, report each phase and its tasks' progress.
 #' @param control Settings of the sharded search: [shard_control()], or a
 #'   list of some of its arguments.
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
 #' @return With `out_dir = NULL`, the graph `list(idx, dist)`, as
 #'   [extended_knn()] returns it. Otherwise an object of class
 #'   `lsnn_graph_shards` describing the graph files in `out_dir` (read the
@@ -465,7 +468,8 @@ extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kin
                                  metric = "euclidean", out_dir = NULL, n_threads = 1,
                                  verbose = FALSE,
                                  nn_args = approx_control(max_candidates = 150, n_trees = 20),
-                                 control = shard_control()) {
+                                 control = shard_control(), seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   run <- sharded_run(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads, verbose,
                      nn_args, control, lsnn = NULL)
   knn_graph_phase(run)
@@ -488,6 +492,9 @@ extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kin
 #'
 #' @inheritParams extended_knn_sharded
 #' @inheritParams locally_scaled_knn
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
 #' @return With `out_dir = NULL`, the graph `list(idx, dist)` with
 #'   `n_neighbors` columns; otherwise an `lsnn_graph_shards` object (see
 #'   [extended_knn_sharded()]) for the locally scaled graph, whose element
@@ -506,7 +513,8 @@ locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, s
                                        scale_to = 7, nn_kind = "approx", metric = "euclidean",
                                        out_dir = NULL, n_threads = 1, verbose = FALSE,
                                        nn_args = approx_control(max_candidates = 150, n_trees = 20),
-                                       control = shard_control()) {
+                                       control = shard_control(), seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
   n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE, max = big_int - 1L)
   shards <- as_shard_set(shards)
@@ -802,22 +810,6 @@ task_wrapper <- function(fun, task, simd) {
                peak_memory = peak_memory(),
                pid = Sys.getpid())
   })
-}
-
-# Evaluates expr after set.seed(seed) (unless seed is NULL) and puts R's
-# generator back as it was.
-with_seed <- function(seed, expr) {
-  genv <- globalenv()
-  old_seed <- if (exists(".Random.seed", genv, inherits = FALSE)) get(".Random.seed", genv)
-  on.exit({
-    if (is.null(old_seed)) {
-      if (exists(".Random.seed", genv, inherits = FALSE)) rm(".Random.seed", envir = genv)
-    } else {
-      assign(".Random.seed", old_seed, envir = genv)
-    }
-  })
-  if (!is.null(seed)) set.seed(seed)
-  expr
 }
 
 # The process's peak resident memory in bytes (VmHWM), NA where /proc is

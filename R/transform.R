@@ -56,6 +56,9 @@
 #'   quarter of its learning rate for a sampled model).
 #' @param n_threads Number of threads.
 #' @param verbose If `TRUE`, report the steps and the cost.
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
 #' @return An `nrow(X_new) x n_components` matrix of coordinates (row names
 #'   of `X_new` kept), with attribute `cost`, the cost history of the new
 #'   points.
@@ -71,7 +74,8 @@
 #' @export
 neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
                                          max_iter = NULL, eta = NULL, n_threads = 1,
-                                         verbose = FALSE) {
+                                         verbose = FALSE, seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   if (missing(model)) stop_arg("'model' is missing: give the model of neighbor_embedding(..., ret_model = TRUE)")
   model <- check_model(model)
   n_threads <- check_n_threads(n_threads)
