@@ -107,7 +107,7 @@ Rcpp::List pacmap_cost_gradient_cpp(Rcpp::NumericMatrix Y, int fixed, Rcpp::List
     lsnn::PairSchedule constant;
     constant.constant = true;
     lsnn::PairObjective objective(n, d, static_cast<std::size_t>(fixed), std::move(sets),
-                                  constant, 0);
+                                  constant, 0, ex);
     lsnn::PairWeights w;
     for (int t = 0; t < lsnn::kPairKinds; ++t) w.w[t] = weights[t];
     w.local_scale = local_scale;
@@ -139,7 +139,7 @@ Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs
   const std::uint64_t s = lsnn_r::seed_from_r(seed);
   return lsnn_r::run_core([&]() {
     lsnn::PairObjective objective(n, d, static_cast<std::size_t>(fixed), std::move(sets),
-                                  schedule, s);
+                                  schedule, s, ex);
     lsnn::AdamStepper<lsnn::PairObjective> stepper(objective, adam);
     const lsnn::OptimizerResult res = lsnn::optimize(stepper, objective, Y.begin(), driver, ex);
     Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());

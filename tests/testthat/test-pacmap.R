@@ -188,3 +188,47 @@ test_that("a start on one spot is spread with a warning, and a shrinking layout 
     expect_lt(max(abs(Yn)), 3 * max(abs(r$embedding)))
   }
 })
+
+# The pair sums of PaCMAP and LocalMAP (pacmap.h's PairTiles) are taken in
+# an order fixed by the points' blocks, never by the threads: 3000 points
+# make 12 blocks of 256 (in 2-D and 3-D), so the rounds share their tiles
+# among threads.
+test_that("PaCMAP's pair sums are the same for 1 and 2 threads", {
+  set.seed(71)
+  n <- 3000
+  pair_matrix <- function(k) {
+    m <- matrix(sample.int(n - 1L, n * k, TRUE), n)
+    m + (m >= seq_len(n))
+  }
+  pairs <- list(near = pair_matrix(6), mid_near = pair_matrix(3), further = pair_matrix(9))
+  for (d in 2:3) {
+    Y <- matrix(rnorm(n * d, sd = 5), n)
+    for (method in c("pacmap", "localmap")) {
+      one <- cost_gradient(Y, pairs, method = method, weights = c(2, 30, 1), n_threads = 1)
+      two <- cost_gradient(Y, pairs, method = method, weights = c(2, 30, 1), n_threads = 2)
+      expect_identical(one, two)
+    }
+  }
+  # a LocalMAP layout through its redraws of the further pairs (after steps
+  # 11 and 21), and new points placed against fixed ones
+  layout <- list(phases = c(5L, 5L, 15L), local = TRUE, low_dist_thres = 10,
+                 constant = FALSE, max_iter = 25L, epoch = 5L, learning_rate = 1)
+  Y0 <- matrix(rnorm(n * 2, sd = 5), n)
+  run <- function(threads) lsnn:::.pacmap_layout(Y0, 0L, pairs, layout, c(3L, 4L), threads, FALSE)
+  one <- run(1)
+  expect_identical(one, run(2))
+  expect_false(identical(one$further, pairs$further))
+  m <- 200L
+  new_pairs <- list(near = matrix(sample.int(n, m * 6, TRUE), m),
+                    mid_near = matrix(0L, m, 0),
+                    further = matrix(sample.int(n, m * 9, TRUE), m))
+  placing <- list(phases = c(0L, 0L, 20L), local = FALSE, low_dist_thres = 10,
+                  constant = TRUE, max_iter = 20L, epoch = 0L, learning_rate = 0.1)
+  Y1 <- rbind(one$Y, matrix(rnorm(m * 2), m))
+  place <- function(threads) {
+    lsnn:::.pacmap_layout(Y1, n, new_pairs, placing, c(5L, 6L), threads, FALSE)
+  }
+  placed <- place(1)
+  expect_identical(placed, place(2))
+  expect_identical(placed$Y[seq_len(n), ], one$Y)
+})
