@@ -117,8 +117,10 @@ check_format_version <- function(version, current, name, damaged, remedy) {
 }
 
 # ret_extra of neighbor_embedding(): TRUE/FALSE, or as in uwot the names of
-# the extras wanted, from `allowed`.
-check_ret_extra <- function(x, allowed = c("nn", "P", "fgraph")) {
+# the extras wanted, from `allowed`; of these, `method` (the method's name
+# for the message) returns only `returned`.
+check_ret_extra <- function(x, allowed = c("nn", "P", "fgraph"), returned = allowed,
+                            method = NULL) {
   if (is.character(x)) {
     if (length(x) == 0 || anyNA(x)) stop_arg("'ret_extra' must be TRUE, FALSE or names of extras")
     unknown <- setdiff(x, allowed)
@@ -128,6 +130,12 @@ check_ret_extra <- function(x, allowed = c("nn", "P", "fgraph")) {
                if ("model" %in% unknown) " (it keeps no model to embed new data)",
                "; it can return ", paste0('"', allowed, '"', collapse = ", "),
                ", or TRUE for all details")
+    }
+    other <- setdiff(x, returned)
+    if (length(other) > 0) {
+      stop_arg("'ret_extra' asks for ", paste0('"', other, '"', collapse = ", "),
+               ", which method = \"", method, "\" does not return; it can return ",
+               paste0('"', returned, '"', collapse = ", "), ", or TRUE for all details")
     }
     return(unique(x))
   }

@@ -120,7 +120,9 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
   gradient <- choice_arg(gradient, c("exact", "approx"))
   Y <- check_coords(Y, "Y")
   n_threads <- check_n_threads(n_threads)
-  if (is.character(method) && length(method) == 1 && method %in% c("pacmap", "localmap")) {
+  method <- check_choice(method, "method",
+                         c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"))
+  if (method %in% c("pacmap", "localmap")) {
     return(pacmap_cost_gradient(Y, P, method, weights, low_dist_thres, n_threads))
   }
   P <- check_affinity_matrix(P, nrow(Y), "P", n_threads = n_threads)

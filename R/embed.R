@@ -238,7 +238,8 @@ neighbor_embedding <- function(X = NULL,
   if (!is.null(init_sdev)) init_sdev <- check_number(init_sdev, "init_sdev", min = 0, above = TRUE)
   negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1)
   verbose <- check_flag(verbose, "verbose")
-  ret_extra <- check_ret_extra(ret_extra, c("nn", "P", "fgraph", "pairs"))
+  ret_extra <- check_ret_extra(ret_extra, c("nn", "P", "fgraph", "pairs"),
+                               if (pacmap) c("nn", "pairs") else c("nn", "P", "fgraph"), method)
   neighbors <- choice_arg(neighbors, c("knn", "lsnn"), "neighbors")
   ret_model <- check_flag(ret_model, "ret_model")
   mn_ratio <- check_number(mn_ratio, "mn_ratio", min = 0)

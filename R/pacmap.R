@@ -13,20 +13,29 @@ pacmap_n_neighbors <- function(n) {
 # capped (as the official implementation caps them) so that every row can
 # draw its pairs from the other points.
 pacmap_pair_counts <- function(n, n_near, mn_ratio, fp_ratio) {
-  n_near <- min(n_near, n - 1L)
-  n_mid <- min(as.integer(round(n_near * mn_ratio)), n - 1L)
-  n_far <- min(as.integer(round(n_near * fp_ratio)), n - 1L - n_near)
+  # (in doubles: a large ratio times n_near is no integer)
+  n_near <- min(n_near, n - 1)
+  n_mid <- min(round(n_near * mn_ratio), n - 1)
+  n_far <- min(round(n_near * fp_ratio), n - 1 - n_near)
   if (n_near + n_mid + n_far >= n) {
-    n_near <- as.integer(n / (1 + mn_ratio + fp_ratio))
-    n_mid <- as.integer(n_near * mn_ratio)
-    n_far <- as.integer(n_near * fp_ratio)
+    n_near <- floor(n / (1 + mn_ratio + fp_ratio))
+    n_mid <- floor(n_near * mn_ratio)
+    n_far <- floor(n_near * fp_ratio)
   }
   if (n_near < 1 || (fp_ratio > 0 && n_far < 1)) {
-    stop_arg("PaCMAP needs more points: ", n, " leave no room for its near and further pairs")
+    stop_arg("PaCMAP needs more points: ", n, " leave no room for its near and further pairs ",
+             "with mn_ratio = ", show_value(mn_ratio), " and fp_ratio = ", show_value(fp_ratio))
   }
   # mid-near pairs draw 6 candidates (at least 2) besides the row's earlier ones
-  n_mid <- max(0L, min(n_mid, n - 3L))
-  c(near = n_near, mid_near = n_mid, further = n_far)
+  n_mid <- max(0, min(n_mid, n - 3))
+  c(near = as.integer(n_near), mid_near = as.integer(n_mid), further = as.integer(n_far))
+}
+
+# The columns of the local scale of PaCMAP's near pairs: the 5th to 7th
+# neighbours (the row itself the first), fewer for fewer than 7 points.
+pacmap_scale_columns <- function(n) {
+  scale_to <- min(7L, as.integer(n))
+  c(from = min(5L, scale_to), to = scale_to)
 }
 
 # The data PaCMAP works on: the rows reduced to their first `pca` principal
@@ -102,6 +111,8 @@ ne_pacmap <- function(inputs, method, a) {
     n_near <- min(n_near, ncol(inputs$graph$idx) - 1L)
   }
   counts <- pacmap_pair_counts(n, n_near, a$mn_ratio, a$fp_ratio)
+  # (the locally scaled search lists at most n - 2 neighbours besides the row)
+  if (is.null(inputs$graph)) counts[["near"]] <- min(counts[["near"]], n - 2L)
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points; pairs per point: ",
          counts[["near"]], " near, ", counts[["mid_near"]], " mid-near, ", counts[["further"]],
          " further")
@@ -111,12 +122,14 @@ ne_pacmap <- function(inputs, method, a) {
 
   index <- NULL
   graph <- inputs$graph
+  scale <- pacmap_scale_columns(n)
   if (is.null(graph)) {
     kind <- search_kind(n)
     ne_msg(verbose, "neighbor_embedding: ", kind, " locally scaled neighbours")
     found <- locally_scaled_knn(dense_or_rows(data), n_neighbors = counts[["near"]] + 1L,
-                                n_extra = 50, n_threads = a$n_threads, nn_kind = kind,
-                                verbose = verbose, ret_index = a$ret_model)
+                                n_extra = 50, scale_from = scale[["from"]],
+                                scale_to = scale[["to"]], n_threads = a$n_threads,
+                                nn_kind = kind, verbose = verbose, ret_index = a$ret_model)
     graph <- if (a$ret_model) found$lsnn else found
     index <- if (a$ret_model) found$index
   }
@@ -145,7 +158,8 @@ ne_pacmap <- function(inputs, method, a) {
 
   if (a$ret_model && is.null(index)) {
     index <- locally_scaled_knn(dense_or_rows(data), n_neighbors = counts[["near"]] + 1L,
-                                n_extra = 50, n_threads = a$n_threads,
+                                n_extra = 50, scale_from = scale[["from"]],
+                                scale_to = scale[["to"]], n_threads = a$n_threads,
                                 nn_kind = search_kind(n), ret_index = TRUE)$index
   }
   model <- if (a$ret_model) {
@@ -198,8 +212,8 @@ check_pair_sets <- function(pairs, n, name = "P") {
     }
     storage.mode(m) <- "integer"
     if (ncol(m) > 0 && any(m == seq_len(n))) {
-      stop_arg("'", label, "' pairs a point with itself (row ", which(m == seq_len(n))[1] %% n,
-               ")")
+      stop_arg("'", label, "' pairs a point with itself (row ",
+               (which(m == seq_len(n))[1] - 1L) %% n + 1L, ")")
     }
     m
   })

@@ -115,7 +115,13 @@ shard_set <- function(path) {
   if (length(path) == 1 && dir.exists(path)) {
     index_file <- file.path(path, "shards.rds")
     if (file.exists(index_file)) {
-      index <- readRDS(index_file)
+      index <- tryCatch(readRDS(index_file), error = function(e) NULL)
+      problem <- if (!is.list(index)) "it is not a list" else
+        shard_set_problem(index$files, index$rows, index$n_col, index$fingerprints)
+      if (!is.null(problem)) {
+        stop_arg("'", index_file, "' is not an index of write_shards() (", problem, "); ",
+                 "write the shards again, or give the shard files themselves as 'path'")
+      }
       files <- file.path(path, index$files)
       missing <- files[!file.exists(files)]
       if (length(missing) > 0) {
@@ -194,8 +200,41 @@ check_shards <- function(shards) {
   invisible(shards)
 }
 
+# What is wrong with the elements of a shard set (or of the index a
+# directory of shards keeps), or NULL.
+shard_set_problem <- function(files, rows, n_col, fingerprints, n = NULL) {
+  if (!is.character(files) || length(files) < 1 || anyNA(files)) {
+    return("'files' must name at least one file")
+  }
+  if (!is.numeric(rows) || length(rows) != length(files) || !all_finite(rows) ||
+      any(rows < 1) || any(rows != round(rows))) {
+    return(paste0("'rows' must hold a whole number of at least 1 for each of its ",
+                  length(files), " files"))
+  }
+  if (!is_scalar_number(n_col, min = 1, max = big_int, whole = TRUE)) {
+    return("'n_col' must be a whole number of at least 1")
+  }
+  if (!is.null(fingerprints) && (!is.character(fingerprints) ||
+                                 length(fingerprints) != length(files))) {
+    return(paste0("'fingerprints' must hold one fingerprint for each of its ", length(files),
+                  " files"))
+  }
+  if (!is.null(n) && !identical(n, sum(as.double(rows)))) {
+    return("'n' must be the sum of its 'rows'")
+  }
+  NULL
+}
+
 as_shard_set <- function(shards, name = "shards") {
-  if (inherits(shards, "lsnn_shards")) return(shards)
+  if (inherits(shards, "lsnn_shards")) {
+    problem <- if (!is.list(shards)) "it is not a list" else
+      shard_set_problem(shards$files, shards$rows, shards$n_col, shards$fingerprints, shards$n)
+    if (!is.null(problem)) {
+      stop_arg("'", name, "' is damaged (", problem, "); describe the shards anew with ",
+               "shard_set()")
+    }
+    return(shards)
+  }
   if (is.character(shards)) return(shard_set(shards))
   stop_arg("'", name, "' must be an lsnn_shards object (see write_shards() and shard_set()) ",
            "or a directory or files of shards")
@@ -558,11 +597,21 @@ read_graph_shards <- function(x, which = NULL) {
     }
     done <- file.path(x, "complete.rds")
     if (!file.exists(done)) stop_arg("'x' (", x, ") holds no finished sharded graph")
-    x <- readRDS(done)
+    x <- tryCatch(readRDS(done), error = function(e) {
+      stop_arg("'", done, "', the record of the finished run in 'x', cannot be read (",
+               conditionMessage(e), "); run the search again with the same arguments and ",
+               "'out_dir'")
+    })
   }
   if (!inherits(x, "lsnn_graph_shards")) {
     stop_arg("'x' must be an lsnn_graph_shards object or the out_dir of a finished run")
   }
+  problem <- if (!is.list(x)) "it is not a list" else
+    shard_set_problem(x$files, x$rows, 1L, NULL, x$n)
+  if (is.null(problem) && !is_scalar_number(x$k, min = 1, max = big_int, whole = TRUE)) {
+    problem <- "'k' must be a whole number of at least 1"
+  }
+  if (!is.null(problem)) stop_arg("'x' is damaged (", problem, ")")
   if (is.null(which)) which <- seq_along(x$files)
   if (!is.numeric(which) || length(which) == 0 || anyNA(which) || any(which != round(which)) ||
       any(which < 1 | which > length(x$files))) {
@@ -574,9 +623,39 @@ read_graph_shards <- function(x, which = NULL) {
     stop_arg("graph file '", missing[1], "' of 'x' does not exist; run the search again with ",
              "the same arguments and 'out_dir' to compute it again")
   }
-  parts <- lapply(files, readRDS)
+  first <- shard_offsets(list(rows = x$rows))[which]
+  parts <- lapply(seq_along(which), function(i) {
+    read_graph_part(files[i], first[i], x$rows[which[i]], x$k, x$n)
+  })
   list(idx = do.call(rbind, lapply(parts, `[[`, "idx")),
        dist = do.call(rbind, lapply(parts, `[[`, "dist")))
+}
+
+# The graph of one shard's rows (global rows first + 1 to first + rows)
+# from its file, checked: `k` columns, row numbers from 1 to n, each row
+# first in its own list, finite non-negative distances, no neighbour twice.
+read_graph_part <- function(file, first, rows, k, n) {
+  redo <- "; run the search again with the same arguments in a new 'out_dir'"
+  part <- tryCatch(readRDS(file), error = function(e) {
+    stop_arg("graph file '", file, "' of 'x' cannot be read (", conditionMessage(e), ")", redo)
+  })
+  idx <- part$idx
+  dist <- part$dist
+  if (!is.list(part) || !is.matrix(idx) || !is.integer(idx) || !is.matrix(dist) ||
+      !is.double(dist) || !identical(dim(idx), c(as.integer(rows), as.integer(k))) ||
+      !identical(dim(dist), dim(idx))) {
+    stop_arg("graph file '", file, "' of 'x' is not the graph of its shard's ", rows,
+             " rows (list(idx, dist) of ", k, " columns)", redo)
+  }
+  problem <- .graph_problem(idx, dist, FALSE, FALSE, n)
+  if (problem[1] == 0 && any(idx[, 1] != first + seq_len(rows))) problem[1] <- 6
+  if (problem[1] != 0) {
+    stop_arg("graph file '", file, "' of 'x' is damaged (",
+             c("NA row numbers", "row numbers beyond the rows", "NA distances",
+               "negative distances", "infinite distances", "rows that do not list themselves first",
+               "", "", "a neighbour listed twice")[problem[1]], ")", redo)
+  }
+  part[c("idx", "dist")]
 }
 
 #' @method print lsnn_graph_shards
@@ -705,7 +784,10 @@ finish_run <- function(run, what) {
   recall <- if (file.exists(recall_file)) readRDS(recall_file)
   if (!run$keep) {
     on.exit(unlink(run$dir, recursive = TRUE))
-    res <- read_graph_shards(structure(list(files = files), class = "lsnn_graph_shards"))
+    res <- read_graph_shards(structure(
+      list(files = files, rows = run$shards$rows, n = run$shards$n,
+           k = if (what == "knn") run$k else run$lsnn$n_neighbors),
+      class = "lsnn_graph_shards"))
     return(res)
   }
   unlink(file.path(run$dir, "work"), recursive = TRUE)

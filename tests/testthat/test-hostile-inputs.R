@@ -318,3 +318,120 @@ test_that("every position of the option lsnn.grid is range-checked and named", {
   expect_true(is.finite(run(c(7, 0.5, 20))$cost))
   expect_true(is.finite(run(c(3, Inf, 1))$cost))
 })
+
+# ---- a second round of hostile inputs: PaCMAP, pair sets and sharded files ----
+
+test_that("a second round of hostile inputs: PaCMAP and LocalMAP run on 4 to 7 points", {
+  set.seed(11)
+  X <- matrix(stats::rnorm(7 * 3), 7)
+  for (n in 4:7) {
+    for (method in c("pacmap", "localmap")) {
+      Y <- neighbor_embedding(X[seq_len(n), ], method, phases = c(5, 5, 5))
+      expect_identical(dim(Y), c(n, 2L), info = paste(method, n))
+      expect_true(all(is.finite(Y)), info = paste(method, n))
+    }
+  }
+  expect_identical(dim(neighbor_embedding(X[1:4, ], "pacmap", n_components = 4,
+                                          phases = c(5, 5, 5))), c(4L, 4L))
+  # a model of 4 points places new ones
+  fit <- neighbor_embedding(X[1:4, ], "pacmap", ret_model = TRUE, phases = c(5, 5, 5))
+  expect_true(all(is.finite(neighbor_embedding_transform(X[5:6, ], fit$model))))
+  # 3 points leave room for near pairs only without mid-near and further ones
+  Y <- neighbor_embedding(X[1:3, ], "pacmap", mn_ratio = 0, fp_ratio = 0, phases = c(5, 5, 5))
+  expect_true(all(is.finite(Y)))
+  expect_error(neighbor_embedding(X[1:3, ], "pacmap"),
+               "^PaCMAP needs more points: 3 .* with mn_ratio = 0.5 and fp_ratio = 2$")
+})
+
+test_that("a second round of hostile inputs: pair ratios too large for the points name themselves", {
+  X <- matrix(stats::rnorm(20 * 3), 20)
+  expect_error(neighbor_embedding(X, "pacmap", fp_ratio = 1e9),
+               "^PaCMAP needs more points: 20 .* fp_ratio = 1e\\+09$")
+  expect_error(neighbor_embedding(X, "pacmap", mn_ratio = 1e300), "mn_ratio = 1e\\+300")
+})
+
+test_that("a second round of hostile inputs: extras a method does not return are refused", {
+  X <- matrix(stats::rnorm(20 * 3), 20)
+  expect_error(neighbor_embedding(X, "pacmap", ret_extra = "P"),
+               "^'ret_extra' asks for \"P\", which method = \"pacmap\" does not return")
+  expect_error(neighbor_embedding(X, "localmap", ret_extra = c("nn", "fgraph")),
+               "^'ret_extra' asks for \"fgraph\", which method = \"localmap\" does not return")
+  expect_error(neighbor_embedding(X, "tsne", perplexity = 5, ret_extra = "pairs"),
+               "^'ret_extra' asks for \"pairs\", which method = \"tsne\" does not return")
+})
+
+test_that("a second round of hostile inputs: cost_gradient() of pair sets", {
+  set.seed(12)
+  X <- matrix(stats::rnorm(20 * 3), 20)
+  P <- neighbor_embedding(X, "pacmap", ret_extra = "pairs", phases = c(5, 5, 5))$pairs
+  Y <- matrix(stats::rnorm(40), 20)
+  bad <- P
+  bad$near[20, 2] <- 20L
+  expect_error(cost_gradient(Y, bad, "pacmap"), "^'P\\$near' pairs a point with itself \\(row 20\\)$")
+  expect_error(cost_gradient(Y * 1e200, P, "localmap"), "^'Y' is too spread out")
+  expect_error(cost_gradient(Y * 1e200, P, "pacmap"), "^'Y' is too spread out")
+  expect_error(cost_gradient(Y, P, c("pacmap", "localmap")), "^'method' must be one of")
+  expect_error(cost_gradient(Y, P, "pca"), "^'method' must be one of")
+})
+
+test_that("a second round of hostile inputs: a damaged shard index or set is named", {
+  future::plan(future::sequential)
+  X <- matrix(stats::rnorm(40 * 3), 40)
+  dir <- tempfile("shards-")
+  on.exit(unlink(dir, recursive = TRUE))
+  sh <- write_shards(X, dir, rows_per_shard = 15)
+  index_file <- file.path(dir, "shards.rds")
+  index <- readRDS(index_file)
+  short <- index
+  short$rows <- c(15L, 15L)
+  saveRDS(short, index_file)
+  expect_error(shard_set(dir), "shards.rds' is not an index of write_shards\\(\\) \\('rows' must")
+  expect_error(extended_knn_sharded(dir, 5, 0, nn_kind = "exact"), "is not an index of write_shards")
+  saveRDS("junk", index_file)
+  expect_error(shard_set(dir), "shards.rds' is not an index of write_shards\\(\\) \\(it is not a list\\)")
+  writeBin(as.raw(1:9), index_file)
+  expect_error(shard_set(dir), "shards.rds' is not an index of write_shards")
+  saveRDS(index, index_file)
+  expect_identical(shard_set(dir), sh)
+  damaged <- sh
+  damaged$rows <- damaged$rows[-1]
+  expect_error(extended_knn_sharded(damaged, 5, 0, nn_kind = "exact"),
+               "^'shards' is damaged \\('rows' must")
+})
+
+test_that("a second round of hostile inputs: damaged graph files of a sharded run are named", {
+  future::plan(future::sequential)
+  X <- matrix(stats::rnorm(40 * 3), 40)
+  dir <- tempfile("shards-")
+  out <- tempfile("graph-")
+  on.exit(unlink(c(dir, out), recursive = TRUE))
+  sh <- write_shards(X, dir, rows_per_shard = 15)
+  res <- extended_knn_sharded(sh, 5, 0, nn_kind = "exact", out_dir = out)
+  g <- read_graph_shards(res)
+  expect_identical(g, extended_knn(X, 5, 0, nn_kind = "exact"))
+  file <- res$files[2]
+  part <- readRDS(file)
+  writeBin(as.raw(1:9), file)
+  expect_error(read_graph_shards(res), "^graph file '.*graph-00002.rds' of 'x' cannot be read")
+  saveRDS(list(idx = part$idx[1:3, 1:2], dist = part$dist[1:3, 1:2]), file)
+  expect_error(read_graph_shards(res), "graph-00002.rds' of 'x' is not the graph of its shard's 15 rows")
+  # right shape, wrong contents: a resumed run does not return them
+  wrong <- part
+  wrong$idx[] <- 1L
+  saveRDS(wrong, file)
+  expect_error(read_graph_shards(res), "graph-00002.rds' of 'x' is damaged")
+  expect_error(read_graph_shards(extended_knn_sharded(sh, 5, 0, nn_kind = "exact",
+                                                      out_dir = out)),
+               "graph-00002.rds' of 'x' is damaged")
+  wrong <- part
+  wrong$idx[, 1:2] <- wrong$idx[, 2:1]
+  saveRDS(wrong, file)
+  expect_error(read_graph_shards(out), "graph-00002.rds' of 'x' is damaged \\(rows that do not list themselves first\\)")
+  saveRDS(part, file)
+  expect_identical(read_graph_shards(out), g)
+  writeBin(as.raw(1:9), file.path(out, "complete.rds"))
+  expect_error(read_graph_shards(out), "complete.rds', the record of the finished run in 'x', cannot be read")
+  damaged <- res
+  damaged$k <- NULL
+  expect_error(read_graph_shards(damaged), "^'x' is damaged \\('k' must")
+})
