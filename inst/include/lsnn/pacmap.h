@@ -238,6 +238,43 @@ class PairTiles {
   std::vector<std::uint32_t> pair_[kPairKinds];
 };
 
+// A set of at most `capacity` point ids (>= 0) whose membership test takes
+// constant time: open addressing in a table at least twice the capacity.
+class IdSet {
+ public:
+  explicit IdSet(std::size_t capacity) {
+    while ((std::size_t{1} << bits_) < 2 * capacity) ++bits_;
+    slot_.assign(std::size_t{1} << bits_, -1);
+  }
+  void clear() {
+    for (std::size_t s : used_) slot_[s] = -1;
+    used_.clear();
+  }
+  bool contains(int id) const {
+    for (std::size_t s = home(id);; s = (s + 1) & mask()) {
+      if (slot_[s] == id) return true;
+      if (slot_[s] < 0) return false;
+    }
+  }
+  void insert(int id) {
+    std::size_t s = home(id);
+    for (; slot_[s] >= 0; s = (s + 1) & mask()) {
+      if (slot_[s] == id) return;
+    }
+    slot_[s] = id;
+    used_.push_back(s);
+  }
+
+ private:
+  std::size_t mask() const { return slot_.size() - 1; }
+  std::size_t home(int id) const {
+    return static_cast<std::uint32_t>(static_cast<std::uint32_t>(id) * 0x9E3779B1u) >> (32 - bits_);
+  }
+  int bits_ = 1;
+  std::vector<int> slot_;
+  std::vector<std::size_t> used_;
+};
+
 // Checks a set against n points: rows within [0, n), partners in range and
 // never the row's own point.
 inline void check_pair_set(const PairSet& set, std::size_t n, const char* name) {
@@ -448,7 +485,8 @@ class PairObjective {
   // test is a read of a random point's coordinates: so the row's draws are
   // made kAhead at a time with their distance tests (reads that overlap),
   // then taken in the order drawn, the pick the first draw that passes
-  // every test, as if drawn one by one.
+  // every test, as if drawn one by one; the partners to avoid are looked
+  // up in an IdSet rather than in the rows.
   template <typename Executor>
   void redraw_further(int itr, const double* Y, Executor& executor) {
     PairSet& far = sets_[kFurther];
@@ -467,12 +505,16 @@ class PairObjective {
     executor.parallel_for(
         0, far.rows,
         [&](std::size_t b, std::size_t e) {
-          std::vector<int> drawn(far.k);
+          // the row's near partners and its picks so far
+          IdSet taken(near.k + far.k);
           for (std::size_t r = b; r < e; ++r) {
             const std::size_t i = far.first + r;
             SplitMix64 rng(hash64(seed_, 0x4c4d4150ULL, static_cast<std::uint64_t>(itr), i));
-            const int* nb = near.partner.data() + (i - near.first) * near.k;
-            const bool has_near = i >= near.first && i < near.first + near.rows;
+            taken.clear();
+            if (i >= near.first && i < near.first + near.rows) {
+              const int* nb = near.partner.data() + (i - near.first) * near.k;
+              for (std::size_t c = 0; c < near.k; ++c) taken.insert(nb[c]);
+            }
             const double* yi = yr + i * d;
             std::size_t ahead[kAhead];
             bool within[kAhead];
@@ -496,14 +538,13 @@ class PairObjective {
                 }
                 const std::size_t j = ahead[next];
                 const bool near_enough = within[next++];
-                if (j == i || !near_enough) continue;
-                if (std::find(drawn.begin(), drawn.begin() + c, static_cast<int>(j)) !=
-                    drawn.begin() + c) continue;
-                if (has_near && std::find(nb, nb + near.k, static_cast<int>(j)) != nb + near.k) continue;
+                if (j == i || !near_enough || taken.contains(static_cast<int>(j))) continue;
                 pick = static_cast<int>(j);
               }
-              drawn[c] = pick;
-              if (pick >= 0) far.partner[r * far.k + c] = pick;
+              if (pick >= 0) {
+                taken.insert(pick);
+                far.partner[r * far.k + c] = pick;
+              }
             }
           }
         },
