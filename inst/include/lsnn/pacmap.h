@@ -149,8 +149,8 @@ struct PairSchedule {
 // blocks, small enough (4096 points in 2-D) that their coordinates and
 // gradients stay in a core's L2 cache while the tile's pairs stream past
 // (4 bytes a pair). On 70,000 points with random pairs, one thread takes
-// about 4.5 ns a pair, against 9.5 ns for evaluating each pair from both
-// of its points with reads all over the layout.
+// about 4 ns a pair, against 9 ns for evaluating each pair from both of its
+// points with reads all over the layout.
 class PairTiles {
  public:
   // The blocks for n points in d dimensions: two blocks' coordinates and
