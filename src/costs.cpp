@@ -175,14 +175,7 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost,
   return lsnn_r::run_core([&]() {
     lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), settings, affinities, d);
     const double value = ev.evaluate(Y.begin(), true, grad.begin(), pcost.begin(), ex);
-    if (std::isnan(value) || !lsnn::all_finite(grad.begin(), n * d)) {
-      throw Rcpp::exception(
-          "'Y' is too spread out: squared distances between its points overflow (keep "
-          "|Y| well below 1e150), so the cost or its gradient is not a finite number",
-          false);
-    }
-    return Rcpp::List::create(Rcpp::Named("cost") = value, Rcpp::Named("gradient") = grad,
-                              Rcpp::Named("pcost") = pcost);
+    return lsnn_r::cost_gradient_list(value, grad, pcost);
   });
 }
 

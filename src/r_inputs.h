@@ -10,6 +10,7 @@
 
 #include <Rcpp.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -40,6 +41,23 @@ inline std::uint64_t seed_from_r(const Rcpp::IntegerVector& seed) {
   if (seed.size() != 2) Rcpp::stop("internal: a seed is two integers");
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(seed[0])) << 32) |
          static_cast<std::uint32_t>(seed[1]);
+}
+
+// The result of cost_gradient(): list(cost, gradient, pcost), refused with
+// an error naming 'Y' when the cost or gradient is not finite (a layout so
+// wide that its squared distances overflow).
+inline Rcpp::List cost_gradient_list(double cost, const Rcpp::NumericMatrix& grad,
+                                     const Rcpp::NumericVector& pcost) {
+  bool finite = !std::isnan(cost);
+  for (double g : grad) finite = finite && std::isfinite(g);
+  if (!finite) {
+    throw Rcpp::exception(
+        "'Y' is too spread out: squared distances between its points overflow (keep "
+        "|Y| well below 1e150), so the cost or its gradient is not a finite number",
+        false);
+  }
+  return Rcpp::List::create(Rcpp::Named("cost") = cost, Rcpp::Named("gradient") = grad,
+                            Rcpp::Named("pcost") = pcost);
 }
 
 }  // namespace lsnn_r
