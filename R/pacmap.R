@@ -50,15 +50,11 @@ pacmap_pca <- function(data, pca, n_threads, verbose) {
        rotation = res$rotation)
 }
 
-# New rows projected as the model's data were.
+# New rows projected as the model's data were (prepare_new_rows() has
+# checked their columns against the model's centre).
 pacmap_project <- function(X_new, model) {
   if (is.null(model$pca)) return(X_new)
-  X_new <- as.matrix(X_new)
-  if (ncol(X_new) != length(model$pca$center)) {
-    stop_arg("'X_new' has ", ncol(X_new), " columns but the model was fitted on ",
-             length(model$pca$center))
-  }
-  sweep(X_new, 2, model$pca$center) %*% model$pca$rotation
+  sweep(as.matrix(X_new), 2, model$pca$center) %*% model$pca$rotation
 }
 
 # The start: 0.01 times the first principal components (of the reduced
