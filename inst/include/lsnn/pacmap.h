@@ -153,18 +153,30 @@ struct PairSchedule {
 // points with reads all over the layout.
 class PairTiles {
  public:
-  // The blocks for n points in d dimensions: two blocks' coordinates and
-  // gradients in 256 KiB, at least 8 blocks when they can have 256 points
-  // (so that the rounds have tiles for several threads), at most 1024
-  // blocks unless they would exceed 2^16 points. The blocks depend only on
-  // n and d, never on the number of threads.
-  void set_blocks(std::size_t n, std::size_t d) {
+  // The blocks for n points in d dimensions with `pairs` pairs in all: two
+  // blocks' coordinates and gradients in 256 KiB, at least 8 blocks when
+  // they can have 256 points (so that the rounds have tiles for several
+  // threads), at most 1024 blocks unless they would exceed 2^16 points.
+  // Then, while the tiles would hold fewer than 8 pairs per point of a block
+  // and there are at least 16 blocks, the blocks double: a tile loads its two
+  // blocks whole, so sparse tiles cost memory traffic rather than pair
+  // evaluations (at 1e6 points and 140 pairs each, 2,048-point blocks took
+  // 3 times as long a step as 65,536-point ones; bench/README.md). The
+  // blocks depend only on n, d and the number of pairs, never on the
+  // number of threads.
+  void set_blocks(std::size_t n, std::size_t d, std::size_t pairs) {
     int shift = 0;
     while (shift < 16 && (std::size_t{2} << shift) * d <= 8192) ++shift;
     while (shift > 8 && (n >> shift) < 8) --shift;
     while (shift < 16 && (n >> shift) >= 1024) ++shift;
+    const auto blocks_at = [n](int s) { return (n + (std::size_t{1} << s) - 1) >> s; };
+    while (shift < 16 && blocks_at(shift + 1) >= 16 &&
+           static_cast<double>(pairs) / (static_cast<double>(blocks_at(shift)) * blocks_at(shift)) <
+               8.0 * static_cast<double>(std::size_t{1} << shift)) {
+      ++shift;
+    }
     shift_ = shift;
-    blocks_ = (n + (std::size_t{1} << shift) - 1) >> shift;
+    blocks_ = blocks_at(shift);
     rounds_ = round_robin_rounds(blocks_);
   }
 
@@ -305,7 +317,9 @@ class PairObjective {
     if (d_ == 0 || n_ == 0) throw std::invalid_argument("the embedding needs points and dimensions");
     if (sets_.size() != kPairKinds) throw std::invalid_argument("PaCMAP needs three pair sets");
     static const char* names[kPairKinds] = {"near", "mid-near", "further"};
-    tiles_.set_blocks(n_, d_);
+    std::size_t pairs = 0;
+    for (const PairSet& set : sets_) pairs += set.rows * set.k;
+    tiles_.set_blocks(n_, d_, pairs);
     for (int t = 0; t < kPairKinds; ++t) {
       check_pair_set(sets_[t], n_, names[t]);
       if (sets_[t].first < fixed_ && sets_[t].rows > 0) {
