@@ -129,8 +129,8 @@
     .Call(`_lsnn_best_candidates_cpp`, blocks, n, k, self, n_threads)
 }
 
-.pacmap_pairs <- function(data, metric, near, n_mid, n_far, seed, n_threads, simd) {
-    .Call(`_lsnn_pacmap_pairs_cpp`, data, metric, near, n_mid, n_far, seed, n_threads, simd)
+.pacmap_mid_near <- function(data, metric, n_mid, seed, n_threads, simd) {
+    .Call(`_lsnn_pacmap_mid_near_cpp`, data, metric, n_mid, seed, n_threads, simd)
 }
 
 .pacmap_further <- function(near, fixed, n_far, seed, n_threads) {
@@ -141,8 +141,8 @@
     .Call(`_lsnn_pacmap_cost_gradient_cpp`, Y, fixed, pairs, weights, local_scale, n_threads)
 }
 
-.pacmap_layout <- function(Y0, fixed, pairs, layout, seed, n_threads, verbose) {
-    .Call(`_lsnn_pacmap_layout_cpp`, Y0, fixed, pairs, layout, seed, n_threads, verbose)
+.pacmap_layout <- function(Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further) {
+    .Call(`_lsnn_pacmap_layout_cpp`, Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further)
 }
 
 .pca_scores <- function(X, k, n_threads, verbose, simd) {

@@ -103,7 +103,13 @@
 #'
 #' @param X A numeric data matrix, data frame or sparse matrix (rows are
 #'   points; the numeric columns of a data frame are used, and a message
-#'   names any others dropped), or `NULL` when `nn_method` is given.
+#'   names any others dropped), or `NULL` when `nn_method` is given. For
+#'   PaCMAP and LocalMAP also a shard set ([write_shards()], [shard_set()])
+#'   with its sharded graph from [locally_scaled_knn_sharded()] as
+#'   `nn_method`: the rows are read into memory once (n x columns doubles,
+#'   for the mid-near pairs and the start) and freed before the layout, the
+#'   graph's neighbour lists without their distances; the result equals that
+#'   of the same data and graph in memory.
 #' @param method `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`, `"pacmap"` or
 #'   `"localmap"`.
 #' @param nn_method A neighbour graph of the points (such as one from
@@ -250,6 +256,18 @@ neighbor_embedding <- function(X = NULL,
   index <- NULL
 
   # ---- data and graph ----
+  if (inherits(X, "lsnn_shards")) {
+    if (ret_model) {
+      stop_arg("'ret_model' = TRUE is not available for sharded 'X' (a model keeps its data)")
+    }
+    if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
+    # (passed on without a binding here, so that ne_pacmap() can free the rows)
+    return(ne_pacmap(pacmap_shard_inputs(X, nn_method, method, verbose), method, list(
+      n_neighbors = n_neighbors, n_components = n_components, init = init,
+      max_iter = max_iter, eta = eta, epoch = epoch, mn_ratio = mn_ratio,
+      fp_ratio = fp_ratio, phases = phases, low_dist_thres = low_dist_thres, pca = pca,
+      n_threads = n_threads, verbose = verbose, ret_extra = ret_extra, ret_model = FALSE)))
+  }
   inputs <- resolve_inputs(X, nn_method, "neighbor_embedding")
   n <- inputs$n
   if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")

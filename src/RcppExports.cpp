@@ -519,21 +519,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// pacmap_pairs_cpp
-Rcpp::List pacmap_pairs_cpp(Rcpp::List data, std::string metric, Rcpp::IntegerMatrix near, int n_mid, int n_far, Rcpp::IntegerVector seed, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_pacmap_pairs_cpp(SEXP dataSEXP, SEXP metricSEXP, SEXP nearSEXP, SEXP n_midSEXP, SEXP n_farSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+// pacmap_mid_near_cpp
+Rcpp::IntegerMatrix pacmap_mid_near_cpp(Rcpp::List data, std::string metric, int n_mid, Rcpp::IntegerVector seed, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_pacmap_mid_near_cpp(SEXP dataSEXP, SEXP metricSEXP, SEXP n_midSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
     Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type near(nearSEXP);
     Rcpp::traits::input_parameter< int >::type n_mid(n_midSEXP);
-    Rcpp::traits::input_parameter< int >::type n_far(n_farSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(pacmap_pairs_cpp(data, metric, near, n_mid, n_far, seed, n_threads, simd));
+    rcpp_result_gen = Rcpp::wrap(pacmap_mid_near_cpp(data, metric, n_mid, seed, n_threads, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -569,8 +567,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // pacmap_layout_cpp
-Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs, Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads, bool verbose);
-RcppExport SEXP _lsnn_pacmap_layout_cpp(SEXP Y0SEXP, SEXP fixedSEXP, SEXP pairsSEXP, SEXP layoutSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP) {
+Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs, Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads, bool verbose, bool ret_further);
+RcppExport SEXP _lsnn_pacmap_layout_cpp(SEXP Y0SEXP, SEXP fixedSEXP, SEXP pairsSEXP, SEXP layoutSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP ret_furtherSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -581,7 +579,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(pacmap_layout_cpp(Y0, fixed, pairs, layout, seed, n_threads, verbose));
+    Rcpp::traits::input_parameter< bool >::type ret_further(ret_furtherSEXP);
+    rcpp_result_gen = Rcpp::wrap(pacmap_layout_cpp(Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -657,10 +656,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_graph_problem", (DL_FUNC) &_lsnn_graph_problem, 5},
     {"_lsnn_repeated_neighbour", (DL_FUNC) &_lsnn_repeated_neighbour, 2},
     {"_lsnn_best_candidates_cpp", (DL_FUNC) &_lsnn_best_candidates_cpp, 5},
-    {"_lsnn_pacmap_pairs_cpp", (DL_FUNC) &_lsnn_pacmap_pairs_cpp, 8},
+    {"_lsnn_pacmap_mid_near_cpp", (DL_FUNC) &_lsnn_pacmap_mid_near_cpp, 6},
     {"_lsnn_pacmap_further_cpp", (DL_FUNC) &_lsnn_pacmap_further_cpp, 5},
     {"_lsnn_pacmap_cost_gradient_cpp", (DL_FUNC) &_lsnn_pacmap_cost_gradient_cpp, 6},
-    {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 7},
+    {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 8},
     {"_lsnn_pca_scores_cpp", (DL_FUNC) &_lsnn_pca_scores_cpp, 5},
     {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
     {NULL, NULL, 0}
