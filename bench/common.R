@@ -1,6 +1,6 @@
 # Shared set-up for the benchmark scripts: peers installed on demand, the
 # Fashion-MNIST data (raw and its first 100 principal components, cached in
-# bench/results/), timing and peak-memory helpers.
+# bench/results/), timing and peak-memory functions.
 
 ensure_packages <- function(pkgs) {
   missing <- pkgs[!vapply(pkgs, requireNamespace, logical(1), quietly = TRUE)]
