@@ -12,37 +12,33 @@ Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
 // perplexity_data
-Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol, int max_steps, int n_threads, std::string simd, bool verbose);
-RcppExport SEXP _lsnn_perplexity_data(SEXP XSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
+Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_perplexity_data(SEXP XSEXP, SEXP perplexitySEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type X(XSEXP);
     Rcpp::traits::input_parameter< double >::type perplexity(perplexitySEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(perplexity_data(X, perplexity, tol, max_steps, n_threads, simd, verbose));
+    rcpp_result_gen = Rcpp::wrap(perplexity_data(X, perplexity, n_threads, simd, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
 // perplexity_graph
-Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, double tol, int max_steps, int n_threads, std::string simd, bool verbose);
-RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
+Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
     Rcpp::traits::input_parameter< double >::type perplexity(perplexitySEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, tol, max_steps, n_threads, simd, verbose));
+    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, n_threads, simd, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -625,8 +621,8 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 7},
-    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 8},
+    {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 5},
+    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 6},
     {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 7},
     {"_lsnn_query_affinities", (DL_FUNC) &_lsnn_query_affinities, 8},
     {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},
