@@ -7,7 +7,6 @@
 #include <lsnn/large_buffer.h>
 #include <lsnn/umap_ab.h>
 
-#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -111,18 +110,9 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
 Rcpp::List query_affinities(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int n_ref,
                             std::string kind, double perplexity, int n_threads, std::string simd,
                             bool verbose) {
-  const std::size_t m = idx.nrow(), k = idx.ncol();
-  if (dist.nrow() != idx.nrow() || dist.ncol() != idx.ncol() || k < 1) {
-    Rcpp::stop("internal: the new rows' graph has mismatched idx and dist");
-  }
-  for (R_xlen_t e = 0; e < idx.size(); ++e) {
-    if (idx[e] < 1 || idx[e] > n_ref || !(dist[e] >= 0.0) || !std::isfinite(dist[e])) {
-      Rcpp::stop("internal: the new rows' graph has invalid entries");
-    }
-  }
+  const std::size_t m = idx.nrow();
+  const lsnn::GraphView g = lsnn_r::query_graph_view(idx, dist, n_ref);
   lsnn_r::RExecutor ex(n_threads, verbose);
-  lsnn::GraphView g{idx.begin(), dist.begin(), m, k, 1};
-  g.self_first = false;
   return lsnn_r::run_core([&]() {
     std::vector<double> scale(m), shift(m);
     if (kind == "perplexity") {
