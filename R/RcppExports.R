@@ -153,3 +153,11 @@
     .Call(`_lsnn_quality_measures`, x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd)
 }
 
+.derive_seed <- function(seed, step) {
+    .Call(`_lsnn_derive_seed`, seed, step)
+}
+
+.sample_rows <- function(seed, n, m) {
+    .Call(`_lsnn_sample_rows`, seed, n, m)
+}
+

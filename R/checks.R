@@ -168,6 +168,17 @@ draw_seed <- function() {
   sample.int(.Machine$integer.max, 2L) - 1L
 }
 
+# The seed of one step of a larger random computation, as draw_seed() gives
+# seeds: the core's hash (hash64() of random.h, the way the core seeds its
+# work items) of a seed of draw_seed() and up to three whole numbers naming
+# the step, so that a step's numbers depend on the computation's seed and
+# on which step it is, not on when or where it runs.
+derive_seed <- function(seed, ...) .derive_seed(seed, as.double(c(...)))
+
+# `m` distinct rows of 1..n in increasing order, drawn from a seed of
+# draw_seed() (without R's generator).
+sample_rows <- function(seed, n, m) .sample_rows(seed, as.double(n), as.double(m))
+
 # Evaluates expr after set.seed(seed) (unless seed is NULL) and puts R's
 # generator back as it was.
 with_seed <- function(seed, expr) {

@@ -619,6 +619,31 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// derive_seed
+Rcpp::IntegerVector derive_seed(Rcpp::IntegerVector seed, Rcpp::NumericVector step);
+RcppExport SEXP _lsnn_derive_seed(SEXP seedSEXP, SEXP stepSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type step(stepSEXP);
+    rcpp_result_gen = Rcpp::wrap(derive_seed(seed, step));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sample_rows
+Rcpp::IntegerVector sample_rows(Rcpp::IntegerVector seed, double n, double m);
+RcppExport SEXP _lsnn_sample_rows(SEXP seedSEXP, SEXP nSEXP, SEXP mSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type m(mSEXP);
+    rcpp_result_gen = Rcpp::wrap(sample_rows(seed, n, m));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 5},
@@ -659,6 +684,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 7},
     {"_lsnn_pca_scores_cpp", (DL_FUNC) &_lsnn_pca_scores_cpp, 5},
     {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
+    {"_lsnn_derive_seed", (DL_FUNC) &_lsnn_derive_seed, 2},
+    {"_lsnn_sample_rows", (DL_FUNC) &_lsnn_sample_rows, 3},
     {NULL, NULL, 0}
 };
 
