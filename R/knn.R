@@ -201,8 +201,10 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
   graph
 }
 
-# The approximate search on prepared data, seeded from R's generator.
-approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control()) {
+# The approximate search on prepared data, seeded from R's generator unless
+# given a seed of draw_seed()'s form.
+approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control(),
+                       seed = draw_seed()) {
   # Every tree lists every row: beyond 2^31 entries (8 GB of row numbers
   # and more for the nodes) the forest cannot be held.
   if (!is.null(control$n_trees) && as.double(control$n_trees) * data$n > big_int) {
@@ -211,7 +213,7 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
              " row entries (at most 2^31 - 1); use fewer trees (default 10 or 20)")
   }
   ctl <- lapply(control, function(v) if (is.null(v)) NA_integer_ else v)
-  .approx_knn(data, k, metric, ctl, draw_seed(), n_threads, verbose, simd_option())
+  .approx_knn(data, k, metric, ctl, seed, n_threads, verbose, simd_option())
 }
 
 #' Settings of the approximate nearest-neighbour search

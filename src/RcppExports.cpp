@@ -12,37 +12,33 @@ Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
 // perplexity_data
-Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol, int max_steps, int n_threads, std::string simd, bool verbose);
-RcppExport SEXP _lsnn_perplexity_data(SEXP XSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
+Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_perplexity_data(SEXP XSEXP, SEXP perplexitySEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type X(XSEXP);
     Rcpp::traits::input_parameter< double >::type perplexity(perplexitySEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(perplexity_data(X, perplexity, tol, max_steps, n_threads, simd, verbose));
+    rcpp_result_gen = Rcpp::wrap(perplexity_data(X, perplexity, n_threads, simd, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
 // perplexity_graph
-Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, double tol, int max_steps, int n_threads, std::string simd, bool verbose);
-RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
+Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
     Rcpp::traits::input_parameter< double >::type perplexity(perplexitySEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, tol, max_steps, n_threads, simd, verbose));
+    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, n_threads, simd, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -622,10 +618,35 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// derive_seed
+Rcpp::IntegerVector derive_seed(Rcpp::IntegerVector seed, Rcpp::NumericVector step);
+RcppExport SEXP _lsnn_derive_seed(SEXP seedSEXP, SEXP stepSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type step(stepSEXP);
+    rcpp_result_gen = Rcpp::wrap(derive_seed(seed, step));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sample_rows
+Rcpp::IntegerVector sample_rows(Rcpp::IntegerVector seed, double n, double m);
+RcppExport SEXP _lsnn_sample_rows(SEXP seedSEXP, SEXP nSEXP, SEXP mSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type m(mSEXP);
+    rcpp_result_gen = Rcpp::wrap(sample_rows(seed, n, m));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 7},
-    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 8},
+    {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 5},
+    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 6},
     {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 7},
     {"_lsnn_query_affinities", (DL_FUNC) &_lsnn_query_affinities, 8},
     {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},
@@ -662,6 +683,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 8},
     {"_lsnn_pca_scores_cpp", (DL_FUNC) &_lsnn_pca_scores_cpp, 5},
     {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
+    {"_lsnn_derive_seed", (DL_FUNC) &_lsnn_derive_seed, 2},
+    {"_lsnn_sample_rows", (DL_FUNC) &_lsnn_sample_rows, 3},
     {NULL, NULL, 0}
 };
 

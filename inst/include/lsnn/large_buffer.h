@@ -11,6 +11,7 @@
 #define LSNN_LARGE_BUFFER_H
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -20,6 +21,21 @@
 #endif
 
 namespace lsnn {
+
+// Asks the kernel to back the whole 2 MB pages within [data, data + bytes)
+// with transparent huge pages, for a block about to be filled. Advice only:
+// without huge pages (or off Linux) the block is ordinary memory.
+inline void advise_huge_pages(void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const std::uintptr_t huge = std::uintptr_t(1) << 21;
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) & ~(huge - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(huge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
 
 template <typename T>
 struct LargeAllocator {
@@ -39,8 +55,7 @@ struct LargeAllocator {
     if (bytes >= kLarge) {
       const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
       if (posix_memalign(&p, kHugePage, rounded) != 0) throw std::bad_alloc();
-      // advice only: without huge pages the block is still ordinary memory
-      madvise(p, rounded, MADV_HUGEPAGE);
+      advise_huge_pages(p, rounded);
       return static_cast<T*>(p);
     }
 #endif
