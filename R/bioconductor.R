@@ -258,14 +258,12 @@ register_bioc <- function() {
     set_method("buildIndex", "LsnnParam", function(X, ..., BNPARAM) {
       bioc1_build(X, BNPARAM, ...)
     })
-    for (signature in list(c("missing", "LsnnParam"))) {
-      set_method("findKNN", signature, function(X, k, ..., BNINDEX, BNPARAM) {
-        bioc1_find(X, k, BNPARAM, ...)
-      })
-      set_method("queryKNN", signature, function(X, query, k, ..., BNINDEX, BNPARAM) {
-        bioc1_query(bioc1_build(X, BNPARAM, ...), query, k, ...)
-      })
-    }
+    set_method("findKNN", c("missing", "LsnnParam"), function(X, k, ..., BNINDEX, BNPARAM) {
+      bioc1_find(X, k, BNPARAM, ...)
+    })
+    set_method("queryKNN", c("missing", "LsnnParam"), function(X, query, k, ..., BNINDEX, BNPARAM) {
+      bioc1_query(bioc1_build(X, BNPARAM, ...), query, k, ...)
+    })
     for (signature in list(c("LsnnIndex", "missing"), c("LsnnIndex", "LsnnParam"))) {
       set_method("findKNN", signature, function(X, k, ..., BNINDEX, BNPARAM) {
         bioc1_find_index(BNINDEX, k, ...)
@@ -274,7 +272,10 @@ register_bioc <- function() {
         bioc1_query(BNINDEX, query, k, ...)
       })
     }
-    set_method("bndata", "LsnnIndex", function(x) t(as.matrix(index_of(x, "x")$data)))
+    if (exists("bndata", envir = bn, inherits = FALSE)) {
+      # (BiocNeighbors 1.x's indexes hold their data transposed)
+      set_method("bndata", "LsnnIndex", function(x) t(as.matrix(index_of(x, "x")$data)))
+    }
   } else if (interface == "v2") {
     for (cls in c("ANY", "matrix")) {
       set_method("buildIndex", c(cls, "LsnnParam"),
@@ -520,14 +521,12 @@ index_of <- function(BNINDEX, name = "BNINDEX") {
 # An LsnnIndex of the rows of X.
 bioc_index <- function(X, param, row_names, bioc1 = FALSE) {
   s <- param_settings(param)
-  n <- NROW(X)
   n_extra <- if (s$kind == "lsnn") s$n_extra + 1L else 0L
   res <- run_seeded(s$seed, extended_knn(
     X, n_neighbors = bioc_index_neighbors, n_extra = n_extra, n_threads = s$n_threads,
     nn_kind = s$nn_kind, metric = s$metric, nn_args = s$nn_args, ret_index = TRUE,
     scale_from = s$scale_from, scale_to = s$scale_to
   ))
-  if (!is.null(row_names) && length(row_names) != n) row_names <- NULL
   slots <- list("LsnnIndex", lsnn_index = unclass(res$index), param = param, NAMES = row_names)
   if (bioc1) slots$distance <- param@distance
   do.call(methods::new, slots)

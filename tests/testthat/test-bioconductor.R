@@ -120,6 +120,7 @@ test_that("an index gives the graph of its data, for k within and beyond its own
     index <- BiocNeighbors::buildIndex(X, BNPARAM = p)
     expect_true(methods::is(index, "BiocNeighborIndex"))
     expect_identical(dim(index), dim(X))
+    expect_identical(BiocNeighbors::bndata(index), unname(t(X)))
     for (k in c(5, 15, 30)) {
       expect_identical(BiocNeighbors::findKNN(BNINDEX = index, k = k),
                        BiocNeighbors::findKNN(X, k = k, BNPARAM = p), label = paste(kind, k))
