@@ -323,7 +323,7 @@ is_graph <- function(x) {
 }
 
 is_graph_like <- function(x) {
-  is_graph(x) || (is.list(x) && !is.data.frame(x) && length(x) > 0 &&
+  is_graph(x) || is_seurat_neighbor(x) || (is.list(x) && !is.data.frame(x) && length(x) > 0 &&
                     all(vapply(x, function(g) is_graph(g) || is_sparse_graph(g), logical(1))))
 }
 
@@ -334,6 +334,10 @@ is_sparse_graph <- function(x) inherits(x, "Matrix") && methods::is(x, "sparseMa
 # `shift`, the columns added in front (1 for the self column), so that
 # messages name what was given.
 read_graph <- function(graph, name, query = FALSE) {
+  if (is_seurat_neighbor(graph)) {
+    return(list(idx = graph@nn.idx, dist = graph@nn.dist, parts = c("nn.idx", "nn.dist"),
+                shift = 0L))
+  }
   if (is_graph(graph)) {
     if (!is.null(graph$idx)) return(list(idx = graph$idx, dist = graph$dist))
     if (query) {
@@ -354,7 +358,15 @@ read_graph <- function(graph, name, query = FALSE) {
 }
 
 graph_forms <- paste("a list with matrices 'idx' and 'dist' (or BiocNeighbors' 'index' and",
-                     "'distance'), uwot's nn or a sparse distance matrix")
+                     "'distance'), uwot's nn, a Seurat Neighbor object or a sparse distance",
+                     "matrix")
+
+# Seurat's Neighbor object (SeuratObject): the graph in slots nn.idx and
+# nn.dist, each row itself first, as lsnn's own.
+is_seurat_neighbor <- function(x) {
+  isS4(x) && methods::is(x, "Neighbor") && methods::.hasSlot(x, "nn.idx") &&
+    methods::.hasSlot(x, "nn.dist")
+}
 
 # BiocNeighbors' index and distance, the row itself added in front when no
 # row lists it.

@@ -48,7 +48,8 @@
 #' reads `list(idx, dist)` (from lsnn, uwot, rnndescent or RcppHNSW), uwot's
 #' `ret_nn = TRUE` output holding one metric, BiocNeighbors'
 #' `list(index, distance)` (the row itself, which BiocNeighbors leaves out,
-#' is put in front at distance 0 when no row lists itself), and the sparse
+#' is put in front at distance 0 when no row lists itself), Seurat's
+#' `Neighbor` object (see [as_seurat_neighbor()]), and the sparse
 #' distance matrix `uwot::umap(nn_method = )` takes (n x n, column j holding
 #' the distances from j to its neighbours, the same number in every column;
 #' the diagonal is ignored).
