@@ -29,41 +29,22 @@ class NearField {
 
   // Every point against the other points of its neighbouring boxes on
   // `grid` (in 2-D the boxes of a row of the neighbourhood are consecutive
-  // in the sorted order: one run per row). One task per row of boxes.
+  // in the sorted order: one run per row).
   template <typename Executor>
   void all_neighbours(const CostKernels& kernels, const PairProblem& prob, const BoxGrid& grid,
                       const double* Y, std::size_t d, std::size_t stride, bool energy,
                       Executor& executor) {
-    const std::size_t n = grid.points(), R = grid.shape().near_depth;
     const std::size_t nb0 = grid.shape().boxes[0];
-    const std::vector<std::size_t>& order = grid.order();
     const std::vector<std::size_t>& start = grid.box_start();
-    gather_sorted(order, Y, n, d, stride);
-    const double* X = sx_.data();
-    const double* Yy = d == 2 ? sy_.data() : nullptr;
-    executor.parallel_for(
-        0, grid.shape().boxes[1],
-        [&](std::size_t r0, std::size_t r1) {
-          for (std::size_t by = r0; by < r1; ++by) {
-            for (std::size_t bx = 0; bx < nb0; ++bx) {
-              const std::size_t box = by * nb0 + bx;
-              const BoxWindow w = grid.shape().window(bx, by, R);
-              for (std::size_t s = start[box]; s < start[box + 1]; ++s) {
-                const double xi = X[s], yi = Yy != nullptr ? Yy[s] : 0.0;
-                double acc[3] = {0.0, 0.0, 0.0};
-                for (std::size_t ry = w.y0; ry < w.y1; ++ry) {
-                  run_but(kernels, prob, s, xi, yi, X, Yy, start[ry * nb0 + w.x0],
-                          start[ry * nb0 + w.x1], energy, acc);
-                }
-                const std::size_t i = order[s];
-                near_[i] = acc[0];
-                if (d == 2) near_[n + i] = acc[1];
-                near_[d * n + i] = acc[2];
-              }
-            }
+    per_point(
+        grid, Y, d, stride, executor, [](std::size_t, const BoxWindow&) { return true; },
+        [&](std::size_t s, double xi, double yi, const double* X, const double* Yy,
+            const BoxWindow& w, double* acc) {
+          for (std::size_t ry = w.y0; ry < w.y1; ++ry) {
+            run_but(kernels, prob, s, xi, yi, X, Yy, start[ry * nb0 + w.x0],
+                    start[ry * nb0 + w.x1], energy, acc);
           }
-        },
-        1);
+        });
   }
 
   // The near fields of a shed region on its coarse grid: a halo point
@@ -74,45 +55,29 @@ class NearField {
   void halo(const CostKernels& kernels, const PairProblem& prob, const BoxGrid& coarse,
             const std::vector<unsigned char>& core, const double* Y, std::size_t d,
             std::size_t stride, bool energy, Executor& executor) {
-    const std::size_t n = coarse.points(), R = coarse.shape().near_depth;
     const std::size_t nb0 = coarse.shape().boxes[0];
-    const std::vector<std::size_t>& order = coarse.order();
     const std::vector<std::size_t>& start = coarse.box_start();
-    gather_sorted(order, Y, n, d, stride);
-    const double* X = sx_.data();
-    const double* Yy = d == 2 ? sy_.data() : nullptr;
-    executor.parallel_for(
-        0, coarse.shape().boxes[1],
-        [&](std::size_t r0, std::size_t r1) {
-          for (std::size_t by = r0; by < r1; ++by) {
-            for (std::size_t bx = 0; bx < nb0; ++bx) {
-              const std::size_t box = by * nb0 + bx;
-              if (coarse.filled(box) == 0) continue;
-              const BoxWindow w = coarse.shape().window(bx, by, R);
-              const bool halo_box = !core[box];
-              if (!halo_box && !halo_in(coarse, core, w)) continue;
-              for (std::size_t s = start[box]; s < start[box + 1]; ++s) {
-                const double xi = X[s], yi = Yy != nullptr ? Yy[s] : 0.0;
-                double acc[3] = {0.0, 0.0, 0.0};
-                for (std::size_t ry = w.y0; ry < w.y1; ++ry) {
-                  if (halo_box) {
-                    run_but(kernels, prob, s, xi, yi, X, Yy, start[ry * nb0 + w.x0],
-                            start[ry * nb0 + w.x1], energy, acc);
-                    continue;
-                  }
-                  for (std::size_t rx = w.x0; rx < w.x1; ++rx) {
-                    const std::size_t o = ry * nb0 + rx;
-                    if (core[o] || coarse.filled(o) == 0) continue;
-                    kernels.near_run(prob, xi, yi, X, Yy, start[o], start[o + 1], energy, acc);
-                  }
-                }
-                const std::size_t i = order[s];
-                for (std::size_t c = 0; c <= d; ++c) near_[c * n + i] = acc[c == d ? 2 : c];
-              }
+    const auto wanted = [&](std::size_t box, const BoxWindow& w) {
+      return coarse.filled(box) != 0 && (!core[box] || halo_in(coarse, core, w));
+    };
+    per_point(
+        coarse, Y, d, stride, executor, wanted,
+        [&](std::size_t s, double xi, double yi, const double* X, const double* Yy,
+            const BoxWindow& w, double* acc) {
+          const bool halo_box = !core[coarse.box_of_point(coarse.order()[s])];
+          for (std::size_t ry = w.y0; ry < w.y1; ++ry) {
+            if (halo_box) {
+              run_but(kernels, prob, s, xi, yi, X, Yy, start[ry * nb0 + w.x0],
+                      start[ry * nb0 + w.x1], energy, acc);
+              continue;
+            }
+            for (std::size_t rx = w.x0; rx < w.x1; ++rx) {
+              const std::size_t o = ry * nb0 + rx;
+              if (core[o] || coarse.filled(o) == 0) continue;
+              kernels.near_run(prob, xi, yi, X, Yy, start[o], start[o + 1], energy, acc);
             }
           }
-        },
-        1);
+        });
   }
 
   // The components of a components region that are summed directly: their
@@ -206,6 +171,41 @@ class NearField {
   }
 
  private:
+  // The coordinates in `grid`'s box order, then, one task per row of boxes,
+  // for every point s of every box that wanted(box, window) (its window of
+  // neighbouring boxes): sums(s, x, y, X, Y, window, acc) accumulates its
+  // sums (X, Y the sorted coordinates), which become its near sums.
+  template <typename Executor, typename Wanted, typename Sums>
+  void per_point(const BoxGrid& grid, const double* Y, std::size_t d, std::size_t stride,
+                 Executor& executor, Wanted&& wanted, Sums&& sums) {
+    const std::size_t n = grid.points(), R = grid.shape().near_depth;
+    const std::size_t nb0 = grid.shape().boxes[0];
+    const std::vector<std::size_t>& order = grid.order();
+    const std::vector<std::size_t>& start = grid.box_start();
+    gather_sorted(order, Y, n, d, stride);
+    const double* X = sx_.data();
+    const double* Yy = d == 2 ? sy_.data() : nullptr;
+    executor.parallel_for(
+        0, grid.shape().boxes[1],
+        [&](std::size_t r0, std::size_t r1) {
+          for (std::size_t by = r0; by < r1; ++by) {
+            for (std::size_t bx = 0; bx < nb0; ++bx) {
+              const std::size_t box = by * nb0 + bx;
+              const BoxWindow w = grid.shape().window(bx, by, R);
+              if (!wanted(box, w)) continue;
+              for (std::size_t s = start[box]; s < start[box + 1]; ++s) {
+                const double xi = X[s], yi = Yy != nullptr ? Yy[s] : 0.0;
+                double acc[3] = {0.0, 0.0, 0.0};
+                sums(s, xi, yi, X, Yy, w, acc);
+                const std::size_t i = order[s];
+                for (std::size_t c = 0; c <= d; ++c) near_[c * n + i] = acc[c == d ? 2 : c];
+              }
+            }
+          }
+        },
+        1);
+  }
+
   // whether the window holds a filled halo box
   static bool halo_in(const BoxGrid& coarse, const std::vector<unsigned char>& core,
                       const BoxWindow& w) {

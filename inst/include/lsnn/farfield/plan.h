@@ -1,5 +1,5 @@
 // The far-field plan: which regions of a layout are summed how, computed
-// from the coordinates and the settings before any FFT runs (plan_far_field()).
+// from the coordinates and the settings before any FFT runs (FarFieldPlanner).
 //
 // A uniform grid over a wide layout of dense clusters is dear either way:
 // fine boxes make FFTs over mostly empty space, coarse boxes a near field
