@@ -38,7 +38,7 @@ class NearField {
     const std::vector<std::size_t>& start = grid.box_start();
     per_point(
         grid, Y, d, stride, executor, [](std::size_t, const BoxWindow&) { return true; },
-        [&](std::size_t s, double xi, double yi, const double* X, const double* Yy,
+        [&](std::size_t, std::size_t s, double xi, double yi, const double* X, const double* Yy,
             const BoxWindow& w, double* acc) {
           for (std::size_t ry = w.y0; ry < w.y1; ++ry) {
             run_but(kernels, prob, s, xi, yi, X, Yy, start[ry * nb0 + w.x0],
@@ -62,9 +62,9 @@ class NearField {
     };
     per_point(
         coarse, Y, d, stride, executor, wanted,
-        [&](std::size_t s, double xi, double yi, const double* X, const double* Yy,
-            const BoxWindow& w, double* acc) {
-          const bool halo_box = !core[coarse.box_of_point(coarse.order()[s])];
+        [&](std::size_t box, std::size_t s, double xi, double yi, const double* X,
+            const double* Yy, const BoxWindow& w, double* acc) {
+          const bool halo_box = !core[box];
           for (std::size_t ry = w.y0; ry < w.y1; ++ry) {
             if (halo_box) {
               run_but(kernels, prob, s, xi, yi, X, Yy, start[ry * nb0 + w.x0],
@@ -173,8 +173,8 @@ class NearField {
  private:
   // The coordinates in `grid`'s box order, then, one task per row of boxes,
   // for every point s of every box that wanted(box, window) (its window of
-  // neighbouring boxes): sums(s, x, y, X, Y, window, acc) accumulates its
-  // sums (X, Y the sorted coordinates), which become its near sums.
+  // neighbouring boxes): sums(box, s, x, y, X, Y, window, acc) accumulates
+  // its sums (X, Y the sorted coordinates), which become its near sums.
   template <typename Executor, typename Wanted, typename Sums>
   void per_point(const BoxGrid& grid, const double* Y, std::size_t d, std::size_t stride,
                  Executor& executor, Wanted&& wanted, Sums&& sums) {
@@ -196,7 +196,7 @@ class NearField {
               for (std::size_t s = start[box]; s < start[box + 1]; ++s) {
                 const double xi = X[s], yi = Yy != nullptr ? Yy[s] : 0.0;
                 double acc[3] = {0.0, 0.0, 0.0};
-                sums(s, xi, yi, X, Yy, w, acc);
+                sums(box, s, xi, yi, X, Yy, w, acc);
                 const std::size_t i = order[s];
                 for (std::size_t c = 0; c <= d; ++c) near_[c * n + i] = acc[c == d ? 2 : c];
               }
