@@ -53,6 +53,14 @@
     .Call(`_lsnn_placement_cost_gradient`, Yref, Ynew, row_ptr, col, val, cost, n_threads, simd)
 }
 
+.far_field_defaults <- function(method) {
+    .Call(`_lsnn_far_field_defaults`, method)
+}
+
+.far_field_plan <- function(Y, cost, exaggerated, n_threads) {
+    .Call(`_lsnn_far_field_plan_cpp`, Y, cost, exaggerated, n_threads)
+}
+
 .cost_kernels_name <- function(simd) {
     .Call(`_lsnn_cost_kernels_name`, simd)
 }

@@ -222,6 +222,31 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// far_field_defaults
+Rcpp::List far_field_defaults(std::string method);
+RcppExport SEXP _lsnn_far_field_defaults(SEXP methodSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    rcpp_result_gen = Rcpp::wrap(far_field_defaults(method));
+    return rcpp_result_gen;
+END_RCPP
+}
+// far_field_plan_cpp
+Rcpp::List far_field_plan_cpp(Rcpp::NumericMatrix Y, Rcpp::List cost, bool exaggerated, int n_threads);
+RcppExport SEXP _lsnn_far_field_plan_cpp(SEXP YSEXP, SEXP costSEXP, SEXP exaggeratedSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
+    Rcpp::traits::input_parameter< bool >::type exaggerated(exaggeratedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(far_field_plan_cpp(Y, cost, exaggerated, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cost_kernels_name
 std::string cost_kernels_name(std::string simd);
 RcppExport SEXP _lsnn_cost_kernels_name(SEXP simdSEXP) {
@@ -658,6 +683,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_optimize_layout_cpp", (DL_FUNC) &_lsnn_optimize_layout_cpp, 7},
     {"_lsnn_place_points_cpp", (DL_FUNC) &_lsnn_place_points_cpp, 10},
     {"_lsnn_placement_cost_gradient", (DL_FUNC) &_lsnn_placement_cost_gradient, 8},
+    {"_lsnn_far_field_defaults", (DL_FUNC) &_lsnn_far_field_defaults, 1},
+    {"_lsnn_far_field_plan_cpp", (DL_FUNC) &_lsnn_far_field_plan_cpp, 4},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_affinities_symmetric", (DL_FUNC) &_lsnn_affinities_symmetric, 3},
     {"_lsnn_matrix_fingerprint", (DL_FUNC) &_lsnn_matrix_fingerprint, 1},

@@ -1,12 +1,10 @@
-// Storage for the grid's large buffers (node charges, potentials, kernel
-// spectra): on Linux, blocks of 4 MB and more are aligned to 2 MB and
-// marked for transparent huge pages. Memory new to a process is mapped one
-// page at a time on first touch; at 4 KB a page, the 118 MB spectrum of a
-// 3,840 x 3,840 grid took 0.5 s of page faults on the machine of
-// bench/README.md, four times its transform, and a t-SNE run of 1e6 points
-// spent a seventh of its time there. With 2 MB pages it is 59 faults.
-// Elsewhere (or where the kernel does not offer them) this is plain
-// malloc.
+// Storage for large buffers (the far field's node charges, potentials and
+// kernel spectra; the merges of sharded graphs): on Linux, blocks of 4 MB
+// and more are aligned to 2 MB and marked for transparent huge pages.
+// Memory new to a process is mapped one page at a time on first touch, and
+// at 4 KB a page faulting in a large spectrum costs more than the transform
+// that fills it; 2 MB pages take a few hundred times fewer faults.
+// Elsewhere (or where the kernel does not offer them) this is plain malloc.
 #ifndef LSNN_LARGE_BUFFER_H
 #define LSNN_LARGE_BUFFER_H
 
