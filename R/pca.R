@@ -26,7 +26,7 @@ pca_scores <- function(X, k, n_threads = 1L, verbose = FALSE) {
   k <- check_whole(k, "k", min = 1, max = data$d)
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
-  .pca_scores(data$x, k, n_threads, verbose, simd_option())
+  .pca_scores(data$x, k, TRUE, n_threads, verbose, simd_option())
 }
 
 # The first k principal components of the prepared data (prepare_data()),
@@ -59,7 +59,7 @@ pca_irlba <- function(data, k, name = "k") {
 # user's argument that set k, for errors.
 pca_components <- function(data, k, n_threads, verbose, name = "k") {
   if (data$kind == "dense" && data$d <= pca_exact_max_cols) {
-    res <- .pca_scores(data$x, k, n_threads, verbose, simd_option())
+    res <- .pca_scores(data$x, k, TRUE, n_threads, verbose, simd_option())
     return(res[c("center", "rotation", "scores")])
   }
   pca_irlba(data, k, name)
