@@ -153,8 +153,8 @@
     .Call(`_lsnn_pacmap_layout_cpp`, Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further)
 }
 
-.pca_scores <- function(X, k, n_threads, verbose, simd) {
-    .Call(`_lsnn_pca_scores_cpp`, X, k, n_threads, verbose, simd)
+.pca_scores <- function(X, k, center, n_threads, verbose, simd) {
+    .Call(`_lsnn_pca_scores_cpp`, X, k, center, n_threads, verbose, simd)
 }
 
 .quality_measures <- function(x_data, y, metric, what, k, nn, rows, n_triplets, n_pairs, seed, n_threads, verbose, simd) {

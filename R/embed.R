@@ -27,13 +27,28 @@
 #' none), and the near attraction is scaled by
 #' \eqn{(low\_dist\_thres / 2) / \sqrt{t}}{(low_dist_thres / 2) / sqrt(t)}.
 #' The points move by Adam (learning rate `eta`, default 1; betas 0.9 and
-#' 0.999). Data with more than 100 columns are first reduced to their first
-#' `pca` principal components (`NULL`: 100 for PaCMAP and LocalMAP; 0 keeps
-#' the columns), and the start is 0.01 times the first principal components
-#' (of the data scaled to a range of 1 when not reduced). `max_iter` (default
+#' 0.999). Data with more than 100 columns are first reduced to 100
+#' principal components unless `pca` says otherwise (see "PCA first"; 0
+#' keeps the columns), and the start is 0.01 times the first principal
+#' components (of the data scaled to a range of 1 when not reduced). `max_iter` (default
 #' `sum(phases)`) may end the run early. `ret_extra = "pairs"` returns the
 #' pairs, `list(near, mid_near, further)`: n-row matrices of 1-based partner
 #' numbers, the further ones as they are at the end.
+#'
+#' **PCA first.** With `pca = k` the rows of `X` are replaced, before
+#' anything else (the neighbour search, the affinities over all pairs of
+#' small data, the `"pca"` start), by their first `k` principal components,
+#' as `uwot::umap(pca = )`, Rtsne's `initial_dims` and PaCMAP's `apply_pca`
+#' do: the search then runs on `k` columns instead of `ncol(X)`. The
+#' components are computed exactly (the top eigenvectors of the covariance,
+#' in lsnn's core; identical for any `n_threads`) for dense data of at most
+#' 1,024 columns, and by irlba's truncated SVD otherwise (sparse data stays
+#' sparse: irlba centres it implicitly). `pca_center = FALSE` leaves the
+#' columns uncentred: the truncated SVD of the rows as they are, which keeps
+#' their dot products (for counts or binary data, whose zeros mean absence).
+#' A model (`ret_model = TRUE`) keeps the centre and rotation as
+#' `model$pca`, `list(center, rotation)` (`center` `NULL` when not centred),
+#' and [neighbor_embedding_transform()] projects new rows through them.
 #'
 #' **Starts and shrinking layouts.** A start that puts more than half of
 #' the points on one spot (such as a matrix `init` of zeros) cannot separate
@@ -161,10 +176,12 @@
 #' @param phases PaCMAP's three phase lengths, in iterations.
 #' @param low_dist_thres LocalMAP's distance in the embedding within which
 #'   further pairs are redrawn in the last phase.
-#' @param pca The number of principal components the rows are reduced to
-#'   before the neighbour search (PaCMAP and LocalMAP; `NULL`: 100 when the
-#'   data have more columns, 0: no reduction). A model keeps the rotation and
-#'   projects new rows with it.
+#' @param pca The number of principal components the rows of `X` are
+#'   reduced to first (see "PCA first"): a whole number below `ncol(X)`, or
+#'   0 or `NULL` for no reduction (`NULL` for PaCMAP and LocalMAP: 100 when
+#'   the data have more columns). Needs `X`.
+#' @param pca_center If `TRUE`, the columns are centred before the PCA; if
+#'   `FALSE`, the rows are reduced as they are (a truncated SVD).
 #' @param ret_model If `TRUE`, return `list(embedding, model)` (with
 #'   `ret_extra`, `model` follows `embedding` in that list): the model
 #'   places new points with [neighbor_embedding_transform()]. It holds the
@@ -214,7 +231,8 @@ neighbor_embedding <- function(X = NULL,
                   gradient = c("auto", "exact", "approx", "sampled"),
                   negative_sample_rate = 5, neighbors = c("knn", "lsnn"),
                   ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
-                  phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL, seed = NULL) {
+                  phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL,
+                  pca_center = TRUE, seed = NULL) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   t_start <- proc.time()[["elapsed"]]
   method <- choice_arg(method, c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
@@ -252,7 +270,8 @@ neighbor_embedding <- function(X = NULL,
   fp_ratio <- check_number(fp_ratio, "fp_ratio", min = 0)
   phases <- check_phases(phases)
   low_dist_thres <- check_number(low_dist_thres, "low_dist_thres", min = 0, above = TRUE)
-  if (!is.null(pca)) pca <- check_whole(pca, "pca", min = 0)
+  pca <- check_pca(pca)
+  pca_center <- check_flag(pca_center, "pca_center")
   index <- NULL
 
   # ---- data and graph ----
@@ -275,6 +294,8 @@ neighbor_embedding <- function(X = NULL,
     stop_arg("'n_components' must be at most the number of points, ", n,
              " (it is ", n_components, ")")
   }
+  inputs <- reduce_inputs(inputs, if (pacmap && is.null(pca)) pacmap_default_pca(inputs$data)
+                          else pca, pca_center, n_threads, verbose, "neighbor_embedding")
 
   # ---- affinities ----
   if (pacmap) {
@@ -282,7 +303,7 @@ neighbor_embedding <- function(X = NULL,
     return(ne_pacmap(inputs, method, list(
       n_neighbors = n_neighbors, n_components = n_components, init = init,
       max_iter = max_iter, eta = eta, epoch = epoch, mn_ratio = mn_ratio, fp_ratio = fp_ratio,
-      phases = phases, low_dist_thres = low_dist_thres, pca = pca, n_threads = n_threads,
+      phases = phases, low_dist_thres = low_dist_thres, n_threads = n_threads,
       verbose = verbose, ret_extra = ret_extra, ret_model = ret_model)))
   }
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
@@ -393,7 +414,8 @@ neighbor_embedding <- function(X = NULL,
                       gradient = grad_kind, embedding = unname(Y), index = index,
                       neighbors = neighbors, perplexity = perplexity,
                       n_neighbors = n_neighbors, eta = eta,
-                      negative_sample_rate = negative_sample_rate, sample_gamma = gamma)
+                      negative_sample_rate = negative_sample_rate, sample_gamma = gamma,
+                      pca = inputs$pca)
   }
   # the model, when asked for, follows the embedding in every form of result
   head <- if (ret_model) list(embedding = Y, model = model) else list(embedding = Y)

@@ -44,6 +44,21 @@
 #' [neighbor_embedding()] and [umap_affinities()] given `X`, run the exact
 #' search up to 20,000 rows and the approximate one above.
 #'
+#' **PCA first.** With `pca = k` the search runs on the rows' first `k`
+#' principal components instead of the rows (as `uwot::umap(pca = )` does):
+#' faster on wide data, and the distances returned are those between the
+#' reduced rows. The components are computed exactly (the top eigenvectors
+#' of the covariance, in lsnn's core) for dense data of at most 1,024
+#' columns, by irlba's truncated SVD otherwise (sparse data stays sparse:
+#' irlba centres it implicitly). `pca_center = FALSE` leaves the columns
+#' uncentred (the truncated SVD of the rows as they are, which keeps their
+#' dot products best). A rotation keeps euclidean distances and dot products
+#' within the components, so `pca` is for the metrics `"euclidean"` and
+#' `"cosine"`; with `"cosine"`, the angles are those of the reduced rows,
+#' of the centred rows unless `pca_center = FALSE`. An index
+#' (`ret_index = TRUE`) keeps the reduced rows and the centre and rotation,
+#' and the queries project their rows through them.
+#'
 #' **Graphs from other packages.** Every lsnn function that takes a graph
 #' reads `list(idx, dist)` (from lsnn, uwot, rnndescent or RcppHNSW), uwot's
 #' `ret_nn = TRUE` output holding one metric, BiocNeighbors'
@@ -95,6 +110,12 @@
 #' @param scale_from,scale_to With `ret_index = TRUE`: the columns of the
 #'   graph whose mean distance is each row's local scale, stored in the index
 #'   for [locally_scaled_knn_query()] (see [locally_scaled_knn()]).
+#' @param pca `NULL` or 0 to search the rows as they are, or a whole number
+#'   below `ncol(X)`: the rows are first reduced to that many principal
+#'   components, and the neighbours are those of the reduced rows (see "PCA
+#'   first" in [extended_knn()]). Metrics `"euclidean"` and `"cosine"` only.
+#' @param pca_center If `TRUE`, the columns are centred before the PCA; if
+#'   `FALSE`, the rows are reduced as they are (a truncated SVD).
 #' @param seed `NULL` (the default) to draw random numbers from R's generator, so
 #'   that [set.seed()] makes the result reproducible; or a whole number: the
 #'   result then depends on it alone, and R's generator is left as it was.
@@ -108,10 +129,12 @@
 #'   `index`, an object of class `lsnn_index`: a plain list that [saveRDS()]
 #'   stores and [readRDS()] restores, giving the same query results. It
 #'   holds `data`, the data (a double matrix, or a `dgCMatrix` for sparse
-#'   data); `metric`; `graph`, the graph above; `sigma`, each row's local
+#'   data; with `pca`, the reduced rows); `metric`; `graph`, the graph above; `sigma`, each row's local
 #'   scale (`NULL` when the graph has fewer than `scale_to` columns);
 #'   `scale_from` and `scale_to`; `search`, the settings of the approximate
-#'   query; and `format_version`. The functions that take an index check it
+#'   query; `format_version`; and with `pca`, `pca`: `list(center,
+#'   rotation)`, the column means (`NULL` with `pca_center = FALSE`) and the
+#'   `ncol(X) x pca` matrix of principal axes. The functions that take an index check it
 #'   whole (every element, its type and dimensions, and that they agree) and
 #'   refuse a damaged one with an error naming the element.
 #' @references
@@ -135,7 +158,7 @@
 extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
                          nn_kind = "approx", verbose = FALSE, metric = "euclidean",
                          nn_args = approx_control(), ret_index = FALSE, scale_from = 5,
-                         scale_to = 7, seed = NULL) {
+                         scale_to = 7, pca = NULL, pca_center = TRUE, seed = NULL) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   ret_index <- check_flag(ret_index, "ret_index")
   if (ret_index) scale <- check_scale_columns(scale_from, scale_to, big_int)
@@ -147,7 +170,11 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
   verbose <- check_flag(verbose, "verbose")
   metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
   if (nn_kind == "approx") nn_args <- check_approx_control(nn_args)
+  pca <- check_pca(pca)
+  pca_center <- check_flag(pca_center, "pca_center")
   data <- prepare_data(X, metric)
+  reduced <- reduce_by_pca(data, pca, pca_center, metric, n_threads, verbose, "extended_knn")
+  data <- reduced$data
   # (in double: the sum of two clamped counts overflows an integer)
   k <- as.integer(min(as.double(n_neighbors) + n_extra, data$n - 1) + 1)
   # (the index keeps the rows as the search read them, dense or sparse, so
@@ -155,7 +182,8 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
   data <- dense_if_faster(data, nn_kind, verbose)
   graph <- search_knn(data, k, metric, nn_kind, n_threads, verbose, nn_args)
   if (!ret_index) return(graph)
-  list(enn = graph, index = new_index(data, metric, graph, scale[1], scale[2], n_threads))
+  list(enn = graph, index = new_index(data, metric, graph, scale[1], scale[2], n_threads,
+                                      reduced$pca))
 }
 
 # The n_cols-column kNN graph (the row itself included) of prepared data

@@ -14,6 +14,9 @@
 #' 15. ([extended_knn()] counts only the others; both conventions come from
 #' the method's original code.)
 #'
+#' With `pca`, the neighbours are those of the rows' first principal
+#' components, as in [extended_knn()] ("PCA first").
+#'
 #' `locally_scaled_knn()` runs [extended_knn()] and then [enn_to_lsnn()];
 #' use those two directly to reuse one extended graph for several
 #' `n_neighbors`.
@@ -71,7 +74,8 @@
 locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5, scale_to = 7,
                                n_threads = 1, nn_kind = "approx", ret_knn = FALSE,
                                verbose = FALSE, metric = "euclidean",
-                               nn_args = approx_control(), ret_index = FALSE, seed = NULL) {
+                               nn_args = approx_control(), ret_index = FALSE, pca = NULL,
+                               pca_center = TRUE, seed = NULL) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   # both are capped by the number of rows, so any larger whole number is taken
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
@@ -83,7 +87,7 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
   enn <- extended_knn(X, n_neighbors, n_extra = n_extra, n_threads = n_threads,
                       nn_kind = nn_kind, verbose = verbose, metric = metric,
                       nn_args = nn_args, ret_index = ret_index, scale_from = scale_from,
-                      scale_to = scale_to)
+                      scale_to = scale_to, pca = pca, pca_center = pca_center)
   index <- NULL
   if (ret_index) {
     index <- enn$index

@@ -38,29 +38,18 @@ pacmap_scale_columns <- function(n) {
   c(from = min(5L, scale_to), to = scale_to)
 }
 
-# The data PaCMAP works on: the rows reduced to their first `pca` principal
-# components (centred; pca_components() chooses how), or as they are
-# (pca = 0). Returns the prepared data, and the centre and rotation that
-# project new rows.
-pacmap_pca <- function(data, pca, n_threads, verbose) {
-  if (pca == 0 || pca >= data$d) return(list(data = data, center = NULL, rotation = NULL))
-  ne_msg(verbose, "neighbor_embedding: PCA to ", pca, " dimensions")
-  res <- pca_components(data, pca, n_threads, verbose, name = "pca")
-  list(data = prepare_data(res$scores, "euclidean", "X"), center = res$center,
-       rotation = res$rotation)
-}
-
-# New rows projected as the model's data were (prepare_new_rows() has
-# checked their columns against the model's centre).
-pacmap_project <- function(X_new, model) {
-  if (is.null(model$pca)) return(X_new)
-  sweep(as.matrix(X_new), 2, model$pca$center) %*% model$pca$rotation
+# PaCMAP's reduction when `pca` is NULL: data of more than 100 columns to
+# their first 100 principal components, as the official implementation.
+pacmap_default_pca <- function(data) {
+  if (!is.null(data) && data$d > 100) 100L else 0L
 }
 
 # The start: 0.01 times the first principal components (of the reduced
-# data when it was reduced; else of the data scaled to a range of 1), as
-# the official implementation; "random": N(0, 1e-4^2); or a matrix as given.
-pacmap_init <- function(init, data, reduced, n, k, verbose) {
+# data when it was reduced, which are its first columns when it was
+# centred; else of the data scaled to a range of 1), as the official
+# implementation; "random": N(0, 1e-4^2); or a matrix as given. `pca`: the
+# reduction's list(center, rotation), or NULL.
+pacmap_init <- function(init, data, pca, n, k, verbose) {
   if (is.null(init)) init <- "pca"
   if (is.character(init) && length(init) == 1 && init == "spectral") {
     stop_arg("'init' = \"spectral\" is not available for PaCMAP and LocalMAP (they have no ",
@@ -71,8 +60,10 @@ pacmap_init <- function(init, data, reduced, n, k, verbose) {
   }
   if (is.null(data)) stop_arg("'init' = \"pca\" needs the data as 'X', not only a graph")
   ne_msg(verbose, "neighbor_embedding: pca initialisation")
-  Y <- if (reduced && data$d >= k) {
+  Y <- if (!is.null(pca) && !is.null(pca$center) && data$d >= k) {
     0.01 * dense_data(data)[, seq_len(k), drop = FALSE]
+  } else if (!is.null(pca)) {
+    0.01 * ne_pca(dense_data(data), k)
   } else {
     X <- dense_data(data)
     range <- max(X) - min(X)
@@ -112,9 +103,7 @@ ne_pacmap <- function(inputs, method, a) {
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points; pairs per point: ",
          counts[["near"]], " near, ", counts[["mid_near"]], " mid-near, ", counts[["further"]],
          " further")
-  pca <- if (is.null(a$pca)) (if (inputs$data$d > 100) 100L else 0L) else a$pca
-  reduced <- pacmap_pca(inputs$data, min(pca, inputs$data$d), a$n_threads, verbose)
-  data <- reduced$data
+  data <- inputs$data
 
   index <- NULL
   graph <- inputs$graph
@@ -136,7 +125,7 @@ ne_pacmap <- function(inputs, method, a) {
                                simd_option())
   t_aff <- proc.time()[["elapsed"]]
 
-  Y0 <- pacmap_init(a$init, data, !is.null(reduced$rotation), n, a$n_components, verbose)
+  Y0 <- pacmap_init(a$init, data, inputs$pca, n, a$n_components, verbose)
   t_init <- proc.time()[["elapsed"]]
   # (the data are not needed past this point unless for the model's index;
   # sharded data read for this call are freed here)
@@ -175,8 +164,7 @@ ne_pacmap <- function(inputs, method, a) {
              gradient = "pairs", embedding = unname(Y), index = index, neighbors = "lsnn",
              perplexity = NA_real_, n_neighbors = counts[["near"]], eta = eta,
              negative_sample_rate = counts[["further"]], sample_gamma = NA_real_,
-             pca = if (is.null(reduced$rotation)) NULL
-                   else list(center = reduced$center, rotation = reduced$rotation))
+             pca = inputs$pca)
   }
   head <- if (a$ret_model) list(embedding = Y, model = model) else list(embedding = Y)
   if (is.character(a$ret_extra)) {
@@ -287,7 +275,8 @@ pacmap_cost_gradient <- function(Y, pairs, method, weights, low_dist_thres, n_th
   res
 }
 
-# neighbor_embedding_transform() of a PaCMAP or LocalMAP model: each new
+# neighbor_embedding_transform() of a PaCMAP or LocalMAP model (X_new as
+# prepare_new_rows() gives it: projected when the model has a PCA): each new
 # row's near pairs are its locally scaled neighbours among the reference
 # rows and its further pairs random other reference rows; it starts at the
 # mean of its near partners and moves under the last phase's weights (near
@@ -297,7 +286,7 @@ pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verb
   n_ref <- nrow(Y_ref)
   k <- min(model$n_neighbors, n_ref - 1L)
   if (is.null(graph)) {
-    data <- prepare_data(pacmap_project(X_new, model), "euclidean", "X_new", min_rows = 1)
+    data <- prepare_data(X_new, "euclidean", "X_new", min_rows = 1)
     graph <- model_query(model, data, n_threads, verbose)
   }
   near <- graph$idx[, seq_len(min(k, ncol(graph$idx))), drop = FALSE]

@@ -2,8 +2,13 @@
 # (pca_scores(), inst/include/lsnn/pca.h), or by irlba's truncated SVD
 # (pca_irlba()); pca_components() picks one. Every way returns
 # list(center, rotation, scores) with scores = sweep(X, 2, center) %*% rotation
-# and each component signed so that its largest score in absolute value is
-# positive.
+# (center NULL and scores = X %*% rotation without centring) and each
+# component signed so that its largest score in absolute value is positive.
+#
+# The `pca` argument of neighbor_embedding(), extended_knn() and
+# locally_scaled_knn() is this one reduction (reduce_by_pca()); indexes and
+# models keep its list(center, rotation) and project new rows through it
+# (pca_new_rows()).
 
 # The most columns pca_components() computes exactly. The exact way costs
 # n d^2 multiply-adds for the covariance (in parallel, interruptible) and an
@@ -15,9 +20,10 @@ pca_exact_max_cols <- 1024L
 
 # The first k principal components of the rows of X (a dense numeric
 # matrix), exactly: list(center, rotation, scores, variance), where variance
-# holds the components' variances (divisor n - 1). Identical for any
-# n_threads.
-pca_scores <- function(X, k, n_threads = 1L, verbose = FALSE) {
+# holds the components' variances (divisor n - 1). With center = FALSE the
+# rows are not centred (center is then zeros): the truncated SVD of X.
+# Identical for any n_threads.
+pca_scores <- function(X, k, n_threads = 1L, verbose = FALSE, center = TRUE) {
   if (inherits(X, "sparseMatrix")) {
     stop_arg("'X' must be a dense matrix for the exact PCA (sparse data goes through irlba)")
   }
@@ -26,13 +32,17 @@ pca_scores <- function(X, k, n_threads = 1L, verbose = FALSE) {
   k <- check_whole(k, "k", min = 1, max = data$d)
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
-  .pca_scores(data$x, k, n_threads, verbose, simd_option())
+  center <- check_flag(center, "center")
+  .pca_scores(data$x, k, center, n_threads, verbose, simd_option())
 }
 
 # The first k principal components of the prepared data (prepare_data()),
-# by irlba's truncated SVD of the implicitly centred data (sparse data stays
-# sparse), with the same signs as pca_scores().
-pca_irlba <- function(data, k, name = "k") {
+# by irlba's truncated SVD of the implicitly centred data (irlba's `center`:
+# sparse data stays sparse) or, with center = FALSE, of the data as they
+# are; with the same signs as pca_scores(). The scores are the rows
+# projected by pca_project(), as new rows will be (irlba's own u d agrees
+# with them only to its tolerance).
+pca_irlba <- function(data, k, name = "k", center = TRUE) {
   if (!requireNamespace("irlba", quietly = TRUE)) {
     stop_arg("the PCA of sparse data or of more than ", pca_exact_max_cols, " columns needs ",
              "the irlba package: install it, or reduce the data beforehand")
@@ -44,23 +54,133 @@ pca_irlba <- function(data, k, name = "k") {
   }
   X <- dense_or_rows(data)
   if (data$kind == "sparse") X <- methods::as(X, "CsparseMatrix")
-  center <- Matrix::colMeans(X)
-  s <- irlba::irlba(X, nv = k, nu = k, center = center)
-  scores <- s$u %*% diag(s$d, k)
+  means <- if (center) Matrix::colMeans(X)
+  s <- if (center) irlba::irlba(X, nv = k, nu = k, center = means) else
+    irlba::irlba(X, nv = k, nu = k)
+  scores <- unname(pca_project(list(center = means, rotation = s$v), X))
   flip <- vapply(seq_len(k), function(j) {
     if (scores[which.max(abs(scores[, j])), j] < 0) -1 else 1
   }, numeric(1))
-  list(center = center, rotation = sweep(s$v, 2, flip, "*"),
+  list(center = means, rotation = sweep(s$v, 2, flip, "*"),
        scores = sweep(scores, 2, flip, "*"))
 }
 
 # The first k principal components of the prepared data: exactly when it is
 # dense with at most pca_exact_max_cols columns, else by irlba. `name`: the
-# user's argument that set k, for errors.
-pca_components <- function(data, k, n_threads, verbose, name = "k") {
+# user's argument that set k, for errors. center = FALSE: of the rows as
+# they are (center NULL).
+pca_components <- function(data, k, n_threads, verbose, name = "k", center = TRUE) {
   if (data$kind == "dense" && data$d <= pca_exact_max_cols) {
-    res <- .pca_scores(data$x, k, n_threads, verbose, simd_option())
+    res <- .pca_scores(data$x, k, center, n_threads, verbose, simd_option())
+    if (!center) res["center"] <- list(NULL)
     return(res[c("center", "rotation", "scores")])
   }
-  pca_irlba(data, k, name)
+  pca_irlba(data, k, name, center)
+}
+
+# The `pca` argument: NULL (the caller's default), 0 (no reduction) or a
+# whole number of components (checked against the data in reduce_by_pca()).
+check_pca <- function(pca) {
+  if (is.null(pca)) return(NULL)
+  check_whole(pca, "pca", min = 0)
+}
+
+# The data a search or an embedding works on: the prepared rows (see
+# prepare_data()) reduced to their first `pca` principal components by
+# pca_components(), centred unless `center` is FALSE, or as they are when
+# `pca` is NULL or 0. Returns list(data, pca): the prepared scores (in
+# `metric`) and list(center, rotation), which projects new rows
+# (pca_new_rows()), or NULL. `caller` starts the verbose message.
+reduce_by_pca <- function(data, pca, center, metric, n_threads, verbose, caller) {
+  if (is.null(pca) || pca == 0) return(list(data = data, pca = NULL))
+  if (!metric %in% pca_metrics) {
+    stop_arg("'pca' reduces the data for metric = \"euclidean\" or \"cosine\" (a rotation ",
+             "keeps euclidean distances and dot products, not ", metric, " distances); ",
+             "leave 'pca' NULL for metric = \"", metric, "\"")
+  }
+  if (pca >= data$d) {
+    stop_arg("'pca' must be less than the number of columns of 'X', ", data$d, " (it is ",
+             pca, "); NULL keeps the columns")
+  }
+  if (verbose) {
+    message(caller, ": PCA to ", pca, " dimensions (",
+            if (data$kind == "dense" && data$d <= pca_exact_max_cols) "exact" else "irlba",
+            if (!center) ", not centred", ")")
+  }
+  res <- pca_components(data, pca, n_threads, verbose, name = "pca", center = center)
+  list(data = prepare_data(res$scores, metric, "X"),
+       pca = list(center = res$center, rotation = res$rotation))
+}
+
+pca_metrics <- c("euclidean", "cosine")
+
+# resolve_inputs()'s points with their data reduced by reduce_by_pca() (the
+# centre and rotation in inputs$pca).
+reduce_inputs <- function(inputs, pca, center, n_threads, verbose, caller) {
+  if (is.null(pca) || pca == 0) return(inputs)
+  if (is.null(inputs$data)) {
+    stop_arg("'pca' reduces the rows of 'X': give 'X' as well as 'nn_method', or leave ",
+             "'pca' NULL")
+  }
+  reduced <- reduce_by_pca(inputs$data, pca, center, "euclidean", n_threads, verbose, caller)
+  inputs$data <- reduced$data
+  inputs$pca <- reduced$pca
+  inputs
+}
+
+# Rows projected by a kept list(center, rotation): dense rows centred then
+# rotated; sparse rows rotated, then the centre's image subtracted, so that
+# they are never made dense. A dense matrix of one column per component.
+pca_project <- function(pca, X) {
+  if (inherits(X, "sparseMatrix")) {
+    Z <- as.matrix(X %*% pca$rotation)
+    if (!is.null(pca$center)) Z <- sweep(Z, 2, drop(pca$center %*% pca$rotation))
+  } else {
+    if (!is.null(pca$center)) X <- sweep(X, 2, pca$center)
+    Z <- X %*% pca$rotation
+  }
+  dimnames(Z) <- list(rownames(X), NULL)
+  Z
+}
+
+# New rows (the argument `name`) read as data of the columns a kept
+# projection takes, projected, and prepared in `metric`. `fitted` says what
+# had those columns ("the model was fitted on").
+pca_new_rows <- function(pca, X, metric, name, fitted) {
+  if (is.numeric(X) && is.null(dim(X))) X <- matrix(X, nrow = 1)
+  data <- prepare_data(X, "euclidean", name, min_rows = 1)
+  d <- nrow(pca$rotation)
+  if (data$d != d) stop_arg("'", name, "' has ", data$d, " columns; ", fitted, " ", d)
+  prepare_data(pca_project(pca, dense_or_rows(data)), metric, name, min_rows = 1)
+}
+
+# A kept projection, as indexes and models hold it, checked whole:
+# list(center, rotation), rotation a finite d x k matrix (k at most d) of
+# orthonormal columns, center NULL or a finite vector of d values, and k the
+# columns of the data it produced (`k`; NULL: not known). `label` names it
+# ("model$pca"); `damaged(...)` stops with the problem.
+validate_pca <- function(pca, k, label, damaged) {
+  el <- function(x) paste0("'", label, x, "'")
+  rotation <- if (is.list(pca)) pca$rotation
+  center <- if (is.list(pca)) pca$center
+  if (!is.list(pca) || !is.matrix(rotation) || !is.numeric(rotation) ||
+      nrow(rotation) < ncol(rotation) || ncol(rotation) < 1 ||
+      !(is.null(center) || (is.numeric(center) && is.null(dim(center)) &&
+                              length(center) == nrow(rotation)))) {
+    damaged(el(""), " must be NULL or list(center, rotation): a d x k matrix of principal ",
+            "axes (k at most d) and NULL or a vector of the d column means")
+  }
+  if (!all_finite(rotation)) damaged(el("$rotation"), " contains NA, NaN or infinite values")
+  if (!is.null(center) && !all_finite(center)) {
+    damaged(el("$center"), " contains NA, NaN or infinite values")
+  }
+  if (!is.null(k) && ncol(rotation) != k) {
+    damaged(el("$rotation"), " has ", ncol(rotation), " columns but the reduced data has ", k)
+  }
+  # (a rotation whose axes are not orthonormal would silently distort every
+  # distance between projected rows)
+  if (max(abs(crossprod(rotation) - diag(ncol(rotation)))) > 1e-6) {
+    damaged(el("$rotation"), " does not have orthonormal columns")
+  }
+  invisible(pca)
 }

@@ -4,15 +4,16 @@
 index_format_version <- 1L
 
 # The index of prepared data (see prepare_data()) and its extended graph
-# (the row itself in column 1).
-new_index <- function(data, metric, graph, scale_from, scale_to, n_threads) {
+# (the row itself in column 1); `pca`: the reduction that made the data
+# (reduce_by_pca()), which projects the query rows, or NULL.
+new_index <- function(data, metric, graph, scale_from, scale_to, n_threads, pca = NULL) {
   stored <- if (data$kind == "dense") data$x else data$rows
   dimnames(stored) <- NULL
   # (a graph too narrow for the local scales serves the kNN queries alone)
   sigma <- if (scale_to <= ncol(graph$idx)) {
     .local_scales(graph$idx, graph$dist, scale_from, scale_to, n_threads)
   }
-  structure(list(
+  index <- list(
     format_version = index_format_version,
     data = stored,
     metric = metric,
@@ -21,15 +22,19 @@ new_index <- function(data, metric, graph, scale_from, scale_to, n_threads) {
     scale_from = as.integer(scale_from),
     scale_to = as.integer(scale_to),
     search = list(degree = 16L, n_entry = 0L)
-  ), class = "lsnn_index")
+  )
+  if (!is.null(pca)) index$pca <- pca
+  structure(index, class = "lsnn_index")
 }
 
 #' @method print lsnn_index
 #' @export
 print.lsnn_index <- function(x, ...) {
   kind <- if (inherits(x$data, "sparseMatrix")) "sparse" else "dense"
-  cat(sprintf("lsnn index: %s reference rows x %d columns (%s, %s), graph of %d columns, local scales from columns %d to %d\n",
+  cat(sprintf("lsnn index: %s reference rows x %d columns (%s, %s%s), graph of %d columns, local scales from columns %d to %d\n",
               format(nrow(x$data), big.mark = ","), ncol(x$data), kind, x$metric,
+              if (is.null(x$pca)) "" else sprintf(", principal components of %d columns",
+                                                  nrow(x$pca$rotation)),
               ncol(x$graph$idx), x$scale_from, x$scale_to))
   invisible(x)
 }
@@ -53,7 +58,9 @@ check_index <- function(index) {
 # data row, the row itself first at distance 0, neighbours in range, once
 # each, by distance), the local scales (one per row, finite, positive, those
 # of the graph's columns scale_from to scale_to, present exactly when the
-# graph has those columns) and the search settings. `label` names the index
+# graph has those columns), the search settings and the PCA that made the
+# data, when there is one (validate_pca(); the data then dense and the
+# metric one that PCA serves). `label` names the index
 # in messages ("index", "model$index"); `damaged(...)` stops with the
 # problem; `remedy` follows a format version this version does not read.
 validate_index <- function(index, label, damaged, remedy) {
@@ -140,6 +147,14 @@ validate_index <- function(index, label, damaged, remedy) {
       !is_scalar_number(search$n_entry, min = 0, max = big_int, whole = TRUE)) {
     damaged(el("search"), " must be list(degree, n_entry), whole numbers of at least 1 and 0")
   }
+  if (!is.null(index$pca)) {
+    validate_pca(index$pca, ncol(data), paste0(label, "$pca"), damaged)
+    if (sparse) damaged(el("data"), " must be dense: it holds the principal components of ", el("pca"))
+    if (!index$metric %in% pca_metrics) {
+      damaged(el("metric"), " must be \"euclidean\" or \"cosine\" with ", el("pca"),
+              " (it is \"", index$metric, "\")")
+    }
+  }
   invisible(index)
 }
 
@@ -149,6 +164,10 @@ index_metrics <- c("euclidean", "cosine", "correlation", "manhattan")
 # rows stacked under the reference rows for sparse data. `name` is the
 # argument that holds them.
 prepare_query <- function(index, query, name = "query") {
+  if (!is.null(index$pca)) {
+    return(pca_new_rows(index$pca, query, index$metric, name,
+                        "the index was built on data of"))
+  }
   if (is.numeric(query) && is.null(dim(query))) query <- matrix(query, nrow = 1)
   sparse_index <- inherits(index$data, "sparseMatrix")
   if (!sparse_index && inherits(query, "Matrix")) query <- as.matrix(query)
@@ -221,7 +240,9 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #'   with `ret_index = TRUE` (see there for what it holds).
 #' @param query The new data: a numeric matrix, a data frame (its numeric
 #'   columns) or a sparse matrix of the Matrix package, with the reference data's columns;
-#'   a numeric vector is one row. No missing or infinite values.
+#'   a numeric vector is one row. No missing or infinite values. An index
+#'   built with `pca` takes rows with the columns of the data before the
+#'   reduction, and projects them through its centre and rotation.
 #' @param n_neighbors Number of reference rows to find for each query row,
 #'   at most the number of reference rows.
 #' @param nn_kind `"exact"` or `"approx"`.

@@ -7,7 +7,9 @@
 #' neighbours), starts at the affinity-weighted mean of those neighbours'
 #' coordinates, and is then moved to lower its own cost under the model's
 #' cost (t-SNE, LargeVis, UMAP or t-UMAP) against the fixed reference
-#' points. New points do not repel each other.
+#' points. New points do not repel each other. A model fitted with `pca`
+#' first projects the new rows through its centre and rotation
+#' (`model$pca`), as the reference rows were.
 #'
 #' **Affinities.** t-SNE and LargeVis: the perplexity-calibrated conditional
 #' probabilities of the row's `3 * perplexity` nearest reference rows,
@@ -16,8 +18,7 @@
 #' alone. UMAP and t-UMAP: the row's fuzzy memberships over its
 #' `n_neighbors` nearest reference rows, as in `uwot::umap_transform()`.
 #'
-#' **PaCMAP and LocalMAP.** The new rows are projected by the model's
-#' principal components (when it has them); each row's near pairs are its
+#' **PaCMAP and LocalMAP.** Each new row's near pairs are its
 #' locally scaled neighbours among the reference rows, its further pairs
 #' random other reference rows (as many as a reference row has). It starts
 #' at the mean of its near partners and moves by Adam (100 iterations, a
@@ -164,19 +165,14 @@ ne_query_k <- function(method, n_ref, perplexity, n_neighbors) {
 }
 
 # X_new checked as the data the model was fitted on: with the index's
-# columns and metric (or, for a model with a PCA projection, the columns it
-# projects), in the index's form.
+# columns and metric, in the index's form; for a model with a PCA
+# projection, with the columns it projects, and projected.
 prepare_new_rows <- function(model, X_new) {
   if (is_graph_like(X_new)) {
     stop_arg("'X_new' is a neighbour graph: pass it as 'nn_method'")
   }
   if (!is.null(model$pca)) {
-    data <- prepare_data(X_new, "euclidean", "X_new", min_rows = 1)
-    if (data$d != length(model$pca$center)) {
-      stop_arg("'X_new' has ", data$d, " columns; the model was fitted on ",
-               length(model$pca$center))
-    }
-    return(data)
+    return(pca_new_rows(model$pca, X_new, "euclidean", "X_new", "the model was fitted on"))
   }
   if (is.null(model$index)) return(prepare_data(X_new, "euclidean", "X_new", min_rows = 1))
   prepare_query(model$index, X_new, "X_new")
@@ -308,15 +304,7 @@ check_model <- function(model) {
     }
   }
   pca <- model$pca
-  if (!is.null(pca)) {
-    if (!pairs || !is.list(pca) || !is.numeric(pca$center) || !is.null(dim(pca$center)) ||
-        !is.matrix(pca$rotation) || !is.numeric(pca$rotation) ||
-        nrow(pca$rotation) != length(pca$center) ||
-        !all_finite(pca$center) || !all_finite(pca$rotation)) {
-      damaged(el("pca"), " must be NULL or, for PaCMAP and LocalMAP, list(center, rotation): ",
-              "a finite vector and a finite matrix of one row per centred column")
-    }
-  }
+  if (!is.null(pca)) validate_pca(pca, NULL, "model$pca", damaged)
   index <- model$index
   if (!is.null(index)) {
     if (!inherits(index, "lsnn_index")) damaged(el("index"), " must be an lsnn index or NULL")

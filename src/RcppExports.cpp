@@ -606,17 +606,18 @@ BEGIN_RCPP
 END_RCPP
 }
 // pca_scores_cpp
-Rcpp::List pca_scores_cpp(Rcpp::NumericMatrix X, int k, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_pca_scores_cpp(SEXP XSEXP, SEXP kSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+Rcpp::List pca_scores_cpp(Rcpp::NumericMatrix X, int k, bool center, int n_threads, bool verbose, std::string simd);
+RcppExport SEXP _lsnn_pca_scores_cpp(SEXP XSEXP, SEXP kSEXP, SEXP centerSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type X(XSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< bool >::type center(centerSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(pca_scores_cpp(X, k, n_threads, verbose, simd));
+    rcpp_result_gen = Rcpp::wrap(pca_scores_cpp(X, k, center, n_threads, verbose, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -708,7 +709,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_pacmap_further_cpp", (DL_FUNC) &_lsnn_pacmap_further_cpp, 5},
     {"_lsnn_pacmap_cost_gradient_cpp", (DL_FUNC) &_lsnn_pacmap_cost_gradient_cpp, 6},
     {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 8},
-    {"_lsnn_pca_scores_cpp", (DL_FUNC) &_lsnn_pca_scores_cpp, 5},
+    {"_lsnn_pca_scores_cpp", (DL_FUNC) &_lsnn_pca_scores_cpp, 6},
     {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
     {"_lsnn_derive_seed", (DL_FUNC) &_lsnn_derive_seed, 2},
     {"_lsnn_sample_rows", (DL_FUNC) &_lsnn_sample_rows, 3},

@@ -23,15 +23,17 @@ Rcpp::NumericVector vector_to_r(const Eigen::VectorXd& v) {
 
 }  // namespace
 
-// `X`: a finite double matrix (checked in R); 1 <= k <= ncol(X).
+// `X`: a finite double matrix (checked in R); 1 <= k <= ncol(X); `center`:
+// whether the rows are centred on the column means.
 // [[Rcpp::export(.pca_scores)]]
-Rcpp::List pca_scores_cpp(Rcpp::NumericMatrix X, int k, int n_threads, bool verbose,
+Rcpp::List pca_scores_cpp(Rcpp::NumericMatrix X, int k, bool center, int n_threads, bool verbose,
                           std::string simd) {
   lsnn_r::RExecutor executor(n_threads, verbose);
   const lsnn::PcaResult res = lsnn_r::run_core([&] {
     return lsnn::principal_components(X.begin(), static_cast<std::size_t>(X.nrow()),
                                       static_cast<std::size_t>(X.ncol()),
-                                      static_cast<std::size_t>(k), lsnn_r::pca_kernels(simd),
+                                      static_cast<std::size_t>(k), center,
+                                      lsnn_r::pca_kernels(simd),
                                       executor);
   });
   return Rcpp::List::create(Rcpp::Named("center") = vector_to_r(res.center),

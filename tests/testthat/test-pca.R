@@ -125,12 +125,12 @@ test_that("sparse data goes through irlba with the same conventions", {
 test_that("PaCMAP reduces wide data to principal components that project new rows", {
   set.seed(7)
   X <- matrix(rnorm(120 * 130), 120, 130)
-  reduced <- lsnn:::pacmap_pca(lsnn:::prepare_data(X, "euclidean"), 20, 2L, FALSE)
-  expect_equal(dim(reduced$rotation), c(130, 20))
+  reduced <- lsnn:::reduce_by_pca(lsnn:::prepare_data(X, "euclidean"), 20, TRUE, "euclidean",
+                                  2L, FALSE, "test")
+  expect_equal(dim(reduced$pca$rotation), c(130, 20))
   Z <- lsnn:::dense_data(reduced$data)
   expect_lt(prcomp_gap(list(scores = Z), X, 20), 1e-8)
-  model <- list(pca = list(center = reduced$center, rotation = reduced$rotation))
-  expect_equal(lsnn:::pacmap_project(X, model), Z, tolerance = 1e-10, ignore_attr = TRUE)
+  expect_equal(lsnn:::pca_project(reduced$pca, X), Z, tolerance = 1e-10, ignore_attr = TRUE)
 
   res <- neighbor_embedding(X, method = "pacmap", phases = c(5, 5, 5), ret_model = TRUE,
                             n_threads = 2)

@@ -16,6 +16,12 @@
 // batches of rows, in batch order, with each task owning a fixed panel of
 // its columns; every score is written by the task of its row block.
 //
+// Without centring (`centre` false) the same steps run with a centre of
+// zeros: the "covariance" is then the rows' second moments X'X / (n - 1),
+// its eigenvectors are the right singular vectors of X, and the result is
+// the truncated SVD of the rows as they are (what keeps their dot products
+// best, as for sparse counts whose zeros mean absence).
+//
 // Sign: each component is oriented so that its largest score in absolute
 // value (the first such row on a tie) is positive.
 #ifndef LSNN_PCA_H
@@ -37,10 +43,11 @@
 namespace lsnn {
 
 struct PcaResult {
-  Eigen::VectorXd center;    // d column means
+  Eigen::VectorXd center;    // d column means (zeros without centring)
   Eigen::MatrixXd rotation;  // d x k, orthonormal columns, by decreasing variance
   Eigen::MatrixXd scores;    // n x k: (row - center) * rotation
-  Eigen::VectorXd variance;  // k variances of the scores (divisor n - 1)
+  Eigen::VectorXd variance;  // k variances of the scores (divisor n - 1; without
+                             // centring, their mean squares times n / (n - 1))
 };
 
 namespace pca_detail {
@@ -86,11 +93,13 @@ inline std::vector<Eigen::Index> lower_panels(Eigen::Index d) {
 }  // namespace pca_detail
 
 // The first k principal components of the n x d column-major matrix `x`
-// (finite values; n >= 2, 1 <= k <= d). Components beyond the rank of the
-// centred data have variance 0 and arbitrary (orthonormal) directions.
+// (finite values; n >= 2, 1 <= k <= d), of its rows centred on the column
+// means or, with `centre` false, as they are. Components beyond the rank of
+// the (centred) data have variance 0 and arbitrary (orthonormal) directions.
 template <typename Executor>
 PcaResult principal_components(const double* x_data, std::size_t n_rows, std::size_t n_cols,
-                               std::size_t k_comp, const PcaKernels& kern, Executor& executor) {
+                               std::size_t k_comp, bool centre, const PcaKernels& kern,
+                               Executor& executor) {
   using Eigen::Index;
   if (n_rows < 2) throw std::invalid_argument("PCA needs at least 2 rows");
   if (k_comp < 1 || k_comp > n_cols) {
@@ -104,14 +113,16 @@ PcaResult principal_components(const double* x_data, std::size_t n_rows, std::si
   PcaResult out;
 
   // Column means, one column per task.
-  out.center.resize(d);
-  executor.parallel_for(0, n_cols, [&](std::size_t c0, std::size_t c1) {
-    for (std::size_t c = c0; c < c1; ++c) {
-      const Index j = static_cast<Index>(c);
-      out.center[j] = x.col(j).sum() / static_cast<double>(n);
-    }
-  }, 8);
-  checkpoint(executor);
+  out.center = Eigen::VectorXd::Zero(d);
+  if (centre) {
+    executor.parallel_for(0, n_cols, [&](std::size_t c0, std::size_t c1) {
+      for (std::size_t c = c0; c < c1; ++c) {
+        const Index j = static_cast<Index>(c);
+        out.center[j] = x.col(j).sum() / static_cast<double>(n);
+      }
+    }, 8);
+    checkpoint(executor);
+  }
 
   // Covariance (lower triangle) of the centred rows, batch by batch.
   const Index block = static_cast<Index>(pca_detail::rows_per_block(n_cols));
@@ -180,7 +191,7 @@ PcaResult principal_components(const double* x_data, std::size_t n_rows, std::si
                  std::to_string(k_comp) + " components, " +
                  std::to_string(static_cast<int>(std::lround(
                      total_variance > 0 ? 100.0 * kept / total_variance : 100.0))) +
-                 "% of the variance");
+                 (centre ? "% of the variance" : "% of the sum of squares"));
   }
 
   // A definite sign per component.
