@@ -17,7 +17,7 @@
 #endif
 
 #include "graph_convert.h"
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // The AVX2 + FMA build of the vector kernels (distance, cost and PCA tables), selected at run time when
-// the CPU has those units (kernels.h). Flags such as -mavx2 cannot go in
+// the CPU has those units (kernel_choice.h). Flags such as -mavx2 cannot go in
 // Makevars (they are not portable), so the target is set with a pragma:
 //  - every standard header is included first, and the kernels instantiate
 //    no standard template, so nothing of the standard library is compiled
@@ -10,7 +10,7 @@
 //    are defined by hand for Eigen to select its AVX code paths;
 //  - Eigen is renamed for this file, so its AVX2 instantiations can never be
 //    merged with the baseline ones.
-#include "kernels.h"
+#include "kernel_choice.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 
@@ -65,7 +65,7 @@
 #define LSNN_KERNEL_NAMESPACE avx2
 #define LSNN_KERNEL_AVX2 1
 #include <lsnn/cost_kernels_impl.h>
-#include <lsnn/kernels_impl.h>
+#include <lsnn/distance_kernels_impl.h>
 #include <lsnn/pca_kernels_impl.h>
 #pragma GCC pop_options
 

@@ -34,7 +34,7 @@
 #include <variant>
 #include <vector>
 
-#include "kernels.h"
+#include "distance_kernels.h"
 #include "row_storage.h"
 #include "sparse.h"
 

@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels.h"
+#include "distance_kernels.h"
 #include "sparse.h"
 
 namespace lsnn {

@@ -1,11 +1,11 @@
 // Which build of the core's vector kernels (distance, cost and PCA tables) this
 // process uses.
-#ifndef LSNN_R_KERNELS_H
-#define LSNN_R_KERNELS_H
+#ifndef LSNN_R_KERNEL_CHOICE_H
+#define LSNN_R_KERNEL_CHOICE_H
 
 #include <lsnn/cost_kernels.h>
 #include <lsnn/cpu.h>
-#include <lsnn/kernels.h>
+#include <lsnn/distance_kernels.h>
 #include <lsnn/pca_kernels.h>
 
 #include <string>
@@ -42,4 +42,4 @@ inline const lsnn::PcaKernels& pca_kernels(const std::string& simd) {
 
 }  // namespace lsnn_r
 
-#endif  // LSNN_R_KERNELS_H
+#endif  // LSNN_R_KERNEL_CHOICE_H

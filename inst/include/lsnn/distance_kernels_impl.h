@@ -1,4 +1,4 @@
-// Bodies of the DistanceKernels (kernels.h). Not a normal header: a
+// Bodies of the DistanceKernels (distance_kernels.h). Not a normal header: a
 // translation unit defines LSNN_KERNEL_NAMESPACE (and, for the AVX2 build,
 // LSNN_KERNEL_AVX2 plus the target pragma) and includes it once, so every
 // function here is compiled for exactly one instruction set and lives in a
@@ -7,7 +7,7 @@
 // The loops use GCC/Clang vector extensions of 32 bytes: one AVX register in
 // the AVX2 build, a pair of SSE2 registers in the baseline build.
 #ifndef LSNN_KERNEL_NAMESPACE
-#error "define LSNN_KERNEL_NAMESPACE before including lsnn/kernels_impl.h"
+#error "define LSNN_KERNEL_NAMESPACE before including lsnn/distance_kernels_impl.h"
 #endif
 
 #include <Eigen/Core>
@@ -15,7 +15,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels.h"
+#include "distance_kernels.h"
 
 #if defined(__SSE2__) || defined(LSNN_KERNEL_AVX2)
 #include <immintrin.h>
@@ -233,12 +233,17 @@ inline std::size_t positions_at_most(const float* s, const float* threshold,
 }
 
 // The exact distances accumulate in double whatever the storage type, in four
-// independent lanes, so their rounding error is that of a double sum.
-inline double sqdist_f(const float* x, const float* y, std::size_t d) {
+// independent lanes, so their rounding error is that of a double sum. One
+// body per sum serves rows of float and of double (widened as they load).
+inline d4 load4_as_double(const float* p) { return load4_widen(p); }
+inline d4 load4_as_double(const double* p) { return load4(p); }
+
+template <class T>
+double sqdist(const T* x, const T* y, std::size_t d) {
   d4 s = {0, 0, 0, 0};
   std::size_t k = 0;
   for (; k + 4 <= d; k += 4) {
-    const d4 t = load4_widen(x + k) - load4_widen(y + k);
+    const d4 t = load4_as_double(x + k) - load4_as_double(y + k);
     s += t * t;
   }
   double r = hsum(s);
@@ -249,54 +254,23 @@ inline double sqdist_f(const float* x, const float* y, std::size_t d) {
   return r;
 }
 
-inline double sqdist_d(const double* x, const double* y, std::size_t d) {
+template <class T>
+double dot(const T* x, const T* y, std::size_t d) {
   d4 s = {0, 0, 0, 0};
   std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) {
-    const d4 t = load4(x + k) - load4(y + k);
-    s += t * t;
-  }
-  double r = hsum(s);
-  for (; k < d; ++k) {
-    const double t = x[k] - y[k];
-    r += t * t;
-  }
-  return r;
-}
-
-inline double dot_f(const float* x, const float* y, std::size_t d) {
-  d4 s = {0, 0, 0, 0};
-  std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) s += load4_widen(x + k) * load4_widen(y + k);
+  for (; k + 4 <= d; k += 4) s += load4_as_double(x + k) * load4_as_double(y + k);
   double r = hsum(s);
   for (; k < d; ++k) r += static_cast<double>(x[k]) * static_cast<double>(y[k]);
   return r;
 }
 
-inline double dot_d(const double* x, const double* y, std::size_t d) {
+template <class T>
+double l1(const T* x, const T* y, std::size_t d) {
   d4 s = {0, 0, 0, 0};
   std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) s += load4(x + k) * load4(y + k);
-  double r = hsum(s);
-  for (; k < d; ++k) r += x[k] * y[k];
-  return r;
-}
-
-inline double l1_f(const float* x, const float* y, std::size_t d) {
-  d4 s = {0, 0, 0, 0};
-  std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) s += vabs(load4_widen(x + k) - load4_widen(y + k));
+  for (; k + 4 <= d; k += 4) s += vabs(load4_as_double(x + k) - load4_as_double(y + k));
   double r = hsum(s);
   for (; k < d; ++k) r += std::fabs(static_cast<double>(x[k]) - static_cast<double>(y[k]));
-  return r;
-}
-
-inline double l1_d(const double* x, const double* y, std::size_t d) {
-  d4 s = {0, 0, 0, 0};
-  std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) s += vabs(load4(x + k) - load4(y + k));
-  double r = hsum(s);
-  for (; k < d; ++k) r += std::fabs(x[k] - y[k]);
   return r;
 }
 
@@ -347,8 +321,8 @@ inline bool contains_index(const int* ix, std::size_t n, int value) {
 
 inline const DistanceKernels& distance_kernels() {
   static const DistanceKernels table = {
-      &dot_tile, &gram_tile, &finish_sqdist_tile, &l1_tile, &positions_at_most, &count_at_most, &sqdist_f, &sqdist_d,
-      &dot_f,    &dot_d,   &l1_f,              &l1_d,     &dot_f32,
+      &dot_tile, &gram_tile, &finish_sqdist_tile, &l1_tile, &positions_at_most, &count_at_most,
+      &sqdist<float>, &sqdist<double>, &dot<float>, &dot<double>, &l1<float>, &l1<double>, &dot_f32,
       &contains_index,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"

@@ -2,12 +2,12 @@
 // that one build carries two versions of them: the portable baseline R
 // compiles with, and AVX2 + FMA, chosen at run time (see cpu.h).
 //
-// The bodies live in kernels_impl.h, which a translation unit includes once
+// The bodies live in distance_kernels_impl.h, which a translation unit includes once
 // per target inside its own namespace (src/kernels_generic.cpp,
 // src/kernels_avx2.cpp). Algorithms take a `const DistanceKernels&` and never
 // know which version they run.
-#ifndef LSNN_KERNELS_H
-#define LSNN_KERNELS_H
+#ifndef LSNN_DISTANCE_KERNELS_H
+#define LSNN_DISTANCE_KERNELS_H
 
 #include <cstddef>
 #include <cstdint>
@@ -56,4 +56,4 @@ struct DistanceKernels {
 
 }  // namespace lsnn
 
-#endif  // LSNN_KERNELS_H
+#endif  // LSNN_DISTANCE_KERNELS_H
