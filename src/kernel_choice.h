@@ -24,7 +24,7 @@ const lsnn::PcaKernels* avx2_pca_kernels();
 // tests and comparisons); R passes getOption("lsnn.simd", "auto").
 template <typename Table>
 const Table& pick_kernels(const std::string& simd, const Table* fast, const Table& baseline) {
-  if (simd != "generic" && fast != nullptr && lsnn::cpu_has_avx2_fma()) return *fast;
+  if (simd != "generic" && fast != nullptr && lsnn::cpu_has_avx2_fma_popcnt()) return *fast;
   return baseline;
 }
 

@@ -296,6 +296,63 @@ inline float dot_f32(const float* x, const float* y, std::size_t d) {
   return r;
 }
 
+// The number of set bits of a word: the popcnt instruction in the AVX2 build
+// (every CPU with AVX2 has it; its target includes it) and wherever the
+// baseline has it, else a sum of bits in parallel over the word's bytes
+// (x86-64's baseline has no popcnt, and the builtin would call a library
+// routine).
+inline std::uint64_t popcount64(std::uint64_t x) {
+#if defined(LSNN_KERNEL_AVX2) || defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
+  return static_cast<std::uint64_t>(__builtin_popcountll(x));
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return (x * 0x0101010101010101ULL) >> 56;
+#endif
+}
+
+inline std::uint64_t hamming_pair(const std::uint64_t* x, const std::uint64_t* y, std::size_t words) {
+  std::uint64_t s0 = 0, s1 = 0;
+  std::size_t w = 0;
+  for (; w + 2 <= words; w += 2) {
+    s0 += popcount64(x[w] ^ y[w]);
+    s1 += popcount64(x[w + 1] ^ y[w + 1]);
+  }
+  if (w < words) s0 += popcount64(x[w] ^ y[w]);
+  return s0 + s1;
+}
+
+// Four rows of B at a time share each load of a word of A, in four
+// independent sums.
+inline void hamming_tile(const std::uint64_t* A, std::size_t na, const std::uint64_t* B,
+                         std::size_t m, std::size_t words, float* out) {
+  for (std::size_t a = 0; a < na; ++a) {
+    const std::uint64_t* x = A + a * words;
+    float* row = out + a * m;
+    std::size_t b = 0;
+    for (; b + 4 <= m; b += 4) {
+      const std::uint64_t* y0 = B + b * words;
+      const std::uint64_t* y1 = y0 + words;
+      const std::uint64_t* y2 = y1 + words;
+      const std::uint64_t* y3 = y2 + words;
+      std::uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (std::size_t w = 0; w < words; ++w) {
+        const std::uint64_t xw = x[w];
+        s0 += popcount64(xw ^ y0[w]);
+        s1 += popcount64(xw ^ y1[w]);
+        s2 += popcount64(xw ^ y2[w]);
+        s3 += popcount64(xw ^ y3[w]);
+      }
+      row[b] = static_cast<float>(s0);
+      row[b + 1] = static_cast<float>(s1);
+      row[b + 2] = static_cast<float>(s2);
+      row[b + 3] = static_cast<float>(s3);
+    }
+    for (; b < m; ++b) row[b] = static_cast<float>(hamming_pair(x, B + b * words, words));
+  }
+}
+
 // Lists are scanned eight (AVX2) or four (SSE2) entries at a time, stopping
 // at the first block that holds the value (most lookups find it).
 inline bool contains_index(const int* ix, std::size_t n, int value) {
@@ -323,7 +380,7 @@ inline const DistanceKernels& distance_kernels() {
   static const DistanceKernels table = {
       &dot_tile, &gram_tile, &finish_sqdist_tile, &l1_tile, &positions_at_most, &count_at_most,
       &sqdist<float>, &sqdist<double>, &dot<float>, &dot<double>, &l1<float>, &l1<double>, &dot_f32,
-      &contains_index,
+      &hamming_tile, &hamming_pair, &contains_index,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"
 #else
