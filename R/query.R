@@ -6,7 +6,7 @@ index_format_version <- 1L
 # The index of prepared data (see prepare_data()) and its extended graph
 # (the row itself in column 1).
 new_index <- function(data, metric, graph, scale_from, scale_to, n_threads) {
-  stored <- if (data$kind == "dense") data$x else data$rows
+  stored <- dense_or_rows(data)
   dimnames(stored) <- NULL
   # (a graph too narrow for the local scales serves the kNN queries alone)
   sigma <- if (scale_to <= ncol(graph$idx)) {
@@ -66,7 +66,7 @@ validate_index <- function(index, label, damaged, remedy) {
       damaged(el("data"), " is not a valid sparse matrix")
     }
     values <- data@x
-  } else if (is.matrix(data) && is.numeric(data)) {
+  } else if (is.matrix(data) && (is.numeric(data) || is.logical(data))) {
     values <- data
   } else {
     damaged(el("data"), " must be a numeric matrix or a dgRMatrix (it is ", what_is(data), ")")
@@ -76,10 +76,20 @@ validate_index <- function(index, label, damaged, remedy) {
     damaged(el("data"), " must have at least 2 rows and 1 column (it is ", what_is(data), ")")
   }
   if (!all_finite(values)) damaged(el("data"), " contains NA, NaN or infinite values")
-  metrics <- if (sparse) c("euclidean", "cosine") else index_metrics
+  metrics <- if (sparse) c("euclidean", "cosine") else knn_metrics
   if (!is_word(index$metric, metrics)) {
     damaged(el("metric"), " must be one of ", paste0('"', metrics, '"', collapse = ", "),
             if (sparse) " for sparse data", " (it is ", what_is(index$metric), ")")
+  }
+  if (index$metric == "hamming") {
+    bad <- .first_non_binary(data)
+    if (bad[1] > 0) {
+      damaged(el("data"), " must hold only 0 and 1 (or FALSE and TRUE) for metric = ",
+              "\"hamming\" (row ", bad[1], ", column ", bad[2], " does not)")
+    }
+  } else if (is.logical(data)) {
+    damaged(el("data"), " is logical, which only metric = \"hamming\" reads (the metric is \"",
+            index$metric, "\")")
   }
   graph <- index$graph
   if (!is.list(graph) || !is.matrix(graph$idx) || !is.integer(graph$idx) ||
@@ -143,13 +153,13 @@ validate_index <- function(index, label, damaged, remedy) {
   invisible(index)
 }
 
-index_metrics <- c("euclidean", "cosine", "correlation", "manhattan")
-
 # The query rows in the index's form: list(kind, x) for dense data, or the
 # rows stacked under the reference rows for sparse data. `name` is the
 # argument that holds them.
 prepare_query <- function(index, query, name = "query") {
-  if (is.numeric(query) && is.null(dim(query))) query <- matrix(query, nrow = 1)
+  if ((is.numeric(query) || is.logical(query)) && is.null(dim(query))) {
+    query <- matrix(query, nrow = 1)
+  }
   sparse_index <- inherits(index$data, "sparseMatrix")
   if (!sparse_index && inherits(query, "Matrix")) query <- as.matrix(query)
   data <- prepare_data(query, index$metric, name, min_rows = 1)
@@ -172,9 +182,10 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
   seed <- if (nn_kind == "approx") draw_seed() else c(0L, 0L)
   exact <- nn_kind == "exact" || query_runs_exact(nrow(index$data), k)
   search <- c(index$graph, index$search, list(epsilon = epsilon))
-  if (data$kind == "dense") {
+  if (data$kind != "sparse") {
     ref <- index$data
-    if (!is.double(ref)) storage.mode(ref) <- "double"
+    # (0/1 data of metric = "hamming" is read in its own type)
+    if (data$kind == "dense" && !is.double(ref)) storage.mode(ref) <- "double"
     .knn_query_dense(ref, data$x, k, index$metric, exact, search, seed, n_threads, verbose,
                      simd_option())
   } else {
@@ -198,9 +209,9 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #'
 #' With `nn_kind = "exact"` every query row is compared with every reference
 #' row by the single-precision matrix products of the exact [extended_knn()]
-#' search, and the result is proven exact in double precision: the nearest
-#' reference rows by distance, ties by the smaller row number, as brute force
-#' gives them. Querying the reference rows themselves gives the reference's
+#' search (the popcount tiles for `metric = "hamming"`), and the result is
+#' proven exact in double precision: the nearest reference rows by distance,
+#' ties by the smaller row number, as brute force gives them. Querying the reference rows themselves gives the reference's
 #' own exact graph without column 1 (when no two rows are equal).
 #'
 #' With `nn_kind = "approx"` (the default) each query walks the index's
@@ -220,8 +231,10 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #' @param index An index, from [extended_knn()] or [locally_scaled_knn()]
 #'   with `ret_index = TRUE` (see there for what it holds).
 #' @param query The new data: a numeric matrix, a data frame (its numeric
-#'   columns) or a sparse matrix of the Matrix package, with the reference data's columns;
-#'   a numeric vector is one row. No missing or infinite values.
+#'   columns) or a sparse matrix of the Matrix package, with the reference
+#'   data's columns; for an index of `metric = "hamming"` a logical matrix or
+#'   a numeric matrix of 0 and 1. A numeric or logical vector is one row. No
+#'   missing or infinite values.
 #' @param n_neighbors Number of reference rows to find for each query row,
 #'   at most the number of reference rows.
 #' @param nn_kind `"exact"` or `"approx"`.

@@ -47,7 +47,8 @@
 #' the fingerprints of the data as written.
 #'
 #' @param X A numeric matrix or data frame (its numeric columns), one row per
-#'   observation.
+#'   observation; a logical matrix is written as 0 and 1 (for `metric =
+#'   "hamming"`).
 #' @param dir Directory to write the shards into (created if needed); or, for
 #'   `shard_set()`, a directory of shards.
 #' @param rows_per_shard Number of rows per shard (the last may have fewer).
@@ -68,6 +69,7 @@
 #' unlink(dir, recursive = TRUE)
 #' @export
 write_shards <- function(X, dir, rows_per_shard = 100000, overwrite = FALSE) {
+  if (is.matrix(X) && is.logical(X)) storage.mode(X) <- "double"
   X <- prepare_data(X, "euclidean")
   if (X$kind != "dense") stop_arg("'X' must be dense (a numeric matrix or data frame)")
   X <- X$x
@@ -176,7 +178,11 @@ print.lsnn_shards <- function(x, ...) {
 #'   whose fingerprint differs from the one the set records has changed since
 #'   the set was made: describe the shards anew with `shard_set()`.
 #' @export
-check_shards <- function(shards) {
+check_shards <- function(shards) check_shard_values(shards)
+
+# check_shards(), and with binary = TRUE (the searches of metric =
+# "hamming") also that every value is 0 or 1, in the same read.
+check_shard_values <- function(shards, binary = FALSE) {
   shards <- as_shard_set(shards)
   found <- future.apply::future_lapply(seq_along(shards$files), function(s, shards) {
     tryCatch({
@@ -186,6 +192,12 @@ check_shards <- function(shards) {
         stop("shard file '", shards$files[s], "' contains ", sum(bad),
              " NA, NaN or infinite values (first in row ", which(rowSums(bad) > 0)[1], ")",
              call. = FALSE)
+      }
+      bad <- if (binary) .first_non_binary(x) else 0L
+      if (bad[1] > 0) {
+        stop("shard file '", shards$files[s], "' holds ", show_value(x[bad[1], bad[2]]),
+             " in row ", bad[1], ", column ", bad[2], ": metric = \"hamming\" takes data of ",
+             "0 and 1 only", call. = FALSE)
       }
       list(problem = "", fingerprint = check_fingerprint(x, shards, s))
     }, error = function(e) list(problem = conditionMessage(e)))
@@ -446,7 +458,9 @@ check_shard_control <- function(control) {
 #' an earlier version of lsnn) gets them then. Every task checks the
 #' fingerprint of each shard it reads, so a shard changed during the run
 #' stops it with an error naming the file, rather than mixing other data
-#' into the graph.
+#' into the graph. With `metric = "hamming"` every value must be 0 or 1
+#' (write a logical matrix with [write_shards()]); the first shard holding
+#' another is named.
 #'
 #' **Resuming.** With `out_dir` given, the run records in it the shards'
 #' fingerprints and the settings (`n_neighbors`, `n_extra`, `nn_kind`,
@@ -683,7 +697,7 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
   n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE)
   nn_kind <- check_choice(nn_kind, "nn_kind", c("exact", "approx"))
-  metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
+  metric <- check_choice(metric, "metric", knn_metrics)
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
   nn_args <- check_approx_control(nn_args)
@@ -697,7 +711,7 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
   keep <- !is.null(out_dir)
   if (keep) out_dir <- make_dir(check_dir_name(out_dir, "out_dir"), "out_dir")
   # every shard read once: its rows, columns, values and fingerprint
-  shards <- check_shards(shards)
+  shards <- check_shard_values(shards, binary = metric == "hamming")
   if (!keep) out_dir <- tempfile("lsnn-shards-")
   for (dir in c(out_dir, file.path(out_dir, c("knn", "work", if (!is.null(lsnn)) "lsnn")))) {
     make_dir(dir, "out_dir")
