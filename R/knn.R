@@ -69,8 +69,10 @@
 #' numeric matrix holding only 0 and 1 (anything else, NA included, is an
 #' error naming the first offending row and column). The distance is the
 #' fraction of columns in which two rows differ (the number of differing
-#' columns divided by `ncol(X)`), as rnndescent, uwot and pynndescent report
-#' it. The rows are packed 64 columns to a 64-bit word and compared by
+#' columns divided by `ncol(X)`), as rnndescent, pynndescent and SciPy report
+#' it (uwot's Annoy search reports the number itself: multiply by `ncol(X)`
+#' to compare; UMAP's and t-SNE's affinities, calibrated on each point's own
+#' distances, do not depend on that scale). The rows are packed 64 columns to a 64-bit word and compared by
 #' counting the bits in which they differ (the CPU's popcount instruction in
 #' the AVX2 build). These counts are exact, so the exact search ranks every
 #' pair exactly, and its result equals brute force's, ties included (by the

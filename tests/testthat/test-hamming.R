@@ -70,6 +70,23 @@ test_that("the exact search equals brute force, ties included, for every width a
   }
 })
 
+test_that("wide rows: the vector counts are flushed before a byte can overflow", {
+  # 8,200 columns: 129 words, more than the 124 words (31 vectors) a byte
+  # count holds; rows far apart so that counts run into the thousands
+  set.seed(20)
+  X <- matrix(runif(60 * 8200) < 0.5, 60)
+  X[2, ] <- !X[1, ]
+  ref <- ref_hamming_knn(X, 60)
+  for (simd in c("auto", "generic")) {
+    old <- options(lsnn.simd = simd)
+    g <- extended_knn(X, 59, 0, nn_kind = "exact", metric = "hamming", n_threads = 2)
+    options(old)
+    expect_identical(g$idx, ref$idx, info = simd)
+    expect_identical(g$dist, ref$dist, info = simd)
+  }
+  expect_identical(g$dist[1, 60], 1)
+})
+
 test_that("data with ties everywhere: duplicates, constant rows, every row", {
   set.seed(12)
   X <- binary_rows(300, 4, n_protos = 2, flip = 0.2)   # at most 16 distinct rows

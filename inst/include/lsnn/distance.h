@@ -16,7 +16,7 @@
 // rows); manhattan, the L1 distance of shifted and scaled rows; hamming, the
 // number of columns that differ, counted on rows of 0/1 values packed 64 to
 // a word (the reported distance is that number over the number of columns,
-// as rnndescent and uwot report it). Hamming scores are whole numbers,
+// as rnndescent and pynndescent report it). Hamming scores are whole numbers,
 // exact in float up to 2^24 columns: their error bound is 0 and the
 // searches' candidate lists, kept by (score, row number), are then exact as
 // they stand, ties included.
@@ -499,8 +499,8 @@ class RowData {
 
   // 0/1 rows, once: packed 64 columns to a word, by blocks of 64 rows as
   // store_rows() copies dense ones. Their scores are exact up to 2^24
-  // columns (tolerance 0); beyond, a count of up to d columns rounds to
-  // float within d 2^-24.
+  // columns (tolerance 0); beyond, a count of up to d columns reaches float
+  // within two roundings, 2 d 2^-24, doubled for safety.
   void prepare_bits(const std::vector<BinaryColumnMajor>& parts) {
     BitRows& rows = storage_.emplace<BitRows>(n_, d_, *kernels_);
     std::size_t first = 0;
@@ -514,7 +514,7 @@ class RowData {
     }
     const double exact_limit = std::ldexp(1.0, 24);
     exact_scores_ = static_cast<double>(d_) <= exact_limit;
-    tolerance_.assign(n_, exact_scores_ ? 0.0 : 2.0 * static_cast<double>(d_) / exact_limit);
+    tolerance_.assign(n_, exact_scores_ ? 0.0 : 4.0 * static_cast<double>(d_) / exact_limit);
     center_.assign(d_, 0.0);
     exact_score_ = &score_pair<BitRows, Metric::hamming>;
   }

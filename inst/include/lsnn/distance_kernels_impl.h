@@ -323,10 +323,37 @@ inline std::uint64_t hamming_pair(const std::uint64_t* x, const std::uint64_t* y
   return s0 + s1;
 }
 
-// Four rows of B at a time share each load of a word of A, in four
-// independent sums.
+#if defined(LSNN_KERNEL_AVX2)
+// The number of set bits of each byte of v: the counts of its two nibbles
+// looked up in a table by a byte shuffle (Mula's method; about a third
+// fewer instructions per word than popcnt on four words).
+inline __m256i byte_popcounts(__m256i v) {
+  const __m256i table = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+                                         0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i lo = _mm256_and_si256(v, nibble);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+  return _mm256_add_epi8(_mm256_shuffle_epi8(table, lo), _mm256_shuffle_epi8(table, hi));
+}
+
+// The sums of the 32 bytes of each of c0..c3, as four floats.
+inline __m128 byte_sums(__m256i c0, __m256i c1, __m256i c2, __m256i c3) {
+  const __m256i p = _mm256_add_epi64(_mm256_unpacklo_epi64(c0, c1), _mm256_unpackhi_epi64(c0, c1));
+  const __m256i q = _mm256_add_epi64(_mm256_unpacklo_epi64(c2, c3), _mm256_unpackhi_epi64(c2, c3));
+  const __m256i t = _mm256_add_epi64(_mm256_permute2x128_si256(p, q, 0x20), _mm256_permute2x128_si256(p, q, 0x31));
+  // (each count is below 2^31: its low half as int32)
+  const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  return _mm_cvtepi32_ps(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(t, low_halves)));
+}
+#endif
+
+// Four rows of B at a time share each load of a row of A. In the AVX2 build,
+// four words at a time by byte_popcounts(), whose byte counts are summed
+// into 64-bit lanes (_mm256_sad_epu8) every 31 vectors, before a byte can
+// overflow; the last words % 4 words by popcnt.
 inline void hamming_tile(const std::uint64_t* A, std::size_t na, const std::uint64_t* B,
                          std::size_t m, std::size_t words, float* out) {
+  const std::size_t w4 = words - words % 4;
   for (std::size_t a = 0; a < na; ++a) {
     const std::uint64_t* x = A + a * words;
     float* row = out + a * m;
@@ -336,18 +363,46 @@ inline void hamming_tile(const std::uint64_t* A, std::size_t na, const std::uint
       const std::uint64_t* y1 = y0 + words;
       const std::uint64_t* y2 = y1 + words;
       const std::uint64_t* y3 = y2 + words;
-      std::uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (std::size_t w = 0; w < words; ++w) {
-        const std::uint64_t xw = x[w];
-        s0 += popcount64(xw ^ y0[w]);
-        s1 += popcount64(xw ^ y1[w]);
-        s2 += popcount64(xw ^ y2[w]);
-        s3 += popcount64(xw ^ y3[w]);
+      std::size_t w = 0;
+#if defined(LSNN_KERNEL_AVX2)
+      __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+      while (w < w4) {
+        // (no std::min: the AVX2 build instantiates no standard template)
+        const std::size_t end = w4 - w > 31 * 4 ? w + 31 * 4 : w4;
+        __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+        for (; w < end; w += 4) {
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + w));
+          auto load = [w](const std::uint64_t* y) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y + w)); };
+          c0 = _mm256_add_epi8(c0, byte_popcounts(_mm256_xor_si256(xv, load(y0))));
+          c1 = _mm256_add_epi8(c1, byte_popcounts(_mm256_xor_si256(xv, load(y1))));
+          c2 = _mm256_add_epi8(c2, byte_popcounts(_mm256_xor_si256(xv, load(y2))));
+          c3 = _mm256_add_epi8(c3, byte_popcounts(_mm256_xor_si256(xv, load(y3))));
+        }
+        const __m256i zero = _mm256_setzero_si256();
+        s0 = _mm256_add_epi64(s0, _mm256_sad_epu8(c0, zero));
+        s1 = _mm256_add_epi64(s1, _mm256_sad_epu8(c1, zero));
+        s2 = _mm256_add_epi64(s2, _mm256_sad_epu8(c2, zero));
+        s3 = _mm256_add_epi64(s3, _mm256_sad_epu8(c3, zero));
       }
-      row[b] = static_cast<float>(s0);
-      row[b + 1] = static_cast<float>(s1);
-      row[b + 2] = static_cast<float>(s2);
-      row[b + 3] = static_cast<float>(s3);
+      float vec[4];
+      _mm_storeu_ps(vec, byte_sums(s0, s1, s2, s3));
+#else
+      (void)w4;
+      const float vec[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#endif
+      std::uint64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+      for (; w < words; ++w) {
+        const std::uint64_t xw = x[w];
+        t0 += popcount64(xw ^ y0[w]);
+        t1 += popcount64(xw ^ y1[w]);
+        t2 += popcount64(xw ^ y2[w]);
+        t3 += popcount64(xw ^ y3[w]);
+      }
+      // (exact up to 2^24 bits; beyond, within two roundings to float)
+      row[b] = vec[0] + static_cast<float>(t0);
+      row[b + 1] = vec[1] + static_cast<float>(t1);
+      row[b + 2] = vec[2] + static_cast<float>(t2);
+      row[b + 3] = vec[3] + static_cast<float>(t3);
     }
     for (; b < m; ++b) row[b] = static_cast<float>(hamming_pair(x, B + b * words, words));
   }
