@@ -95,6 +95,7 @@ test_that("data with ties everywhere: duplicates, constant rows, every row", {
   g <- extended_knn(X, 299, 0, nn_kind = "exact", metric = "hamming", n_threads = 2)
   expect_identical(g$idx, ref$idx)
   expect_identical(g$dist, ref$dist)
+  expect_identical(extended_knn(X, 299, 0, nn_kind = "exact", metric = "hamming", n_threads = 1), g)
   Z <- matrix(TRUE, 7, 5)
   gz <- extended_knn(Z, 6, 0, nn_kind = "exact", metric = "hamming")
   expect_identical(gz$idx[4, ], c(4L, 1L, 2L, 3L, 5L, 6L, 7L))
