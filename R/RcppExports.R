@@ -69,6 +69,10 @@
     .Call(`_lsnn_affinities_symmetric`, P, tol, n_threads)
 }
 
+.first_non_binary <- function(x) {
+    .Call(`_lsnn_first_non_binary_cpp`, x)
+}
+
 .matrix_fingerprint <- function(x) {
     .Call(`_lsnn_matrix_fingerprint`, x)
 }

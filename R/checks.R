@@ -149,6 +149,9 @@ check_choice <- function(x, name, choices) {
   x
 }
 
+# The metrics of the neighbour searches (and of the quality measures' data).
+knn_metrics <- c("euclidean", "cosine", "correlation", "manhattan", "hamming")
+
 check_n_threads <- function(n_threads) {
   # 0 runs on the calling thread only, as 1 does.
   max(check_whole(n_threads, "n_threads", min = 0), 1L)
@@ -214,9 +217,12 @@ with_seed_of_call <- function(seed, call, fun, env) {
 # numeric columns of a data frame, or a Matrix (sparse classes such as
 # dgCMatrix, dgTMatrix or dgRMatrix are converted to a dgRMatrix, dense ones to
 # a matrix). Returns list(kind = "dense", x = double matrix, n, d) or
-# list(kind = "sparse", rows = dgRMatrix, n, d): the one form in which data
-# crosses into C++ (lsnn_r::row_data() in src/r_inputs.h reads either).
+# list(kind = "sparse", rows = dgRMatrix, n, d), or for metric = "hamming"
+# list(kind = "binary", x = logical, integer or double matrix of 0 and 1, n,
+# d), kept as given: the one form in which data crosses into C++
+# (lsnn_r::row_data() in src/r_inputs.h reads each).
 prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
+  if (metric == "hamming") return(prepare_binary_data(X, caller, min_rows))
   if (is.data.frame(X)) {
     numeric_cols <- vapply(X, is.numeric, logical(1))
     if (!any(numeric_cols)) stop_arg("'", caller, "' has no numeric columns")
@@ -244,6 +250,10 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
     stop_arg("'", caller, "' must be a numeric matrix, a data frame or a sparse Matrix, ",
              "with one row per observation")
   }
+  if (is.logical(X)) {
+    stop_arg("'", caller, "' is logical: metric = \"hamming\" reads logical data; for metric = \"",
+             metric, "\" give numbers")
+  }
   if (!is.numeric(X)) stop_arg("'", caller, "' must be numeric (it is ", typeof(X), ")")
   if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", rows_text(min_rows))
   if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
@@ -260,6 +270,46 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
 }
 
 rows_text <- function(n) paste(n, if (n == 1) "row" else "rows")
+
+# The data of metric = "hamming": a logical matrix, or a numeric one holding
+# only 0 and 1 (its logical and numeric columns for a data frame, a dense
+# Matrix as a matrix), kept in its own type (the core packs it into bits).
+# NA is refused like any other value that is neither 0 nor 1.
+prepare_binary_data <- function(X, caller, min_rows) {
+  what <- "a logical matrix or a numeric matrix of 0 and 1 for metric = \"hamming\""
+  if (is.data.frame(X)) {
+    usable <- vapply(X, function(col) is.numeric(col) || is.logical(col), logical(1))
+    if (!any(usable)) stop_arg("'", caller, "' has no logical or numeric columns")
+    if (!all(usable)) {
+      message("using the ", sum(usable), " logical and numeric columns of '", caller,
+              "'; dropped: ", paste(names(X)[!usable], collapse = ", "))
+    }
+    X <- as.matrix(X[, usable, drop = FALSE])
+  }
+  if (inherits(X, "Matrix")) {
+    if (methods::is(X, "sparseMatrix")) {
+      stop_arg("sparse data supports metric = \"euclidean\" or \"cosine\"; ",
+               "use as.matrix() for metric = \"hamming\"")
+    }
+    X <- read_matrix_class(X, caller)
+  }
+  if (is_graph_like(X)) {
+    stop_arg("'", caller, "' is a neighbour graph (a list with 'idx' and 'dist'), not data")
+  }
+  if (!is.matrix(X) || !(is.logical(X) || is.numeric(X))) {
+    stop_arg("'", caller, "' must be ", what,
+             if (is.matrix(X)) paste0(" (it is a ", typeof(X), " matrix)"))
+  }
+  if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", rows_text(min_rows))
+  if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
+  bad <- .first_non_binary(X)
+  if (bad[1] > 0) {
+    value <- X[bad[1], bad[2]]
+    stop_arg("'", caller, "' must be ", what, ": row ", bad[1], ", column ", bad[2], " holds ",
+             if (is.nan(value)) "NaN" else if (is.na(value)) "NA" else show_value(value))
+  }
+  list(kind = "binary", x = X, n = nrow(X), d = ncol(X))
+}
 
 # A Matrix-package object as lsnn reads data: a sparse one as a general
 # double dgRMatrix (its slots list the rows, as the core reads them), a dense
@@ -281,12 +331,15 @@ as_general_sparse <- function(X, kind) {
   methods::as(methods::as(methods::as(X, "dMatrix"), "generalMatrix"), kind)
 }
 
-dense_or_rows <- function(data) if (data$kind == "dense") data$x else data$rows
+dense_or_rows <- function(data) if (data$kind == "sparse") data$rows else data$x
 
 # The prepared data as a dense double matrix (for the all-pairs affinities
 # and the embedding's PCA start).
 dense_data <- function(data) {
-  if (data$kind == "dense") data$x else as.matrix(data$rows)
+  if (data$kind == "sparse") return(as.matrix(data$rows))
+  X <- data$x
+  if (!is.double(X)) storage.mode(X) <- "double"
+  X
 }
 
 # ---- graphs ----
@@ -597,6 +650,11 @@ resolve_inputs <- function(X, nn_method, caller, both = TRUE, metric = "euclidea
   }
   if (is.null(X) && is.null(nn_method)) {
     stop_arg("give the data as 'X' or a neighbour graph as '", graph_arg, "'")
+  }
+  if (is.matrix(X) && is.logical(X) && metric != "hamming") {
+    stop_arg("'X' is logical: ", caller, "() measures euclidean distances between rows of ",
+             "numbers; for hamming distances give the graph of extended_knn(X, metric = ",
+             "\"hamming\") or locally_scaled_knn(X, metric = \"hamming\") as '", graph_arg, "'")
   }
   data <- if (!is.null(X)) prepare_data(X, metric, "X")
   graph <- NULL

@@ -81,11 +81,25 @@
 #' the row itself is in column 1 even when it has exact duplicates. Results
 #' are identical for every `n_threads`.
 #'
+#' **Binary data.** With `metric = "hamming"`, `X` is a logical matrix or a
+#' numeric matrix holding only 0 and 1 (anything else, NA included, is an
+#' error naming the first offending row and column). The distance is the
+#' fraction of columns in which two rows differ (the number of differing
+#' columns divided by `ncol(X)`), as rnndescent, pynndescent and SciPy report
+#' it (uwot's Annoy search reports the number itself: multiply by `ncol(X)`
+#' to compare; UMAP's and t-SNE's affinities, calibrated on each point's own
+#' distances, do not depend on that scale). The rows are packed 64 columns to a 64-bit word and compared by
+#' counting the bits in which they differ (the CPU's popcount instruction in
+#' the AVX2 build). These counts are exact, so the exact search ranks every
+#' pair exactly, and its result equals brute force's, ties included (by the
+#' smaller row number), with no second pass.
+#'
 #' @param X The data: a numeric matrix, a data frame (its numeric columns are
 #'   used; a message names any other columns dropped) or a sparse matrix of
 #'   the Matrix package (`dgCMatrix`, `dgRMatrix`, `dgTMatrix` ...; metrics
 #'   "euclidean" and "cosine"), one row per
-#'   observation. No missing or infinite values. Sparse data with at least
+#'   observation; for `metric = "hamming"` a logical matrix or a numeric
+#'   matrix of 0 and 1 (see Binary data). No missing or infinite values. Sparse data with at least
 #'   0.5% non-zero entries (approximate search) or 5% (exact search) is
 #'   searched on a dense copy, which is faster, when that copy takes at most
 #'   `getOption("lsnn.max_dense_bytes", 4e9)` bytes; set the option to 0 to
@@ -101,7 +115,8 @@
 #' @param metric `"euclidean"` (default), `"cosine"` (1 minus the cosine
 #'   similarity; a zero row is at distance 1 from non-zero rows and 0 from
 #'   other zero rows), `"correlation"` (1 minus Pearson's correlation of the
-#'   two rows) or `"manhattan"`.
+#'   two rows), `"manhattan"` or `"hamming"` (the fraction of columns that
+#'   differ, for logical or 0/1 data; see Binary data).
 #' @param nn_args Settings of the approximate search (`nn_kind = "approx"`):
 #'   the result of [approx_control()], or a list of some of its arguments.
 #'   Ignored by the exact search.
@@ -128,8 +143,9 @@
 #'   With `ret_index = TRUE`, a list with elements `enn`, that graph, and
 #'   `index`, an object of class `lsnn_index`: a plain list that [saveRDS()]
 #'   stores and [readRDS()] restores, giving the same query results. It
-#'   holds `data`, the data (a double matrix, or a `dgCMatrix` for sparse
-#'   data; with `pca`, the reduced rows); `metric`; `graph`, the graph above; `sigma`, each row's local
+#'   holds `data`, the data (a double matrix, a `dgCMatrix` for sparse
+#'   data, or for `metric = "hamming"` the 0/1 matrix as given; with `pca`,
+#'   the reduced rows); `metric`; `graph`, the graph above; `sigma`, each row's local
 #'   scale (`NULL` when the graph has fewer than `scale_to` columns);
 #'   `scale_from` and `scale_to`; `search`, the settings of the approximate
 #'   query; `format_version`; and with `pca`, `pca`: `list(center,
@@ -168,7 +184,7 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
   n_threads <- check_n_threads(n_threads)
   nn_kind <- check_choice(nn_kind, "nn_kind", c("exact", "approx"))
   verbose <- check_flag(verbose, "verbose")
-  metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
+  metric <- check_choice(metric, "metric", knn_metrics)
   if (nn_kind == "approx") nn_args <- check_approx_control(nn_args)
   pca <- check_pca(pca)
   pca_center <- check_flag(pca_center, "pca_center")

@@ -99,8 +99,10 @@
 #' @param nn Optional kNN graph of `X` (`list(idx, dist)`, at least `k + 1`
 #'   columns, the point itself first) used for neighbour preservation in
 #'   place of an exact search.
-#' @param metric Distance in `X`: `"euclidean"`, `"cosine"`, `"correlation"`
-#'   or `"manhattan"` (sparse data: the first two).
+#' @param metric Distance in `X`: `"euclidean"`, `"cosine"`, `"correlation"`,
+#'   `"manhattan"` (sparse data: the first two) or `"hamming"` (`X` a
+#'   logical matrix or a numeric matrix of 0 and 1; the fraction of columns
+#'   that differ).
 #' @param n_threads Number of threads, capped at what the machine can run
 #'   (`RcppParallel::defaultNumThreads()`).
 #' @return A number between 0 and 1 (a correlation between -1 and 1 for
@@ -205,7 +207,7 @@ embedding_quality <- function(X, Y, k = 15, nn = NULL, n_points = 2000, n_triple
 run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triplets = 1e6,
                         n_pairs = 1e6, metric = "euclidean", n_threads = 1,
                         graph_ok = FALSE) {
-  metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
+  metric <- check_choice(metric, "metric", knn_metrics)
   n_threads <- check_n_threads(n_threads)
   # X is the data, with `nn` its graph for neighbour preservation; or, for
   # neighbor_preservation() alone, the graph in place of the data

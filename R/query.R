@@ -7,7 +7,7 @@ index_format_version <- 1L
 # (the row itself in column 1); `pca`: the reduction that made the data
 # (reduce_by_pca()), which projects the query rows, or NULL.
 new_index <- function(data, metric, graph, scale_from, scale_to, n_threads, pca = NULL) {
-  stored <- if (data$kind == "dense") data$x else data$rows
+  stored <- dense_or_rows(data)
   dimnames(stored) <- NULL
   # (a graph too narrow for the local scales serves the kNN queries alone)
   sigma <- if (scale_to <= ncol(graph$idx)) {
@@ -73,7 +73,7 @@ validate_index <- function(index, label, damaged, remedy) {
       damaged(el("data"), " is not a valid sparse matrix")
     }
     values <- data@x
-  } else if (is.matrix(data) && is.numeric(data)) {
+  } else if (is.matrix(data) && (is.numeric(data) || is.logical(data))) {
     values <- data
   } else {
     damaged(el("data"), " must be a numeric matrix or a dgRMatrix (it is ", what_is(data), ")")
@@ -83,10 +83,20 @@ validate_index <- function(index, label, damaged, remedy) {
     damaged(el("data"), " must have at least 2 rows and 1 column (it is ", what_is(data), ")")
   }
   if (!all_finite(values)) damaged(el("data"), " contains NA, NaN or infinite values")
-  metrics <- if (sparse) c("euclidean", "cosine") else index_metrics
+  metrics <- if (sparse) c("euclidean", "cosine") else knn_metrics
   if (!is_word(index$metric, metrics)) {
     damaged(el("metric"), " must be one of ", paste0('"', metrics, '"', collapse = ", "),
             if (sparse) " for sparse data", " (it is ", what_is(index$metric), ")")
+  }
+  if (index$metric == "hamming") {
+    bad <- .first_non_binary(data)
+    if (bad[1] > 0) {
+      damaged(el("data"), " must hold only 0 and 1 (or FALSE and TRUE) for metric = ",
+              "\"hamming\" (row ", bad[1], ", column ", bad[2], " does not)")
+    }
+  } else if (is.logical(data)) {
+    damaged(el("data"), " is logical, which only metric = \"hamming\" reads (the metric is \"",
+            index$metric, "\")")
   }
   graph <- index$graph
   if (!is.list(graph) || !is.matrix(graph$idx) || !is.integer(graph$idx) ||
@@ -158,8 +168,6 @@ validate_index <- function(index, label, damaged, remedy) {
   invisible(index)
 }
 
-index_metrics <- c("euclidean", "cosine", "correlation", "manhattan")
-
 # The query rows in the index's form: list(kind, x) for dense data, or the
 # rows stacked under the reference rows for sparse data. `name` is the
 # argument that holds them.
@@ -168,7 +176,9 @@ prepare_query <- function(index, query, name = "query") {
     return(pca_new_rows(index$pca, query, index$metric, name,
                         "the index was built on data of"))
   }
-  if (is.numeric(query) && is.null(dim(query))) query <- matrix(query, nrow = 1)
+  if ((is.numeric(query) || is.logical(query)) && is.null(dim(query))) {
+    query <- matrix(query, nrow = 1)
+  }
   sparse_index <- inherits(index$data, "sparseMatrix")
   if (!sparse_index && inherits(query, "Matrix")) query <- as.matrix(query)
   data <- prepare_data(query, index$metric, name, min_rows = 1)
@@ -191,9 +201,10 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
   seed <- if (nn_kind == "approx") draw_seed() else c(0L, 0L)
   exact <- nn_kind == "exact" || query_runs_exact(nrow(index$data), k)
   search <- c(index$graph, index$search, list(epsilon = epsilon))
-  if (data$kind == "dense") {
+  if (data$kind != "sparse") {
     ref <- index$data
-    if (!is.double(ref)) storage.mode(ref) <- "double"
+    # (0/1 data of metric = "hamming" is read in its own type)
+    if (data$kind == "dense" && !is.double(ref)) storage.mode(ref) <- "double"
     .knn_query_dense(ref, data$x, k, index$metric, exact, search, seed, n_threads, verbose,
                      simd_option())
   } else {
@@ -217,9 +228,9 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #'
 #' With `nn_kind = "exact"` every query row is compared with every reference
 #' row by the single-precision matrix products of the exact [extended_knn()]
-#' search, and the result is proven exact in double precision: the nearest
-#' reference rows by distance, ties by the smaller row number, as brute force
-#' gives them. Querying the reference rows themselves gives the reference's
+#' search (the popcount tiles for `metric = "hamming"`), and the result is
+#' proven exact in double precision: the nearest reference rows by distance,
+#' ties by the smaller row number, as brute force gives them. Querying the reference rows themselves gives the reference's
 #' own exact graph without column 1 (when no two rows are equal).
 #'
 #' With `nn_kind = "approx"` (the default) each query walks the index's
@@ -239,10 +250,12 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #' @param index An index, from [extended_knn()] or [locally_scaled_knn()]
 #'   with `ret_index = TRUE` (see there for what it holds).
 #' @param query The new data: a numeric matrix, a data frame (its numeric
-#'   columns) or a sparse matrix of the Matrix package, with the reference data's columns;
-#'   a numeric vector is one row. No missing or infinite values. An index
-#'   built with `pca` takes rows with the columns of the data before the
-#'   reduction, and projects them through its centre and rotation.
+#'   columns) or a sparse matrix of the Matrix package, with the reference
+#'   data's columns; for an index of `metric = "hamming"` a logical matrix or
+#'   a numeric matrix of 0 and 1. A numeric or logical vector is one row. No
+#'   missing or infinite values. An index built with `pca` takes rows with
+#'   the columns of the data before the reduction, and projects them through
+#'   its centre and rotation.
 #' @param n_neighbors Number of reference rows to find for each query row,
 #'   at most the number of reference rows.
 #' @param nn_kind `"exact"` or `"approx"`.

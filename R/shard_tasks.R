@@ -73,7 +73,7 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
   n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE)
   nn_kind <- check_choice(nn_kind, "nn_kind", c("exact", "approx"))
-  metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
+  metric <- check_choice(metric, "metric", knn_metrics)
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
   nn_args <- check_approx_control(nn_args)
@@ -87,7 +87,7 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
   keep <- !is.null(out_dir)
   if (keep) out_dir <- make_dir(check_dir_name(out_dir, "out_dir"), "out_dir")
   # every shard read once: its rows, columns, values and fingerprint
-  shards <- check_shards(shards)
+  shards <- check_shard_values(shards, binary = metric == "hamming")
   if (!keep) out_dir <- tempfile("lsnn-shards-")
   for (dir in c(out_dir, file.path(out_dir, c("knn", "work", if (!is.null(lsnn)) "lsnn")))) {
     make_dir(dir, "out_dir")

@@ -121,7 +121,9 @@ check_shard_control <- function(control) {
 #' an earlier version of lsnn) gets them then. Every task checks the
 #' fingerprint of each shard it reads, so a shard changed during the run
 #' stops it with an error naming the file, rather than mixing other data
-#' into the graph.
+#' into the graph. With `metric = "hamming"` every value must be 0 or 1
+#' (write a logical matrix with [write_shards()]); the first shard holding
+#' another is named.
 #'
 #' **Resuming.** With `out_dir` given, the run records in it the shards'
 #' fingerprints and the settings (`n_neighbors`, `n_extra`, `nn_kind`,

@@ -39,7 +39,8 @@
 #' the fingerprints of the data as written.
 #'
 #' @param X A numeric matrix or data frame (its numeric columns), one row per
-#'   observation.
+#'   observation; a logical matrix is written as 0 and 1 (for `metric =
+#'   "hamming"`).
 #' @param dir Directory to write the shards into (created if needed); or, for
 #'   `shard_set()`, a directory of shards.
 #' @param rows_per_shard Number of rows per shard (the last may have fewer).
@@ -60,6 +61,7 @@
 #' unlink(dir, recursive = TRUE)
 #' @export
 write_shards <- function(X, dir, rows_per_shard = 100000, overwrite = FALSE) {
+  if (is.matrix(X) && is.logical(X)) storage.mode(X) <- "double"
   X <- prepare_data(X, "euclidean")
   if (X$kind != "dense") stop_arg("'X' must be dense (a numeric matrix or data frame)")
   X <- X$x
@@ -168,7 +170,11 @@ print.lsnn_shards <- function(x, ...) {
 #'   whose fingerprint differs from the one the set records has changed since
 #'   the set was made: describe the shards anew with `shard_set()`.
 #' @export
-check_shards <- function(shards) {
+check_shards <- function(shards) check_shard_values(shards)
+
+# check_shards(), and with binary = TRUE (the searches of metric =
+# "hamming") also that every value is 0 or 1, in the same read.
+check_shard_values <- function(shards, binary = FALSE) {
   shards <- as_shard_set(shards)
   found <- future.apply::future_lapply(seq_along(shards$files), function(s, shards) {
     tryCatch({
@@ -178,6 +184,12 @@ check_shards <- function(shards) {
         stop("shard file '", shards$files[s], "' contains ", sum(bad),
              " NA, NaN or infinite values (first in row ", which(rowSums(bad) > 0)[1], ")",
              call. = FALSE)
+      }
+      bad <- if (binary) .first_non_binary(x) else 0L
+      if (bad[1] > 0) {
+        stop("shard file '", shards$files[s], "' holds ", show_value(x[bad[1], bad[2]]),
+             " in row ", bad[1], ", column ", bad[2], ": metric = \"hamming\" takes data of ",
+             "0 and 1 only", call. = FALSE)
       }
       list(problem = "", fingerprint = check_fingerprint(x, shards, s))
     }, error = function(e) list(problem = conditionMessage(e)))

@@ -271,6 +271,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// first_non_binary_cpp
+Rcpp::IntegerVector first_non_binary_cpp(SEXP x);
+RcppExport SEXP _lsnn_first_non_binary_cpp(SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(first_non_binary_cpp(x));
+    return rcpp_result_gen;
+END_RCPP
+}
 // matrix_fingerprint
 std::string matrix_fingerprint(Rcpp::NumericMatrix x);
 RcppExport SEXP _lsnn_matrix_fingerprint(SEXP xSEXP) {
@@ -340,13 +351,13 @@ BEGIN_RCPP
 END_RCPP
 }
 // knn_query_dense
-Rcpp::List knn_query_dense(Rcpp::NumericMatrix reference, Rcpp::NumericMatrix query, int k, std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd, Rcpp::Nullable<Rcpp::IntegerVector> exclude);
+Rcpp::List knn_query_dense(SEXP reference, SEXP query, int k, std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd, Rcpp::Nullable<Rcpp::IntegerVector> exclude);
 RcppExport SEXP _lsnn_knn_query_dense(SEXP referenceSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP exactSEXP, SEXP searchSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP excludeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type reference(referenceSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type query(querySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type reference(referenceSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type query(querySEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
     Rcpp::traits::input_parameter< bool >::type exact(exactSEXP);
@@ -418,13 +429,13 @@ BEGIN_RCPP
 END_RCPP
 }
 // knn_between_dense
-Rcpp::List knn_between_dense(Rcpp::NumericMatrix a, Rcpp::NumericMatrix b, int k_a, int k_b, std::string metric, int n_threads, std::string simd, Rcpp::NumericVector bound_a, Rcpp::NumericVector bound_b);
+Rcpp::List knn_between_dense(SEXP a, SEXP b, int k_a, int k_b, std::string metric, int n_threads, std::string simd, Rcpp::NumericVector bound_a, Rcpp::NumericVector bound_b);
 RcppExport SEXP _lsnn_knn_between_dense(SEXP aSEXP, SEXP bSEXP, SEXP k_aSEXP, SEXP k_bSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP bound_aSEXP, SEXP bound_bSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type a(aSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type b(bSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type a(aSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type b(bSEXP);
     Rcpp::traits::input_parameter< int >::type k_a(k_aSEXP);
     Rcpp::traits::input_parameter< int >::type k_b(k_bSEXP);
     Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
@@ -688,6 +699,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_far_field_plan_cpp", (DL_FUNC) &_lsnn_far_field_plan_cpp, 4},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_affinities_symmetric", (DL_FUNC) &_lsnn_affinities_symmetric, 3},
+    {"_lsnn_first_non_binary_cpp", (DL_FUNC) &_lsnn_first_non_binary_cpp, 1},
     {"_lsnn_matrix_fingerprint", (DL_FUNC) &_lsnn_matrix_fingerprint, 1},
     {"_lsnn_shard_rows", (DL_FUNC) &_lsnn_shard_rows, 4},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},

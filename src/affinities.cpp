@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "graph_convert.h"
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <lsnn/nndescent.h>
 
 #include "graph_convert.h"
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 #include "r_inputs.h"
 

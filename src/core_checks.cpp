@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 
 // The rounds of round_robin_rounds(): one two-column matrix of 0-based

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 #include "r_inputs.h"
 

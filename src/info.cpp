@@ -4,7 +4,7 @@
 #include <chrono>
 #include <vector>
 
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 
 // [[Rcpp::export(.simd_kernels)]]

@@ -1,5 +1,6 @@
-// The AVX2 + FMA build of the vector kernels (distance, cost and PCA tables), selected at run time when
-// the CPU has those units (kernels.h). Flags such as -mavx2 cannot go in
+// The AVX2 + FMA build of the vector kernels (distance, cost and PCA tables),
+// with POPCNT for the Hamming distances, selected at run time when the CPU
+// has those units (kernel_choice.h). Flags such as -mavx2 cannot go in
 // Makevars (they are not portable), so the target is set with a pragma:
 //  - every standard header is included first, and the kernels instantiate
 //    no standard template, so nothing of the standard library is compiled
@@ -10,7 +11,7 @@
 //    are defined by hand for Eigen to select its AVX code paths;
 //  - Eigen is renamed for this file, so its AVX2 instantiations can never be
 //    merged with the baseline ones.
-#include "kernels.h"
+#include "kernel_choice.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 
@@ -39,7 +40,7 @@
 
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2,fma,popcnt")
 #ifndef __AVX__
 #define __AVX__ 1
 #endif
@@ -61,11 +62,14 @@
 #ifndef __SSE4_2__
 #define __SSE4_2__ 1
 #endif
+#ifndef __POPCNT__
+#define __POPCNT__ 1
+#endif
 #define Eigen lsnn_avx2_Eigen
 #define LSNN_KERNEL_NAMESPACE avx2
 #define LSNN_KERNEL_AVX2 1
 #include <lsnn/cost_kernels_impl.h>
-#include <lsnn/kernels_impl.h>
+#include <lsnn/distance_kernels_impl.h>
 #include <lsnn/pca_kernels_impl.h>
 #pragma GCC pop_options
 

@@ -2,10 +2,10 @@
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #define LSNN_KERNEL_NAMESPACE generic
 #include <lsnn/cost_kernels_impl.h>
-#include <lsnn/kernels_impl.h>
+#include <lsnn/distance_kernels_impl.h>
 #include <lsnn/pca_kernels_impl.h>
 
-#include "kernels.h"
+#include "kernel_choice.h"
 
 namespace lsnn_r {
 const lsnn::DistanceKernels& generic_distance_kernels() {

@@ -4,7 +4,7 @@
 #include <lsnn/exact_knn.h>
 
 #include "graph_convert.h"
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 #include "r_inputs.h"
 

@@ -11,22 +11,28 @@
 #include <vector>
 
 #include "graph_convert.h"
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 #include "r_inputs.h"
 
 namespace {
 
-// One RowData of two dense matrices' rows, `top`'s first.
-lsnn::RowData stacked_rows(const Rcpp::NumericMatrix& top, const Rcpp::NumericMatrix& bottom,
-                           const std::string& metric, const std::string& simd) {
-  if (top.ncol() != bottom.ncol()) Rcpp::stop("the two blocks of rows must have the same columns");
+// One RowData of two dense matrices' rows, `top`'s first: double matrices,
+// or for metric = "hamming" logical, integer or double matrices of 0 and 1.
+lsnn::RowData stacked_rows(SEXP top, SEXP bottom, const std::string& metric, const std::string& simd) {
+  const lsnn::Metric m = lsnn::parse_metric(metric);
+  const lsnn::DistanceKernels& kernels = lsnn_r::distance_kernels(simd);
+  if (m == lsnn::Metric::hamming) {
+    const std::vector<lsnn::BinaryColumnMajor> parts{lsnn_r::binary_matrix(top), lsnn_r::binary_matrix(bottom)};
+    if (parts[0].d != parts[1].d) Rcpp::stop("the two blocks of rows must have the same columns");
+    return lsnn_r::run_core([&] { return lsnn::RowData(parts, m, kernels); });
+  }
+  const Rcpp::NumericMatrix a(top), b(bottom);
+  if (a.ncol() != b.ncol()) Rcpp::stop("the two blocks of rows must have the same columns");
   const std::vector<lsnn::DenseColumnMajor> parts{
-      {top.begin(), static_cast<std::size_t>(top.nrow()), static_cast<std::size_t>(top.ncol())},
-      {bottom.begin(), static_cast<std::size_t>(bottom.nrow()), static_cast<std::size_t>(bottom.ncol())}};
-  return lsnn_r::run_core([&] {
-    return lsnn::RowData(parts, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
-  });
+      {a.begin(), static_cast<std::size_t>(a.nrow()), static_cast<std::size_t>(a.ncol())},
+      {b.begin(), static_cast<std::size_t>(b.nrow()), static_cast<std::size_t>(b.ncol())}};
+  return lsnn_r::run_core([&] { return lsnn::RowData(parts, m, kernels); });
 }
 
 // The rows each query row leaves out (0-based rows of the stacked data, -1
@@ -77,16 +83,15 @@ Rcpp::List run_query(const lsnn::RowData& data, std::size_t n_ref, int k, bool e
 
 }  // namespace
 
-// `exclude`: for each query row, a row of the stacked data (reference rows
-// first, 0-based) it must not list, or -1; NULL or empty for none.
+// Dense `reference` and `query` matrices (see stacked_rows()). `exclude`:
+// for each query row, a row of the stacked data (reference rows first,
+// 0-based) it must not list, or -1; NULL or empty for none.
 // [[Rcpp::export(.knn_query_dense)]]
-Rcpp::List knn_query_dense(Rcpp::NumericMatrix reference, Rcpp::NumericMatrix query, int k,
-                           std::string metric, bool exact, Rcpp::List search, Rcpp::IntegerVector seed,
-                           int n_threads, bool verbose, std::string simd,
-                           Rcpp::Nullable<Rcpp::IntegerVector> exclude = R_NilValue) {
-  if (reference.ncol() != query.ncol()) Rcpp::stop("the query and reference rows must have the same columns");
+Rcpp::List knn_query_dense(SEXP reference, SEXP query, int k, std::string metric, bool exact,
+                           Rcpp::List search, Rcpp::IntegerVector seed, int n_threads, bool verbose,
+                           std::string simd, Rcpp::Nullable<Rcpp::IntegerVector> exclude = R_NilValue) {
   const lsnn::RowData data = stacked_rows(reference, query, metric, simd);
-  const std::size_t n_ref = static_cast<std::size_t>(reference.nrow());
+  const std::size_t n_ref = static_cast<std::size_t>(Rf_nrows(reference));
   return run_query(data, n_ref, k, exact, search, seed, n_threads, verbose, exclusions(exclude, n_ref, data.n()));
 }
 
@@ -135,14 +140,15 @@ Rcpp::List locally_scaled_query_cpp(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix
   return Rcpp::List::create(Rcpp::Named("idx") = out_idx, Rcpp::Named("dist") = out_dist);
 }
 
-// The exact search between two blocks of rows, each pair scored once
-// (knn_query.h's exact_knn_between()): list(a, b), a's rows' k_a nearest
-// rows of b and b's rows' k_b nearest rows of a, as list(idx, dist) with
-// 1-based row numbers of the stack (a's rows first, then b's). bound_a /
-// bound_b: empty, or a distance bound per row (Inf for none); a row lists
-// only rows within its bound, index 0 at distance Inf filling the rest.
+// The exact search between two blocks of dense rows (see stacked_rows()),
+// each pair scored once (knn_query.h's exact_knn_between()): list(a, b), a's
+// rows' k_a nearest rows of b and b's rows' k_b nearest rows of a, as
+// list(idx, dist) with 1-based row numbers of the stack (a's rows first,
+// then b's). bound_a / bound_b: empty, or a distance bound per row (Inf for
+// none); a row lists only rows within its bound, index 0 at distance Inf
+// filling the rest.
 // [[Rcpp::export(.knn_between_dense)]]
-Rcpp::List knn_between_dense(Rcpp::NumericMatrix a, Rcpp::NumericMatrix b, int k_a, int k_b,
+Rcpp::List knn_between_dense(SEXP a, SEXP b, int k_a, int k_b,
                              std::string metric, int n_threads, std::string simd,
                              Rcpp::NumericVector bound_a, Rcpp::NumericVector bound_b) {
   if (k_a < 0 || k_b < 0) Rcpp::stop("k must not be negative");
@@ -154,10 +160,10 @@ Rcpp::List knn_between_dense(Rcpp::NumericMatrix a, Rcpp::NumericMatrix b, int k
       if (!(v >= 0.0)) Rcpp::stop("'%s' must be non-negative numbers (Inf for none)", name);
     }
   };
-  check_bound(bound_a, a.nrow(), "bound_a");
-  check_bound(bound_b, b.nrow(), "bound_b");
+  check_bound(bound_a, Rf_nrows(a), "bound_a");
+  check_bound(bound_b, Rf_nrows(b), "bound_b");
   const lsnn::RowData data = stacked_rows(a, b, metric, simd);
-  const std::size_t n_a = static_cast<std::size_t>(a.nrow());
+  const std::size_t n_a = static_cast<std::size_t>(Rf_nrows(a));
   lsnn_r::RExecutor executor(n_threads, false);
   const auto graphs = lsnn_r::run_core([&] {
     return lsnn::exact_knn_between(data, {0, n_a}, {n_a, data.n()}, static_cast<std::size_t>(k_a),

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 
 namespace {

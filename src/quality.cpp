@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "kernels.h"
+#include "kernel_choice.h"
 #include "r_executor.h"
 #include "r_inputs.h"
 

@@ -1,8 +1,10 @@
 // How data and seeds cross from R into the core, the one convention of every
 // entry point:
 // - data is the list prepare_data() (R/checks.R) returns, checked in R:
-//   list(kind = "dense", x = double matrix) or list(kind = "sparse",
-//   rows = dgRMatrix), whose slots p, j, x list the rows as the core reads them;
+//   list(kind = "dense", x = double matrix), list(kind = "sparse",
+//   rows = dgRMatrix), whose slots p, j, x list the rows as the core reads
+//   them, or for metric = "hamming" list(kind = "binary", x = logical,
+//   integer or double matrix of 0 and 1), packed into bits by the core;
 // - a seed is two non-negative 31-bit integers drawn from R's generator by
 //   draw_seed() (R/checks.R), joined into one 64-bit seed here.
 #ifndef LSNN_R_INPUTS_H
@@ -14,14 +16,31 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <lsnn/distance.h>
 
 namespace lsnn_r {
 
+// A logical, integer or double matrix of 0/1 values as the core reads it.
+inline lsnn::BinaryColumnMajor binary_matrix(SEXP x) {
+  if (!Rf_isMatrix(x)) Rcpp::stop("internal: 0/1 data must be a matrix");
+  const std::size_t n = static_cast<std::size_t>(Rf_nrows(x)), d = static_cast<std::size_t>(Rf_ncols(x));
+  switch (TYPEOF(x)) {
+    case LGLSXP: return {LOGICAL(x), nullptr, n, d};
+    case INTSXP: return {INTEGER(x), nullptr, n, d};
+    case REALSXP: return {nullptr, REAL(x), n, d};
+    default: Rcpp::stop("internal: 0/1 data must be logical, integer or double");
+  }
+}
+
 inline std::unique_ptr<lsnn::RowData> row_data(const Rcpp::List& data, lsnn::Metric metric,
                                                const lsnn::DistanceKernels& kernels) {
   const std::string kind = Rcpp::as<std::string>(data["kind"]);
+  if (kind == "binary") {
+    const std::vector<lsnn::BinaryColumnMajor> parts{binary_matrix(data["x"])};
+    return std::make_unique<lsnn::RowData>(parts, metric, kernels);
+  }
   if (kind == "dense") {
     const Rcpp::NumericMatrix x = data["x"];
     const lsnn::DenseColumnMajor view{x.begin(), static_cast<std::size_t>(x.nrow()),

@@ -13,7 +13,13 @@
 // means and scaled by a power of two (both exact in double and cancelling in
 // differences, they keep |x|^2 small next to the distances it is compared
 // with); cosine and correlation, 2 - 2 cos (the squared distance of unit
-// rows); manhattan, the L1 distance of shifted and scaled rows.
+// rows); manhattan, the L1 distance of shifted and scaled rows; hamming, the
+// number of columns that differ, counted on rows of 0/1 values packed 64 to
+// a word (the reported distance is that number over the number of columns,
+// as rnndescent and pynndescent report it). Hamming scores are whole numbers,
+// exact in float up to 2^24 columns: their error bound is 0 and the
+// searches' candidate lists, kept by (score, row number), are then exact as
+// they stand, ties included.
 //
 // Data of extreme magnitude (largest |value| beyond 2^250 or below 2^-250,
 // where squared distances would overflow or underflow in double) are stored
@@ -34,19 +40,20 @@
 #include <variant>
 #include <vector>
 
-#include "kernels.h"
+#include "distance_kernels.h"
 #include "row_storage.h"
 #include "sparse.h"
 
 namespace lsnn {
 
-enum class Metric { euclidean, cosine, correlation, manhattan };
+enum class Metric { euclidean, cosine, correlation, manhattan, hamming };
 
 inline Metric parse_metric(const std::string& name) {
   if (name == "euclidean") return Metric::euclidean;
   if (name == "cosine") return Metric::cosine;
   if (name == "correlation") return Metric::correlation;
   if (name == "manhattan") return Metric::manhattan;
+  if (name == "hamming") return Metric::hamming;
   throw std::invalid_argument("unknown metric '" + name + "'");
 }
 
@@ -73,8 +80,18 @@ struct DenseColumnMajor {
   std::size_t d;
 };
 
+// A matrix of 0/1 values as R stores it (column-major, n rows, d columns):
+// logical or integer values (`ints`, TRUE = 1) or, when `ints` is null,
+// doubles. The rows of the Hamming distance.
+struct BinaryColumnMajor {
+  const int* ints;
+  const double* doubles;
+  std::size_t n;
+  std::size_t d;
+};
+
 // The rows prepared once for a metric: their storage (row_storage.h: dense
-// float, dense double or sparse, chosen here once), the norms, the centre
+// float, dense double, sparse or bits, chosen here once), the norms, the centre
 // and scale of score space and the error bounds of the float scores. The
 // exact score of a pair goes through a function chosen with the storage, one
 // per (storage, metric), and every block function dispatches on the storage
@@ -97,9 +114,20 @@ class RowData {
     prepare_dense(parts);
   }
 
+  // 0/1 rows for metric = hamming, stacked in order as above.
+  RowData(const std::vector<BinaryColumnMajor>& parts, Metric metric, const DistanceKernels& kernels)
+      : metric_(metric), kernels_(&kernels), n_(0), d_(parts.empty() ? 0 : parts[0].d) {
+    if (metric != Metric::hamming) throw std::invalid_argument("0/1 rows are read for metric = \"hamming\" only");
+    for (const BinaryColumnMajor& p : parts) {
+      if (p.d != d_) throw std::invalid_argument("the stacked matrices must have the same columns");
+      n_ += p.n;
+    }
+    prepare_bits(parts);
+  }
+
   RowData(const SparseRows& x, Metric metric, const DistanceKernels& kernels)
       : metric_(metric), kernels_(&kernels), n_(x.n), d_(x.d) {
-    if (metric == Metric::manhattan || metric == Metric::correlation) {
+    if (metric != Metric::euclidean && metric != Metric::cosine) {
       throw std::invalid_argument(
           "the sparse path supports metric = \"euclidean\" or \"cosine\"; "
           "convert the data with as.matrix() for other metrics");
@@ -113,6 +141,13 @@ class RowData {
   std::size_t d() const { return d_; }
   Metric metric() const { return metric_; }
   bool sparse() const { return std::holds_alternative<StoredSparseRows>(storage_); }
+  // The rows as bits (metric = hamming), else null: scored by
+  // hamming_tile() and hamming_pair().
+  const BitRows* bit_rows() const { return std::get_if<BitRows>(&storage_); }
+  // Whether the float scores equal the exact scores (Hamming counts up to
+  // 2^24 columns), so that lists kept by (float score, row number) rank
+  // their rows as the exact distances do, ties included.
+  bool exact_scores() const { return exact_scores_; }
   const DistanceKernels& kernels() const { return *kernels_; }
 
   // The reported distance for a score-space value computed by exact_score()
@@ -123,6 +158,7 @@ class RowData {
       case Metric::cosine:
       case Metric::correlation: return 0.5 * score;
       case Metric::manhattan: return score / scale_ / unit_;
+      case Metric::hamming: return score / static_cast<double>(d_);
     }
     return score;
   }
@@ -138,6 +174,7 @@ class RowData {
       case Metric::cosine:
       case Metric::correlation: score = 2.0 * distance; break;
       case Metric::manhattan: score = distance * unit_ * scale_; break;
+      case Metric::hamming: score = distance * static_cast<double>(d_); break;
     }
     return score * (1.0 + 1e-9);
   }
@@ -214,7 +251,9 @@ class RowData {
   template <class Stored, Metric M>
   static double score_pair(const RowData& data, std::size_t i, std::size_t j) {
     const Stored& rows = *std::get_if<Stored>(&data.storage_);
-    if constexpr (M == Metric::euclidean) {
+    if constexpr (M == Metric::hamming) {
+      return rows.hamming(i, j);
+    } else if constexpr (M == Metric::euclidean) {
       return rows.sqdist(i, j) * (data.scale_ * data.scale_);
     } else if constexpr (M == Metric::manhattan) {
       return rows.l1(i, j) * data.scale_;
@@ -234,6 +273,7 @@ class RowData {
       case Metric::cosine:
       case Metric::correlation: return &score_pair<Stored, Metric::cosine>;
       case Metric::manhattan: return &score_pair<Stored, Metric::manhattan>;
+      case Metric::hamming: break;  // (rows of bits, prepare_bits())
     }
     return nullptr;
   }
@@ -313,6 +353,12 @@ class RowData {
   // Dense rows, once: the storage unit, the storage, the row-major copy, the
   // norms, the centre and the scale of score space, and the error bounds.
   void prepare_dense(const std::vector<DenseColumnMajor>& parts) {
+    if (metric_ == Metric::hamming) {
+      std::vector<BinaryColumnMajor> binary;
+      for (const DenseColumnMajor& p : parts) binary.push_back({nullptr, p.data, p.n, p.d});
+      prepare_bits(binary);
+      return;
+    }
     if (d_ != 0 && n_ > std::numeric_limits<std::size_t>::max() / d_) {
       throw std::length_error("the data matrix is too large");
     }
@@ -451,6 +497,46 @@ class RowData {
     return size;
   }
 
+  // 0/1 rows, once: packed 64 columns to a word, by blocks of 64 rows as
+  // store_rows() copies dense ones. Their scores are exact up to 2^24
+  // columns (tolerance 0); beyond, a count of up to d columns reaches float
+  // within two roundings, 2 d 2^-24, doubled for safety.
+  void prepare_bits(const std::vector<BinaryColumnMajor>& parts) {
+    BitRows& rows = storage_.emplace<BitRows>(n_, d_, *kernels_);
+    std::size_t first = 0;
+    for (const BinaryColumnMajor& x : parts) {
+      if (x.ints != nullptr) {
+        pack_bits(x.ints, x.n, first, rows);
+      } else {
+        pack_bits(x.doubles, x.n, first, rows);
+      }
+      first += x.n;
+    }
+    const double exact_limit = std::ldexp(1.0, 24);
+    exact_scores_ = static_cast<double>(d_) <= exact_limit;
+    tolerance_.assign(n_, exact_scores_ ? 0.0 : 4.0 * static_cast<double>(d_) / exact_limit);
+    center_.assign(d_, 0.0);
+    exact_score_ = &score_pair<BitRows, Metric::hamming>;
+  }
+
+  template <class T>
+  void pack_bits(const T* values, std::size_t n, std::size_t first, BitRows& rows) const {
+    const std::size_t rows_per_block = 64;
+    for (std::size_t i0 = 0; i0 < n; i0 += rows_per_block) {
+      const std::size_t i1 = std::min(n, i0 + rows_per_block);
+      for (std::size_t k = 0; k < d_; ++k) {
+        const T* col = values + k * n;
+        for (std::size_t i = i0; i < i1; ++i) {
+          if (col[i] == T(1)) {
+            rows.set(first + i, k);
+          } else if (!(col[i] == T(0))) {
+            throw std::invalid_argument("metric = \"hamming\" takes data of 0 and 1 (or FALSE and TRUE) only");
+          }
+        }
+      }
+    }
+  }
+
   void prepare_sparse(const StoredSparseRows& rows) {
     center_.assign(d_, 0.0);
     norm_.assign(n_, 0.0);
@@ -491,9 +577,10 @@ class RowData {
   Metric metric_;
   const DistanceKernels* kernels_;
   std::size_t n_, d_;
-  std::variant<FloatRows, DoubleRows, StoredSparseRows> storage_;
+  std::variant<FloatRows, DoubleRows, StoredSparseRows, BitRows> storage_;
   PairScore exact_score_ = nullptr;  // score_pair() of the storage and metric
   bool direct_ = false;  // float rows in score space as stored (scale 1, no centre)
+  bool exact_scores_ = false;  // float scores equal the exact ones (see exact_scores())
   std::vector<float> sqnorm_direct_;
   std::vector<double> center_;
   std::vector<double> norm_;  // L2 norm of each stored row (row-centred for correlation)

@@ -2,10 +2,11 @@
 //
 // The rows are cut into blocks; every pair of blocks (I, J) with I <= J gives
 // one tile of single-precision scores (|a|^2 + |b|^2 - 2 a.b through a matrix
-// product, or L1 sums), which updates the candidate lists of the rows of I
-// and of J: each pair of rows is scored once. Tiles are scheduled in rounds
-// of a round-robin tournament (tile_schedule.h), so the tiles of a round
-// touch disjoint rows and run in parallel without locks.
+// product, L1 sums, or the popcounts of rows of bits), which updates the
+// candidate lists of the rows of I and of J: each pair of rows is scored
+// once. Tiles are scheduled in rounds of a round-robin tournament
+// (tile_schedule.h), so the tiles of a round touch disjoint rows and run in
+// parallel without locks.
 //
 // Each row keeps `k - 1 + margin` candidates by float score. Their distances
 // are then recomputed in double from the data as given, and the row's result
@@ -14,7 +15,9 @@
 // error bound (RowData::score_tolerance) is below that, nothing left out can
 // be closer. Rows that fail the test (rare; near-duplicate-heavy data) are
 // scored again against every row, keeping all within the error bound of the
-// k-th exact score found.
+// k-th exact score found. Hamming scores are exact counts (bound 0): a list
+// kept by (score, row number) is then the answer as it stands, ties
+// included, and no row needs the second pass.
 //
 // Output: self first at distance 0, then the k - 1 nearest other rows by
 // (distance, index).
@@ -224,7 +227,9 @@ inline bool finish_row(const RowData& data, std::size_t i, const NeighbourHeaps<
   // A row can hold fewer than `others` candidates only if some float
   // scores were not numbers; it is then refined like an unproven row.
   const bool enough = size >= others;
-  bool proven = size == among.count(i);
+  // Scores equal to the exact ones (hamming) leave nothing to prove: the
+  // list holds the first rows by (exact score, row number) of all offered.
+  bool proven = size == among.count(i) || (enough && data.exact_scores());
   if (!proven && enough && !data.needs_exact_search(i)) {
     // Every row left out scored at least the largest kept score.
     const double kth = cand[others - 1].first;

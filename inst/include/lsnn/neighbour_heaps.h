@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "graph.h"
-#include "kernels.h"
+#include "distance_kernels.h"
 
 namespace lsnn {
 

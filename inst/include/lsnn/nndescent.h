@@ -647,9 +647,10 @@ std::size_t apply_updates(const std::vector<std::vector<ListUpdate>>& updates, s
 // The descent (Dong, Moses and Li, 2011) from the forest's lists, until
 // `n_iters` iterations, too few changes or the target recall. Its buffers
 // (and the renumbered copy of the rows) live only here, so they are freed
-// before the final pass allocates the graph. Dense rows are copied in the
-// order of their new numbers first: a row's candidates mostly have numbers
-// near its own, so the joins then read rows that are close in memory.
+// before the final pass allocates the graph. Rows in single precision are
+// copied in the order of their new numbers first: a row's candidates mostly
+// have numbers near its own, so the joins then read rows that are close in
+// memory.
 // Progress: `phase` counts n steps per iteration.
 template <typename Executor>
 double descend(const ScoreSpace& space, const std::vector<int>& perm, const std::vector<int>& inv,
@@ -658,7 +659,7 @@ double descend(const ScoreSpace& space, const std::vector<int>& perm, const std:
                Executor& executor) {
   const std::size_t n = space.n(), K = heaps.capacity();
   const bool use_sample = par.target_recall < 1.0;
-  const bool renumbered_rows = space.dense();
+  const bool renumbered_rows = space.float_rows();
   std::unique_ptr<const ScoreSpace> renumbered;
   if (renumbered_rows) renumbered.reset(new ScoreSpace(space, perm, executor));
   const ScoreSpace& join_space = renumbered_rows ? *renumbered : space;

@@ -37,7 +37,7 @@ class PrincipalRows {
   template <typename Executor>
   PrincipalRows(const ScoreSpace& space, std::size_t dims, std::uint64_t seed, Executor& executor) {
     const std::size_t n = space.n(), d = space.d();
-    if (!space.dense() || space.data().metric() == Metric::manhattan || d <= 2 * dims || n < 2) return;
+    if (!space.float_rows() || space.data().metric() == Metric::manhattan || d <= 2 * dims || n < 2) return;
     r_ = dims;
     const DistanceKernels& kern = space.data().kernels();
 

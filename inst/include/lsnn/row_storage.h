@@ -1,10 +1,11 @@
 // The stored rows of a RowData (distance.h), one type per storage: dense
 // rows of float (data that float represents exactly), dense rows of double,
-// and sparse rows. RowData picks the storage once, when it prepares the
-// data; each type then has its own exact pair sums in double precision
-// (sum (x - y)^2, sum x y and, for dense rows, sum |x - y|), its loading of a
-// row into score space, and the rounding bound of its float scores, with no
-// test of the storage in any of them.
+// sparse rows, and rows of bits (0/1 data under the Hamming distance).
+// RowData picks the storage once, when it prepares the data; each type then
+// has its own exact pair sums in double precision (sum (x - y)^2, sum x y
+// and, for dense rows, sum |x - y|; for bits, the number that differ), its
+// loading of a row into score space, and the rounding bound of its float
+// scores, with no test of the storage in any of them.
 //
 // The stored values are the given values times the storage unit (a power of
 // two, see distance.h), less the row means under correlation.
@@ -13,10 +14,11 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
-#include "kernels.h"
+#include "distance_kernels.h"
 #include "sparse.h"
 
 namespace lsnn {
@@ -176,6 +178,54 @@ class StoredSparseRows {
  private:
   SparseRows rows_{nullptr, nullptr, nullptr, 0, 0};
   std::vector<double> scaled_val_;  // the values times the unit, when it is not 1
+};
+
+// Rows of 0/1 values packed 64 to a word, row-major, `words()` words a row;
+// the bits past the last column are zero, so they never differ. The exact
+// score of a pair is the number of bits that differ: an integer, which the
+// float tiles of hamming_tile() represent exactly up to 2^24 columns.
+class BitRows {
+ public:
+  BitRows() = default;
+  BitRows(std::size_t n, std::size_t d, const DistanceKernels& kernels)
+      : d_(d), words_((d + 63) / 64), bits_(n * words_, 0), pair_(kernels.hamming_pair) {}
+
+  // Sets column k of row i to 1.
+  void set(std::size_t i, std::size_t k) {
+    bits_[i * words_ + k / 64] |= std::uint64_t(1) << (k % 64);
+  }
+  bool value(std::size_t i, std::size_t k) const {
+    return (bits_[i * words_ + k / 64] >> (k % 64)) & 1u;
+  }
+  std::size_t words() const { return words_; }
+  const std::uint64_t* row(std::size_t i) const { return &bits_[i * words_]; }
+
+  double hamming(std::size_t i, std::size_t j) const {
+    return static_cast<double>(pair_(row(i), row(j), words_));
+  }
+
+  void prefetch(std::size_t i) const {
+#if defined(__GNUC__) || defined(__clang__)
+    const char* p = reinterpret_cast<const char*>(row(i));
+    const std::size_t bytes = words_ * sizeof(std::uint64_t);
+    for (std::size_t b = 0; b < bytes && b < 256; b += 64) __builtin_prefetch(p + b);
+#else
+    (void)i;
+#endif
+  }
+
+  // Row i as 0/1 floats, whose squared distances are the Hamming counts
+  // (the searches score bits with hamming_tile() instead; this serves any
+  // caller that asks for float rows).
+  void load_row(std::size_t i, double, const double*, float* out) const {
+    for (std::size_t k = 0; k < d_; ++k) out[k] = value(i, k) ? 1.0f : 0.0f;
+  }
+
+ private:
+  std::size_t d_ = 0;
+  std::size_t words_ = 0;
+  std::vector<std::uint64_t> bits_;
+  std::uint64_t (*pair_)(const std::uint64_t*, const std::uint64_t*, std::size_t) = nullptr;
 };
 
 }  // namespace lsnn

@@ -1,10 +1,11 @@
 // Random-projection trees over the rows in score space (score_space.h).
 //
 // A random-projection tree splits the rows recursively by the hyperplane
-// half-way between two random rows of the node (sparse rows: by which of the
-// two is closer), until a node holds at most `leaf_size` rows. Rows close
-// together tend to share a leaf, so each leaf is a good set of candidate
-// neighbours for its rows (Dasgupta and Freund, 2008).
+// half-way between two random rows of the node (sparse rows and rows of
+// bits: by which of the two is closer), until a node holds at most
+// `leaf_size` rows. Rows close together tend to share a leaf, so each leaf is
+// a good set of candidate neighbours for its rows (Dasgupta and Freund,
+// 2008).
 #ifndef LSNN_RP_FOREST_H
 #define LSNN_RP_FOREST_H
 
@@ -110,12 +111,12 @@ inline std::size_t rp_split(const ScoreSpace& space, const float* rows, std::siz
 }  // namespace detail
 
 // One random-projection tree over all rows, its randomness a function of
-// `seed` only. Dense rows are split on `rows` (n x d) when given (shorter
-// rows that stand for them, such as principal coordinates), else on the
-// space's own rows.
+// `seed` only. Rows in single precision are split on `rows` (n x d) when
+// given (shorter rows that stand for them, such as principal coordinates),
+// else on the space's own rows.
 inline RpTree build_rp_tree(const ScoreSpace& space, std::size_t leaf_size, std::uint64_t seed,
                             const float* rows = nullptr, std::size_t d = 0) {
-  if (rows == nullptr && space.dense()) {
+  if (rows == nullptr && space.float_rows()) {
     rows = space.row(0);
     d = space.d();
   }

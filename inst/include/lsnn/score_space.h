@@ -5,7 +5,8 @@
 // own rows when they already are in score space, else one copy made here),
 // and the Scorer (scorer.h) that scores blocks of them. The random-projection
 // trees and the principal coordinates read the rows themselves. Sparse rows
-// are not copied: their pairs are scored exactly, in double precision.
+// and rows of bits (metric = hamming) are not copied: their pairs are scored
+// exactly (bits by popcount tiles), and the trees split them by distances.
 #ifndef LSNN_SCORE_SPACE_H
 #define LSNN_SCORE_SPACE_H
 
@@ -27,7 +28,7 @@ class ScoreSpace {
   template <typename Executor>
   ScoreSpace(const RowData& data, Executor& executor)
       : data_(&data), n_(data.n()), d_(data.d()), scorer_(data, SparseScores::exact_pairs) {
-    if (data.sparse() || data.direct_rows() != nullptr) return;  // nothing to copy
+    if (!data_has_float_rows(data) || data.direct_rows() != nullptr) return;  // nothing to copy
     rows_.resize(n_ * d_);
     sqnorm_.resize(n_);
     const std::size_t block = 1024;
@@ -62,15 +63,19 @@ class ScoreSpace {
 
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
-  bool dense() const { return !data_->sparse(); }
+  // Whether the rows are at hand in single precision (row() and sqnorm()):
+  // dense data under every metric but hamming.
+  bool float_rows() const { return data_has_float_rows(*data_); }
   const RowData& data() const { return *data_; }
   // The scores of blocks of these rows (row numbers as here).
   const Scorer& scorer() const { return scorer_; }
-  // Dense rows in score space, and their squared norms.
+  // Rows in score space, and their squared norms (float_rows() only).
   const float* row(std::size_t i) const { return rows_ptr() + i * d_; }
   float sqnorm(std::size_t i) const { return sqnorm_ptr()[i]; }
 
  private:
+  static bool data_has_float_rows(const RowData& data) { return !data.sparse() && data.bit_rows() == nullptr; }
+
   const float* rows_ptr() const { return rows_.empty() ? data_->direct_rows() : rows_.data(); }
   const float* sqnorm_ptr() const { return sqnorm_.empty() ? data_->direct_sqnorms() : sqnorm_.data(); }
 

@@ -13,12 +13,15 @@
 // in score space (RowData's own storage, or a copy such as ScoreSpace's),
 // else loaded for the block. Sparse rows are scored through a dense scratch
 // row (tiles), or pair by pair exactly (the approximate search, whose blocks
-// are small scattered lists).
+// are small scattered lists). Rows of bits (metric = hamming) are scored by
+// the popcount tiles of hamming_tile(), read in place for a range of rows,
+// else gathered for the block; their scores are the exact counts.
 #ifndef LSNN_SCORER_H
 #define LSNN_SCORER_H
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "distance.h"
@@ -29,6 +32,7 @@ namespace lsnn {
 struct ScoreWorkspace {
   std::vector<float> a, b, a_sqnorm, b_sqnorm;
   std::vector<double> scratch;
+  std::vector<std::uint64_t> a_bits, b_bits;
 };
 
 enum class SparseScores { tiles, exact_pairs };
@@ -50,6 +54,10 @@ class Scorer {
   // out[a * b.count + c] = score of rows a[r] and b[c]. The same set on
   // both sides takes the symmetric product.
   void score_block(const RowSet& a, const RowSet& b, ScoreWorkspace& ws, float* out) const {
+    if (const BitRows* bits = data_->bit_rows()) {
+      score_bits(*bits, a, b, ws, out);
+      return;
+    }
     if (data_->sparse()) {
       score_sparse(a, b, ws, out);
       return;
@@ -75,9 +83,9 @@ class Scorer {
 
   // The score of rows i and j alone, for the walks over a graph, which
   // score rows one at a time: dense rows must be at hand (a ScoreSpace's
-  // scorer); sparse rows are scored exactly.
+  // scorer); sparse rows and bits are scored exactly.
   float score_pair(std::size_t i, std::size_t j) const {
-    if (data_->sparse()) return static_cast<float>(data_->exact_score(i, j));
+    if (data_->sparse() || data_->bit_rows()) return static_cast<float>(data_->exact_score(i, j));
     const std::size_t d = data_->d();
     const float* x = rows_ + i * d;
     const float* y = rows_ + j * d;
@@ -93,6 +101,10 @@ class Scorer {
   // Hints that score_pair(., j) will read row j soon.
   void prefetch(std::size_t j) const {
 #if defined(__GNUC__) || defined(__clang__)
+    if (data_->bit_rows()) {
+      data_->prefetch_row(j);
+      return;
+    }
     if (rows_ == nullptr) return;
     const char* p = reinterpret_cast<const char*>(rows_ + j * data_->d());
     const std::size_t bytes = data_->d() * sizeof(float);
@@ -125,6 +137,28 @@ class Scorer {
       }
     }
     return {rows.data(), sqnorms.data()};
+  }
+
+  // The bits of `set`: in place for a range, else gathered into `buffer`.
+  static const std::uint64_t* bits_of(const BitRows& bits, const RowSet& set,
+                                      std::vector<std::uint64_t>& buffer) {
+    const std::size_t w = bits.words();
+    if (set.count == 0) return nullptr;
+    if (set.ids == nullptr) return bits.row(set.begin);
+    buffer.resize(set.count * w);
+    for (std::size_t r = 0; r < set.count; ++r) {
+      const std::uint64_t* row = bits.row(set[r]);
+      std::copy(row, row + w, &buffer[r * w]);
+    }
+    return buffer.data();
+  }
+
+  void score_bits(const BitRows& bits, const RowSet& a, const RowSet& b, ScoreWorkspace& ws,
+                  float* out) const {
+    const std::uint64_t* rb = bits_of(bits, b, ws.b_bits);
+    const bool prefix = a.ids == b.ids && a.begin == b.begin && a.count <= b.count;
+    const std::uint64_t* ra = prefix ? rb : bits_of(bits, a, ws.a_bits);
+    data_->kernels().hamming_tile(ra, a.count, rb, b.count, bits.words(), out);
   }
 
   void score_sparse(const RowSet& a, const RowSet& b, ScoreWorkspace& ws, float* out) const {

@@ -1,4 +1,4 @@
-// Bodies of the DistanceKernels (kernels.h). Not a normal header: a
+// Bodies of the DistanceKernels (distance_kernels.h). Not a normal header: a
 // translation unit defines LSNN_KERNEL_NAMESPACE (and, for the AVX2 build,
 // LSNN_KERNEL_AVX2 plus the target pragma) and includes it once, so every
 // function here is compiled for exactly one instruction set and lives in a
@@ -7,7 +7,7 @@
 // The loops use GCC/Clang vector extensions of 32 bytes: one AVX register in
 // the AVX2 build, a pair of SSE2 registers in the baseline build.
 #ifndef LSNN_KERNEL_NAMESPACE
-#error "define LSNN_KERNEL_NAMESPACE before including lsnn/kernels_impl.h"
+#error "define LSNN_KERNEL_NAMESPACE before including lsnn/distance_kernels_impl.h"
 #endif
 
 #include <Eigen/Core>
@@ -15,7 +15,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels.h"
+#include "distance_kernels.h"
 
 #if defined(__SSE2__) || defined(LSNN_KERNEL_AVX2)
 #include <immintrin.h>
@@ -233,12 +233,17 @@ inline std::size_t positions_at_most(const float* s, const float* threshold,
 }
 
 // The exact distances accumulate in double whatever the storage type, in four
-// independent lanes, so their rounding error is that of a double sum.
-inline double sqdist_f(const float* x, const float* y, std::size_t d) {
+// independent lanes, so their rounding error is that of a double sum. One
+// body per sum serves rows of float and of double (widened as they load).
+inline d4 load4_as_double(const float* p) { return load4_widen(p); }
+inline d4 load4_as_double(const double* p) { return load4(p); }
+
+template <class T>
+double sqdist(const T* x, const T* y, std::size_t d) {
   d4 s = {0, 0, 0, 0};
   std::size_t k = 0;
   for (; k + 4 <= d; k += 4) {
-    const d4 t = load4_widen(x + k) - load4_widen(y + k);
+    const d4 t = load4_as_double(x + k) - load4_as_double(y + k);
     s += t * t;
   }
   double r = hsum(s);
@@ -249,54 +254,23 @@ inline double sqdist_f(const float* x, const float* y, std::size_t d) {
   return r;
 }
 
-inline double sqdist_d(const double* x, const double* y, std::size_t d) {
+template <class T>
+double dot(const T* x, const T* y, std::size_t d) {
   d4 s = {0, 0, 0, 0};
   std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) {
-    const d4 t = load4(x + k) - load4(y + k);
-    s += t * t;
-  }
-  double r = hsum(s);
-  for (; k < d; ++k) {
-    const double t = x[k] - y[k];
-    r += t * t;
-  }
-  return r;
-}
-
-inline double dot_f(const float* x, const float* y, std::size_t d) {
-  d4 s = {0, 0, 0, 0};
-  std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) s += load4_widen(x + k) * load4_widen(y + k);
+  for (; k + 4 <= d; k += 4) s += load4_as_double(x + k) * load4_as_double(y + k);
   double r = hsum(s);
   for (; k < d; ++k) r += static_cast<double>(x[k]) * static_cast<double>(y[k]);
   return r;
 }
 
-inline double dot_d(const double* x, const double* y, std::size_t d) {
+template <class T>
+double l1(const T* x, const T* y, std::size_t d) {
   d4 s = {0, 0, 0, 0};
   std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) s += load4(x + k) * load4(y + k);
-  double r = hsum(s);
-  for (; k < d; ++k) r += x[k] * y[k];
-  return r;
-}
-
-inline double l1_f(const float* x, const float* y, std::size_t d) {
-  d4 s = {0, 0, 0, 0};
-  std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) s += vabs(load4_widen(x + k) - load4_widen(y + k));
+  for (; k + 4 <= d; k += 4) s += vabs(load4_as_double(x + k) - load4_as_double(y + k));
   double r = hsum(s);
   for (; k < d; ++k) r += std::fabs(static_cast<double>(x[k]) - static_cast<double>(y[k]));
-  return r;
-}
-
-inline double l1_d(const double* x, const double* y, std::size_t d) {
-  d4 s = {0, 0, 0, 0};
-  std::size_t k = 0;
-  for (; k + 4 <= d; k += 4) s += vabs(load4(x + k) - load4(y + k));
-  double r = hsum(s);
-  for (; k < d; ++k) r += std::fabs(x[k] - y[k]);
   return r;
 }
 
@@ -320,6 +294,118 @@ inline float dot_f32(const float* x, const float* y, std::size_t d) {
   float r = hsum(s0 + s1);
   for (; k < d; ++k) r += x[k] * y[k];
   return r;
+}
+
+// The number of set bits of a word: the popcnt instruction in the AVX2 build
+// (every CPU with AVX2 has it; its target includes it) and wherever the
+// baseline has it, else a sum of bits in parallel over the word's bytes
+// (x86-64's baseline has no popcnt, and the builtin would call a library
+// routine).
+inline std::uint64_t popcount64(std::uint64_t x) {
+#if defined(LSNN_KERNEL_AVX2) || defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
+  return static_cast<std::uint64_t>(__builtin_popcountll(x));
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return (x * 0x0101010101010101ULL) >> 56;
+#endif
+}
+
+inline std::uint64_t hamming_pair(const std::uint64_t* x, const std::uint64_t* y, std::size_t words) {
+  std::uint64_t s0 = 0, s1 = 0;
+  std::size_t w = 0;
+  for (; w + 2 <= words; w += 2) {
+    s0 += popcount64(x[w] ^ y[w]);
+    s1 += popcount64(x[w + 1] ^ y[w + 1]);
+  }
+  if (w < words) s0 += popcount64(x[w] ^ y[w]);
+  return s0 + s1;
+}
+
+#if defined(LSNN_KERNEL_AVX2)
+// The number of set bits of each byte of v: the counts of its two nibbles
+// looked up in a table by a byte shuffle (Mula's method; about a third
+// fewer instructions per word than popcnt on four words).
+inline __m256i byte_popcounts(__m256i v) {
+  const __m256i table = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+                                         0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i lo = _mm256_and_si256(v, nibble);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+  return _mm256_add_epi8(_mm256_shuffle_epi8(table, lo), _mm256_shuffle_epi8(table, hi));
+}
+
+// The sums of the 32 bytes of each of c0..c3, as four floats.
+inline __m128 byte_sums(__m256i c0, __m256i c1, __m256i c2, __m256i c3) {
+  const __m256i p = _mm256_add_epi64(_mm256_unpacklo_epi64(c0, c1), _mm256_unpackhi_epi64(c0, c1));
+  const __m256i q = _mm256_add_epi64(_mm256_unpacklo_epi64(c2, c3), _mm256_unpackhi_epi64(c2, c3));
+  const __m256i t = _mm256_add_epi64(_mm256_permute2x128_si256(p, q, 0x20), _mm256_permute2x128_si256(p, q, 0x31));
+  // (each count is below 2^31: its low half as int32)
+  const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  return _mm_cvtepi32_ps(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(t, low_halves)));
+}
+#endif
+
+// Four rows of B at a time share each load of a row of A. In the AVX2 build,
+// four words at a time by byte_popcounts(), whose byte counts are summed
+// into 64-bit lanes (_mm256_sad_epu8) every 31 vectors, before a byte can
+// overflow; the last words % 4 words by popcnt.
+inline void hamming_tile(const std::uint64_t* A, std::size_t na, const std::uint64_t* B,
+                         std::size_t m, std::size_t words, float* out) {
+  const std::size_t w4 = words - words % 4;
+  for (std::size_t a = 0; a < na; ++a) {
+    const std::uint64_t* x = A + a * words;
+    float* row = out + a * m;
+    std::size_t b = 0;
+    for (; b + 4 <= m; b += 4) {
+      const std::uint64_t* y0 = B + b * words;
+      const std::uint64_t* y1 = y0 + words;
+      const std::uint64_t* y2 = y1 + words;
+      const std::uint64_t* y3 = y2 + words;
+      std::size_t w = 0;
+#if defined(LSNN_KERNEL_AVX2)
+      __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+      while (w < w4) {
+        // (no std::min: the AVX2 build instantiates no standard template)
+        const std::size_t end = w4 - w > 31 * 4 ? w + 31 * 4 : w4;
+        __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+        for (; w < end; w += 4) {
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + w));
+          auto load = [w](const std::uint64_t* y) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y + w)); };
+          c0 = _mm256_add_epi8(c0, byte_popcounts(_mm256_xor_si256(xv, load(y0))));
+          c1 = _mm256_add_epi8(c1, byte_popcounts(_mm256_xor_si256(xv, load(y1))));
+          c2 = _mm256_add_epi8(c2, byte_popcounts(_mm256_xor_si256(xv, load(y2))));
+          c3 = _mm256_add_epi8(c3, byte_popcounts(_mm256_xor_si256(xv, load(y3))));
+        }
+        const __m256i zero = _mm256_setzero_si256();
+        s0 = _mm256_add_epi64(s0, _mm256_sad_epu8(c0, zero));
+        s1 = _mm256_add_epi64(s1, _mm256_sad_epu8(c1, zero));
+        s2 = _mm256_add_epi64(s2, _mm256_sad_epu8(c2, zero));
+        s3 = _mm256_add_epi64(s3, _mm256_sad_epu8(c3, zero));
+      }
+      float vec[4];
+      _mm_storeu_ps(vec, byte_sums(s0, s1, s2, s3));
+#else
+      (void)w4;
+      const float vec[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#endif
+      std::uint64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+      for (; w < words; ++w) {
+        const std::uint64_t xw = x[w];
+        t0 += popcount64(xw ^ y0[w]);
+        t1 += popcount64(xw ^ y1[w]);
+        t2 += popcount64(xw ^ y2[w]);
+        t3 += popcount64(xw ^ y3[w]);
+      }
+      // (exact up to 2^24 bits; beyond, within two roundings to float)
+      row[b] = vec[0] + static_cast<float>(t0);
+      row[b + 1] = vec[1] + static_cast<float>(t1);
+      row[b + 2] = vec[2] + static_cast<float>(t2);
+      row[b + 3] = vec[3] + static_cast<float>(t3);
+    }
+    for (; b < m; ++b) row[b] = static_cast<float>(hamming_pair(x, B + b * words, words));
+  }
 }
 
 // Lists are scanned eight (AVX2) or four (SSE2) entries at a time, stopping
@@ -347,9 +433,9 @@ inline bool contains_index(const int* ix, std::size_t n, int value) {
 
 inline const DistanceKernels& distance_kernels() {
   static const DistanceKernels table = {
-      &dot_tile, &gram_tile, &finish_sqdist_tile, &l1_tile, &positions_at_most, &count_at_most, &sqdist_f, &sqdist_d,
-      &dot_f,    &dot_d,   &l1_f,              &l1_d,     &dot_f32,
-      &contains_index,
+      &dot_tile, &gram_tile, &finish_sqdist_tile, &l1_tile, &positions_at_most, &count_at_most,
+      &sqdist<float>, &sqdist<double>, &dot<float>, &dot<double>, &l1<float>, &l1<double>, &dot_f32,
+      &hamming_tile, &hamming_pair, &contains_index,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"
 #else

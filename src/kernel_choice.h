@@ -1,11 +1,11 @@
 // Which build of the core's vector kernels (distance, cost and PCA tables) this
 // process uses.
-#ifndef LSNN_R_KERNELS_H
-#define LSNN_R_KERNELS_H
+#ifndef LSNN_R_KERNEL_CHOICE_H
+#define LSNN_R_KERNEL_CHOICE_H
 
 #include <lsnn/cost_kernels.h>
 #include <lsnn/cpu.h>
-#include <lsnn/kernels.h>
+#include <lsnn/distance_kernels.h>
 #include <lsnn/pca_kernels.h>
 
 #include <string>
@@ -24,7 +24,7 @@ const lsnn::PcaKernels* avx2_pca_kernels();
 // tests and comparisons); R passes getOption("lsnn.simd", "auto").
 template <typename Table>
 const Table& pick_kernels(const std::string& simd, const Table* fast, const Table& baseline) {
-  if (simd != "generic" && fast != nullptr && lsnn::cpu_has_avx2_fma()) return *fast;
+  if (simd != "generic" && fast != nullptr && lsnn::cpu_has_avx2_fma_popcnt()) return *fast;
   return baseline;
 }
 
@@ -42,4 +42,4 @@ inline const lsnn::PcaKernels& pca_kernels(const std::string& simd) {
 
 }  // namespace lsnn_r
 
-#endif  // LSNN_R_KERNELS_H
+#endif  // LSNN_R_KERNEL_CHOICE_H

@@ -2,12 +2,12 @@
 // that one build carries two versions of them: the portable baseline R
 // compiles with, and AVX2 + FMA, chosen at run time (see cpu.h).
 //
-// The bodies live in kernels_impl.h, which a translation unit includes once
+// The bodies live in distance_kernels_impl.h, which a translation unit includes once
 // per target inside its own namespace (src/kernels_generic.cpp,
 // src/kernels_avx2.cpp). Algorithms take a `const DistanceKernels&` and never
 // know which version they run.
-#ifndef LSNN_KERNELS_H
-#define LSNN_KERNELS_H
+#ifndef LSNN_DISTANCE_KERNELS_H
+#define LSNN_DISTANCE_KERNELS_H
 
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +48,13 @@ struct DistanceKernels {
   // sum x * y of two float rows in single precision (the projections of
   // the approximate search's random-projection trees).
   float (*dot_f32)(const float* x, const float* y, std::size_t d);
+  // Hamming distances of rows of bits packed 64 to a word (row-major, `words`
+  // words a row, the bits past the last column zero): out[a * m + b] = the
+  // number of bits in which A_a and B_b differ, as a float (exact up to
+  // 2^24 bits), and the same count for one pair.
+  void (*hamming_tile)(const std::uint64_t* A, std::size_t na, const std::uint64_t* B,
+                       std::size_t m, std::size_t words, float* out);
+  std::uint64_t (*hamming_pair)(const std::uint64_t* x, const std::uint64_t* y, std::size_t words);
   // Whether `value` occurs among ix[0], ..., ix[n - 1] (the approximate
   // search's neighbour lists).
   bool (*contains_index)(const int* ix, std::size_t n, int value);
@@ -56,4 +63,4 @@ struct DistanceKernels {
 
 }  // namespace lsnn
 
-#endif  // LSNN_KERNELS_H
+#endif  // LSNN_DISTANCE_KERNELS_H
