@@ -34,6 +34,14 @@ utils::assignInNamespace("CRAN_urls", function() data.frame(Package = character(
 dir.create(dest, showWarnings = FALSE, recursive = TRUE)
 dest <- normalizePath(dest)
 pkg <- as_pkgdown(".", override = list(destination = dest))
+# A whole build starts afresh, so that no page of an earlier build (an
+# article since removed) stays; only a directory that holds a pkgdown site
+# is emptied, never one that merely shares the name.
+if ("init" %in% steps && length(dir(dest)) > 0) {
+  if (!file.exists(file.path(dest, "pkgdown.yml")))
+    stop("'", dest, "' is not empty and holds no pkgdown site: give another directory")
+  clean_site(pkg)
+}
 cat("site: lsnn", format(packageVersion("lsnn")), "from", find.package("lsnn"),
     "; site in", dest, "\n")
 
