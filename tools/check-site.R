@@ -1,8 +1,10 @@
 # Checks a built site (tools/build-site.R): screenshots of a few pages in
-# headless Chromium, each a PNG of the window's size that is not blank, and
-# every link and asset of every HTML page: a relative one must name a file of
-# the site (and an anchor on it, an id of that page); nothing is loaded from
-# the network. Exits 1 on any failure, after a summary.
+# headless Chromium, each a PNG of the window's size that is not blank; the
+# formulas of a reference page typeset by the site's own MathJax and its table
+# of contents built; every link and asset of every HTML page: a relative one
+# must name a file of the site (and an anchor on it, an id of that page), and
+# nothing is loaded from the network. Exits 1 on any failure, after a summary
+# (the full list in <screenshot dir>/report.txt).
 #
 #   Rscript tools/check-site.R [site] [screenshot dir]
 #
@@ -97,6 +99,30 @@ if (!nzchar(browser)) {
   }
 }
 
+# What the page's own scripts make, in the reference page's DOM after they
+# ran: formulas typeset by the site's MathJax, the table of contents built
+# by extra.js.
+script_report <- character()
+if (nzchar(browser) && file.exists(file.path(site, pages[["reference"]]))) {
+  profile <- tempfile("chromium-profile-")
+  dom <- suppressWarnings(system2(
+    "timeout", c("120", shQuote(browser), "--headless", "--disable-gpu", "--no-sandbox",
+                 "--no-first-run", paste0("--user-data-dir=", profile),
+                 "--virtual-time-budget=10000", "--dump-dom",
+                 shQuote(paste0("file://", file.path(site, pages[["reference"]])))),
+    stdout = TRUE, stderr = FALSE))
+  unlink(profile, recursive = TRUE)
+  if (length(dom) == 0) dom <- "<html></html>"
+  dom <- xml2::read_html(paste(dom, collapse = "\n"))
+  n_math <- length(xml2::xml_find_all(dom, "//*[contains(@class, 'MathJax_SVG')]"))
+  n_raw <- sum(grepl("\\\\\\(", xml2::xml_text(xml2::xml_find_all(dom, "//main//p"))))
+  n_toc <- length(xml2::xml_find_all(dom, "//*[@id='toc']//a[contains(@class, 'nav-link')]"))
+  script_report <- sprintf("%s: %d formulas typeset, %d paragraphs with raw TeX, %d entries in the table of contents",
+                           pages[["reference"]], n_math, n_raw, n_toc)
+  if (n_math == 0 || n_raw > 0) fail("MathJax did not typeset ", pages[["reference"]], " (", script_report, ")")
+  if (n_toc == 0) fail("no table of contents on ", pages[["reference"]])
+}
+
 # ---- Links -----------------------------------------------------------------
 html_files <- list.files(site, pattern = "\\.html$", recursive = TRUE, full.names = TRUE)
 # MathJax's own test and documentation pages are not the site's.
@@ -172,6 +198,7 @@ for (r in remote) fail("loads from the network ", r)
 cat("site check:", site, "\n")
 cat("screenshots:\n")
 cat(paste0("  ", shot_report, "\n"), sep = "")
+if (length(script_report)) cat("scripts:", script_report, "\n")
 cat(sprintf(paste("links: %d HTML pages, %d internal links and assets checked (%d anchors),",
                   "%d external links not followed, %d broken, %d loaded from the network\n"),
             length(html_files), counts[["internal"]], counts[["anchors"]], counts[["external"]],
