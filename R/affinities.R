@@ -55,8 +55,6 @@ perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n
 # Perplexity affinities of resolve_inputs()'s points: over the graph when
 # there is one, else over all pairs of the data. Returns list(P, beta).
 perplexity_of_inputs <- function(inputs, perplexity, n_threads, verbose) {
-  tol <- 1e-5
-  max_steps <- 200L
   n <- inputs$n
   g <- inputs$graph
   if (!is.null(g)) {
@@ -65,8 +63,7 @@ perplexity_of_inputs <- function(inputs, perplexity, n_threads, verbose) {
       stop_arg("'perplexity' (", perplexity, ") must be less than the number of neighbours ",
                "of each point in the graph (", k - 1L, ")")
     }
-    res <- .perplexity_graph(g$idx, g$dist, perplexity, tol, max_steps, n_threads,
-                             simd_option(), verbose)
+    res <- .perplexity_graph(g$idx, g$dist, perplexity, n_threads, simd_option(), verbose)
   } else {
     if (perplexity >= n - 1) {
       stop_arg("'perplexity' (", perplexity, ") must be less than the number of other ",
@@ -77,8 +74,8 @@ perplexity_of_inputs <- function(inputs, perplexity, n_threads, verbose) {
                "matrix holds at most 2^31 - 1 entries): give a neighbour graph from ",
                "extended_knn() as 'nn_method' instead")
     }
-    res <- .perplexity_data(dense_data(inputs$data), perplexity, tol, max_steps, n_threads,
-                            simd_option(), verbose)
+    res <- .perplexity_data(dense_data(inputs$data), perplexity, n_threads, simd_option(),
+                            verbose)
   }
   if (res$n_failed > 0) {
     warning(sprintf(paste0("perplexity calibration did not reach the tolerance for ",

@@ -168,6 +168,17 @@ draw_seed <- function() {
   sample.int(.Machine$integer.max, 2L) - 1L
 }
 
+# The seed of one step of a larger random computation, as draw_seed() gives
+# seeds: the core's hash (hash64() of random.h, the way the core seeds its
+# work items) of a seed of draw_seed() and up to three whole numbers naming
+# the step, so that a step's numbers depend on the computation's seed and
+# on which step it is, not on when or where it runs.
+derive_seed <- function(seed, ...) .derive_seed(seed, as.double(c(...)))
+
+# `m` distinct rows of 1..n in increasing order, drawn from a seed of
+# draw_seed() (without R's generator).
+sample_rows <- function(seed, n, m) .sample_rows(seed, as.double(n), as.double(m))
+
 # Evaluates expr after set.seed(seed) (unless seed is NULL) and puts R's
 # generator back as it was.
 with_seed <- function(seed, expr) {
@@ -204,7 +215,7 @@ with_seed_of_call <- function(seed, call, fun, env) {
 # dgCMatrix, dgTMatrix or dgRMatrix are converted to a dgRMatrix, dense ones to
 # a matrix). Returns list(kind = "dense", x = double matrix, n, d) or
 # list(kind = "sparse", rows = dgRMatrix, n, d): the one form in which data
-# crosses into C++ (src/row_data.h reads either).
+# crosses into C++ (lsnn_r::row_data() in src/r_inputs.h reads either).
 prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
   if (is.data.frame(X)) {
     numeric_cols <- vapply(X, is.numeric, logical(1))
@@ -312,7 +323,7 @@ is_graph <- function(x) {
 }
 
 is_graph_like <- function(x) {
-  is_graph(x) || (is.list(x) && !is.data.frame(x) && length(x) > 0 &&
+  is_graph(x) || is_seurat_neighbor(x) || (is.list(x) && !is.data.frame(x) && length(x) > 0 &&
                     all(vapply(x, function(g) is_graph(g) || is_sparse_graph(g), logical(1))))
 }
 
@@ -323,6 +334,10 @@ is_sparse_graph <- function(x) inherits(x, "Matrix") && methods::is(x, "sparseMa
 # `shift`, the columns added in front (1 for the self column), so that
 # messages name what was given.
 read_graph <- function(graph, name, query = FALSE) {
+  if (is_seurat_neighbor(graph)) {
+    return(list(idx = graph@nn.idx, dist = graph@nn.dist, parts = c("nn.idx", "nn.dist"),
+                shift = 0L))
+  }
   if (is_graph(graph)) {
     if (!is.null(graph$idx)) return(list(idx = graph$idx, dist = graph$dist))
     if (query) {
@@ -343,7 +358,15 @@ read_graph <- function(graph, name, query = FALSE) {
 }
 
 graph_forms <- paste("a list with matrices 'idx' and 'dist' (or BiocNeighbors' 'index' and",
-                     "'distance'), uwot's nn or a sparse distance matrix")
+                     "'distance'), uwot's nn, a Seurat Neighbor object or a sparse distance",
+                     "matrix")
+
+# Seurat's Neighbor object (SeuratObject): the graph in slots nn.idx and
+# nn.dist, each row itself first, as lsnn's own.
+is_seurat_neighbor <- function(x) {
+  isS4(x) && methods::is(x, "Neighbor") && methods::.hasSlot(x, "nn.idx") &&
+    methods::.hasSlot(x, "nn.dist")
+}
 
 # BiocNeighbors' index and distance, the row itself added in front when no
 # row lists it.
@@ -558,29 +581,32 @@ check_scale_columns <- function(scale_from, scale_to, n_cols) {
 
 # The points of a function that takes data `X`, a neighbour graph
 # `nn_method`, or (with both = TRUE) both, each read and checked once here:
-# `data` from prepare_data() or NULL, `graph` from check_graph() or NULL, and
-# `n`, the number of points. Every function with these arguments starts here;
-# when it needs a graph that was not given, graph_of_inputs() finds one.
-resolve_inputs <- function(X, nn_method, caller, both = TRUE) {
+# `data` from prepare_data() (in the geometry of `metric`) or NULL, `graph`
+# from check_graph() or NULL, and `n`, the number of points. Every function
+# with these arguments starts here; when it needs a graph that was not given,
+# graph_of_inputs() finds one. `graph_arg` is the graph's argument as the
+# caller names it (the quality measures: `nn`, or `X` itself).
+resolve_inputs <- function(X, nn_method, caller, both = TRUE, metric = "euclidean",
+                           graph_arg = "nn_method") {
   if (!is.null(X) && is_graph_like(X)) {
-    stop_arg("'X' is a neighbour graph: pass it as 'nn_method' (", caller,
-             "(nn_method = graph)", if (both) ", X = NULL or the data", ")")
+    stop_arg("'X' is a neighbour graph: pass it as '", graph_arg, "' (", caller,
+             "(", graph_arg, " = graph)", if (both) ", X = NULL or the data", ")")
   }
   if (!both && !is.null(X) && !is.null(nn_method)) {
-    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method', not both")
+    stop_arg("give the data as 'X' or a neighbour graph as '", graph_arg, "', not both")
   }
   if (is.null(X) && is.null(nn_method)) {
-    stop_arg("give the data as 'X' or a neighbour graph as 'nn_method'")
+    stop_arg("give the data as 'X' or a neighbour graph as '", graph_arg, "'")
   }
-  data <- if (!is.null(X)) prepare_data(X, "euclidean", "X")
+  data <- if (!is.null(X)) prepare_data(X, metric, "X")
   graph <- NULL
   if (!is.null(nn_method)) {
     if (!is_graph_like(nn_method) && !is_sparse_graph(nn_method)) {
-      stop_arg("'nn_method' must be a neighbour graph: ", graph_forms)
+      stop_arg("'", graph_arg, "' must be a neighbour graph: ", graph_forms)
     }
-    graph <- check_graph(nn_method, "nn_method", min_cols = 2)
+    graph <- check_graph(nn_method, graph_arg, min_cols = 2)
     if (!is.null(data) && nrow(graph$idx) != data$n) {
-      stop_arg("'nn_method' has ", nrow(graph$idx), " rows but 'X' has ", data$n)
+      stop_arg("'", graph_arg, "' has ", nrow(graph$idx), " rows but 'X' has ", data$n)
     }
   }
   list(data = data, graph = graph, n = if (is.null(graph)) data$n else nrow(graph$idx),

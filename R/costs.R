@@ -90,14 +90,24 @@
 #'   measurements are in `bench/README.md`). The attraction (and UMAP's
 #'   \eqn{(1 - v)}{(1 - v)} correction of the repulsion) is summed exactly
 #'   over the stored entries of `P`. The result does not depend on
-#'   `n_threads`. `options(lsnn.grid = c(nodes, width, min_boxes, near,
-#'   points_per_box, near_boxes, pair_weight, smooth_width, by_components,
-#'   shallow_width, fine_nodes, fine_smooth_width))` changes the grid (for measurements; the first three are
-#'   needed; unless `by_components` is 1 it is one grid over the whole
-#'   layout). Each position is range-checked: nodes and fine_nodes at most
-#'   32, nodes times min_boxes at most 2,048, width at least 0.05,
-#'   points_per_box 0 or at least nodes^2 / 4, near_boxes 1 to 8, near and
-#'   by_components 0 or 1, the others finite and non-negative.
+#'   `n_threads`. [far_field_plan()] shows which grids a layout gets and
+#'   why. `options(lsnn.grid = list(...))` changes the grid (for
+#'   measurements), a named list of any of these fields (the others keep the
+#'   method's default, and the grid is kept through early exaggeration):
+#'   `nodes` (interpolation nodes per box and dimension, 1 to 32),
+#'   `box_width` (the widest box, at least 0.05; `Inf`: the boxes follow the
+#'   points), `min_boxes` (per dimension; nodes times min_boxes at most
+#'   2,048), `near_field` (`TRUE`: the pairs of neighbouring boxes are summed
+#'   exactly), `points_per_box` (0, or at least nodes^2 / 4: at least
+#'   (n / points_per_box)^(1/d) boxes per dimension), `near_boxes` (the near
+#'   field's depth, 1 to 8), `pair_weight` (the cost of a near pair against
+#'   an FFT element-level; above 0 the grid's shape is chosen by cost),
+#'   `smooth_width` and `shallow_width` (boxes up to this wide take no near
+#'   field, and one box deep), `fine_nodes` and `fine_smooth_width` (the
+#'   shapes with more nodes per box that the choice by cost may take), and
+#'   `by_components` (`FALSE`: one grid over the whole layout). For example
+#'   `list(nodes = 7, box_width = 0.5, min_boxes = 20, near_field = FALSE,
+#'   pair_weight = 0, by_components = FALSE)` is a plain grid.
 #' @param weights PaCMAP's weights of the near, mid-near and further pairs
 #'   (named, or in that order).
 #' @param low_dist_thres LocalMAP's distance whose half scales its near loss.
@@ -133,10 +143,65 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
   res
 }
 
+#' The far field's plan for a layout
+#'
+#' Which grids `cost_gradient(..., gradient = "approx")` lays over a
+#' layout, and why: the regions the layout is split into (a sparse halo
+#' shed around dense clusters, a few outlying points peeled off, separate
+#' components) and, for each region summed by one grid, that grid's shape
+#' (nodes per box, boxes and their width, near field), with the numbers
+#' each decision compared. Only the plan is made: no FFT is run.
+#' `neighbor_embedding(verbose = TRUE)` prints the same description at its
+#' first evaluation and when the grid settings change (after early
+#' exaggeration). The plan follows `options(lsnn.grid)`.
+#'
+#' During a run the grids may also take boxes a step or two wider on the
+#' ladder of box widths, to reuse the kernel spectra of an earlier
+#' evaluation; this plan is that of a first evaluation.
+#'
+#' @param Y The layout: a numeric matrix of 1 or 2 columns.
+#' @param method `"tsne"`, `"largevis"`, `"umap"` or `"tumap"`.
+#' @param weight LargeVis's output weight, `"cauchy"` or `"exp"`.
+#' @param exaggerated `TRUE` for the grid t-SNE takes during early
+#'   exaggeration (unless `options(lsnn.grid)` sets one).
+#' @param n_threads Number of threads.
+#' @return An object of class `lsnn_far_field_plan`: a list with `text`, the
+#'   description (one paragraph per region, in the order the regions run),
+#'   and `regions`, a data frame with a row per region: `region` (its name,
+#'   "1.2" for the second child of region 1), `parent` (row), `kind`
+#'   (`"grid"`, `"shed"`, `"peel"` or `"components"`), `points`, `depth`
+#'   and `peels` (component levels and sheds or peels above it), and the
+#'   shape of its grid (for the other kinds, their coarse grid): `nodes` per
+#'   box, `boxes_x`, `boxes_y`, `width_x`, `width_y`, `near_boxes` (the near
+#'   field's depth, 0 for none), and `why` a grid region is not split.
+#' @examples
+#' set.seed(1)
+#' Y <- rbind(matrix(rnorm(4000), ncol = 2), matrix(rnorm(40, 500), ncol = 2))
+#' far_field_plan(Y)
+#' @export
+far_field_plan <- function(Y, method = "tsne", weight = "cauchy", exaggerated = FALSE,
+                           n_threads = 1) {
+  Y <- check_coords(Y, "Y")
+  if (ncol(Y) > 2) stop_arg("'Y' must have 1 or 2 columns (it has ", ncol(Y), ")")
+  exaggerated <- check_flag(exaggerated, "exaggerated")
+  n_threads <- check_n_threads(n_threads)
+  cost <- ne_cost_settings(method, weight = weight)
+  res <- .far_field_plan(Y, ne_cost_list(cost, "approx"), exaggerated, n_threads)
+  structure(list(text = strsplit(res$text, "\n")[[1]], regions = res$regions),
+            class = "lsnn_far_field_plan")
+}
+
+#' @method print lsnn_far_field_plan
+#' @export
+print.lsnn_far_field_plan <- function(x, ...) {
+  cat(x$text, sep = "\n")
+  invisible(x)
+}
+
 # The cost's settings as the core takes them: the method's parameters, how
 # the all-pairs part is summed ("exact" or "approx") and the grid option.
 ne_cost_list <- function(cost, gradient) {
-  c(cost, list(gradient = gradient, grid = ne_grid_option()))
+  c(cost, list(gradient = gradient), list(grid = ne_grid_option(cost$method)))
 }
 
 # Whether the sparse matrix P equals its transpose, entry by entry to a

@@ -103,7 +103,13 @@
 #'
 #' @param X A numeric data matrix, data frame or sparse matrix (rows are
 #'   points; the numeric columns of a data frame are used, and a message
-#'   names any others dropped), or `NULL` when `nn_method` is given.
+#'   names any others dropped), or `NULL` when `nn_method` is given. For
+#'   PaCMAP and LocalMAP also a shard set ([write_shards()], [shard_set()])
+#'   with its sharded graph from [locally_scaled_knn_sharded()] as
+#'   `nn_method`: the rows are read into memory once (n x columns doubles,
+#'   for the mid-near pairs and the start) and freed before the layout, the
+#'   graph's neighbour lists without their distances; the result equals that
+#'   of the same data and graph in memory.
 #' @param method `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`, `"pacmap"` or
 #'   `"localmap"`.
 #' @param nn_method A neighbour graph of the points (such as one from
@@ -250,6 +256,18 @@ neighbor_embedding <- function(X = NULL,
   index <- NULL
 
   # ---- data and graph ----
+  if (inherits(X, "lsnn_shards")) {
+    if (ret_model) {
+      stop_arg("'ret_model' = TRUE is not available for sharded 'X' (a model keeps its data)")
+    }
+    if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
+    # (passed on without a binding here, so that ne_pacmap() can free the rows)
+    return(ne_pacmap(pacmap_shard_inputs(X, nn_method, method, verbose), method, list(
+      n_neighbors = n_neighbors, n_components = n_components, init = init,
+      max_iter = max_iter, eta = eta, epoch = epoch, mn_ratio = mn_ratio,
+      fp_ratio = fp_ratio, phases = phases, low_dist_thres = low_dist_thres, pca = pca,
+      n_threads = n_threads, verbose = verbose, ret_extra = ret_extra, ret_model = FALSE)))
+  }
   inputs <- resolve_inputs(X, nn_method, "neighbor_embedding")
   n <- inputs$n
   if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")
@@ -408,56 +426,87 @@ ne_gradient_kind <- function(gradient, method, n, n_components) {
 # uniform disc (bench/README.md).
 ne_sampled_min_n <- function() 10000L
 
-# The approximation's grid, c(nodes, box width, minimum boxes, ...) as
-# documented in ?cost_gradient, from the option lsnn.grid (for measurements;
-# numeric(0) keeps the core's defaults). Each position is checked against
-# what the core (src/costs.cpp, interpolation.h, fft_repulsion.h) makes of
-# it, so that no accepted value asks for an absurd grid: the interpolation
-# nodes per box (at most 32, the core's limit) times the minimum boxes per
-# dimension at most 2,048 nodes per dimension (the finest grid refine()
-# takes); the boxes that points_per_box asks for at most 4 grid nodes per
-# point; a near field at most 8 boxes deep; flags 0 or 1. The box width
-# sets the boxes from the layout's range, which the core caps at 6,000
-# nodes per dimension.
-ne_grid_option <- function() {
-  g <- getOption("lsnn.grid", numeric(0))
-  if (length(g) == 0) return(numeric(0))
-  bad <- function(...) {
-    stop("option 'lsnn.grid' ", ..., " (see ?cost_gradient)", call. = FALSE)
+# The approximation's grid from the option lsnn.grid (for measurements; see
+# ?cost_gradient): NULL when unset (the core's defaults), else the named
+# list of every field, those not given taken from the default grid of the
+# cost `kind` (ne_cost_settings()'s method: "tsne", "largevis",
+# "largevis_exp", "umap"). Each field is checked against what the core
+# (src/costs.cpp, inst/include/lsnn/farfield/) makes of it, so that no
+# accepted value asks for an absurd grid: the interpolation nodes per box
+# (at most 32, the core's limit) times the minimum boxes per dimension at
+# most 2,048 nodes per dimension (the finest grid the planner refines to);
+# the boxes that points_per_box asks for at most 4 grid nodes per point; a
+# near field at most 8 boxes deep. The box width sets the boxes from the
+# layout's range, which the core caps at 6,000 nodes per dimension.
+ne_grid_option <- function(kind) {
+  g <- getOption("lsnn.grid")
+  if (is.null(g)) return(NULL)
+  fields <- ne_grid_fields()
+  bad <- function(...) stop("option 'lsnn.grid' ", ..., " (see ?cost_gradient)", call. = FALSE)
+  if (!(is.list(g) || is.atomic(g)) || length(g) == 0 || is.null(names(g)) ||
+      anyNA(names(g)) || any(names(g) == "")) {
+    bad("must be NULL or a named list of grid fields (", paste(fields, collapse = ", "), ")")
   }
-  if (!is.numeric(g) || length(g) < 3 || length(g) > 12 || anyNA(g)) {
-    bad("must be NULL or 3 to 12 numbers: c(nodes, width, min_boxes, near, points_per_box, ",
-        "near_boxes, pair_weight, smooth_width, by_components, shallow_width, fine_nodes, ",
-        "fine_smooth_width)")
+  unknown <- setdiff(names(g), fields)
+  if (length(unknown) > 0) {
+    bad("has an unknown field '", unknown[1], "'; its fields are ", paste(fields, collapse = ", "))
   }
-  g <- as.numeric(g)
-  field <- function(i, name, ok, what) {
-    if (length(g) >= i && !ok(g[i])) {
-      bad("has ", name, " (position ", i, ") = ", show_value(g[i]), "; it must be ", what)
+  twice <- names(g)[duplicated(names(g))]
+  if (length(twice) > 0) bad("names the field '", twice[1], "' twice")
+  grid <- utils::modifyList(.far_field_defaults(kind), as.list(g))
+  field <- function(name, ok, what) {
+    if (!name %in% names(g)) return(invisible())
+    x <- g[[name]]
+    if (!(is.numeric(x) || is.logical(x)) || length(x) != 1 || is.na(x) || !ok(as.numeric(x))) {
+      bad("has field '", name, "' = ", show_value(x), "; it must be ", what)
     }
   }
   whole_in <- function(lo, hi) function(x) is_scalar_number(x, min = lo, max = hi, whole = TRUE)
   flag <- function(x) x %in% c(0, 1)
   non_negative <- function(x) is_scalar_number(x, min = 0)
-  field(1, "nodes", whole_in(1, 32), "a whole number from 1 to 32")
-  field(2, "width", function(x) x >= 0.05, "at least 0.05 (Inf: the boxes follow the points)")
-  max_boxes <- floor(2048 / g[1])
-  field(3, "min_boxes", whole_in(1, max_boxes),
+  nodes <- as.numeric(grid$nodes)
+  field("nodes", whole_in(1, 32), "a whole number from 1 to 32")
+  field("box_width", function(x) x >= 0.05, "at least 0.05 (Inf: the boxes follow the points)")
+  max_boxes <- floor(2048 / nodes)
+  field("min_boxes", whole_in(1, max_boxes),
         paste0("a whole number from 1 to ", max_boxes, " (at most 2,048 nodes per dimension ",
-               "with ", g[1], " nodes per box)"))
-  field(4, "near", flag, "0 or 1")
-  min_points <- g[1]^2 / 4
-  field(5, "points_per_box", function(x) x == 0 || (is.finite(x) && x >= min_points),
+               "with ", nodes, " nodes per box)"))
+  field("near_field", flag, "TRUE or FALSE")
+  min_points <- nodes^2 / 4
+  field("points_per_box", function(x) x == 0 || (is.finite(x) && x >= min_points),
         paste0("0 or at least nodes^2 / 4 = ", show_value(min_points),
                " (at most 4 grid nodes per point)"))
-  field(6, "near_boxes", whole_in(1, 8), "a whole number from 1 to 8")
-  field(7, "pair_weight", non_negative, "a finite number of at least 0")
-  field(8, "smooth_width", non_negative, "a finite number of at least 0")
-  field(9, "by_components", flag, "0 or 1")
-  field(10, "shallow_width", non_negative, "a finite number of at least 0")
-  field(11, "fine_nodes", whole_in(0, 32), "a whole number from 0 to 32")
-  field(12, "fine_smooth_width", non_negative, "a finite number of at least 0")
-  g
+  field("near_boxes", whole_in(1, 8), "a whole number from 1 to 8")
+  field("pair_weight", non_negative, "a finite number of at least 0")
+  field("smooth_width", non_negative, "a finite number of at least 0")
+  field("by_components", flag, "TRUE or FALSE")
+  field("shallow_width", non_negative, "a finite number of at least 0")
+  field("fine_nodes", whole_in(0, 32), "a whole number from 0 to 32")
+  field("fine_smooth_width", non_negative, "a finite number of at least 0")
+  # a field left to its default may not fit the fields given
+  if (!"min_boxes" %in% names(g) && grid$min_boxes > max_boxes) {
+    bad("has nodes = ", nodes, ", too many for the default min_boxes = ", grid$min_boxes)
+  }
+  if (!"points_per_box" %in% names(g) && grid$points_per_box != 0 &&
+      grid$points_per_box < min_points) {
+    bad("has nodes = ", nodes, ", too many for the default points_per_box = ",
+        grid$points_per_box, " (give points_per_box of at least ", show_value(min_points), ")")
+  }
+  list(nodes = as.integer(grid$nodes), box_width = as.numeric(grid$box_width),
+       min_boxes = as.integer(grid$min_boxes), near_field = as.logical(grid$near_field),
+       points_per_box = as.numeric(grid$points_per_box),
+       near_boxes = as.integer(grid$near_boxes), pair_weight = as.numeric(grid$pair_weight),
+       smooth_width = as.numeric(grid$smooth_width),
+       by_components = as.logical(grid$by_components),
+       shallow_width = as.numeric(grid$shallow_width), fine_nodes = as.integer(grid$fine_nodes),
+       fine_smooth_width = as.numeric(grid$fine_smooth_width))
+}
+
+# The fields of options(lsnn.grid), in the order ?cost_gradient lists them.
+ne_grid_fields <- function() {
+  c("nodes", "box_width", "min_boxes", "near_field", "points_per_box", "near_boxes",
+    "pair_weight", "smooth_width", "by_components", "shallow_width", "fine_nodes",
+    "fine_smooth_width")
 }
 
 # Largest n for which gradient = "auto" sums all pairs (bench/README.md):

@@ -48,7 +48,8 @@
 #' reads `list(idx, dist)` (from lsnn, uwot, rnndescent or RcppHNSW), uwot's
 #' `ret_nn = TRUE` output holding one metric, BiocNeighbors'
 #' `list(index, distance)` (the row itself, which BiocNeighbors leaves out,
-#' is put in front at distance 0 when no row lists itself), and the sparse
+#' is put in front at distance 0 when no row lists itself), Seurat's
+#' `Neighbor` object (see [as_seurat_neighbor()]), and the sparse
 #' distance matrix `uwot::umap(nn_method = )` takes (n x n, column j holding
 #' the distances from j to its neighbours, the same number in every column;
 #' the diagonal is ignored).
@@ -201,8 +202,10 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
   graph
 }
 
-# The approximate search on prepared data, seeded from R's generator.
-approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control()) {
+# The approximate search on prepared data, seeded from R's generator unless
+# given a seed of draw_seed()'s form.
+approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control(),
+                       seed = draw_seed()) {
   # Every tree lists every row: beyond 2^31 entries (8 GB of row numbers
   # and more for the nodes) the forest cannot be held.
   if (!is.null(control$n_trees) && as.double(control$n_trees) * data$n > big_int) {
@@ -211,7 +214,7 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_con
              " row entries (at most 2^31 - 1); use fewer trees (default 10 or 20)")
   }
   ctl <- lapply(control, function(v) if (is.null(v)) NA_integer_ else v)
-  .approx_knn(data, k, metric, ctl, draw_seed(), n_threads, verbose, simd_option())
+  .approx_knn(data, k, metric, ctl, seed, n_threads, verbose, simd_option())
 }
 
 #' Settings of the approximate nearest-neighbour search

@@ -82,14 +82,14 @@ pacmap_init <- function(init, data, reduced, n, k, verbose) {
   spread_collapsed(Y, "the pca start")
 }
 
-# The near pairs (the graph's neighbours after the row itself, as many as
-# n_near) of a checked graph.
-pacmap_near_pairs <- function(graph, n_near) {
+# The number of near pairs per row of a checked graph (its neighbours after
+# the row itself, n_near of them): n_near, when the graph has them.
+pacmap_near_columns <- function(graph, n_near) {
   if (ncol(graph$idx) - 1L < n_near) {
     stop_arg("'nn_method' has ", ncol(graph$idx) - 1L, " neighbours per row besides the row ",
              "itself; PaCMAP's 'n_neighbors' asks for ", n_near)
   }
-  graph$idx[, 1L + seq_len(n_near), drop = FALSE]
+  n_near
 }
 
 # neighbor_embedding() for "pacmap" and "localmap", from resolve_inputs()'s
@@ -129,28 +129,40 @@ ne_pacmap <- function(inputs, method, a) {
     graph <- if (a$ret_model) found$lsnn else found
     index <- if (a$ret_model) found$index
   }
-  near <- pacmap_near_pairs(graph, counts[["near"]])
+  near_k <- pacmap_near_columns(graph, counts[["near"]])
   seed <- draw_seed()
-  ne_msg(verbose, "neighbor_embedding: mid-near and further pairs")
-  drawn <- .pacmap_pairs(data, "euclidean", near, counts[["mid_near"]], counts[["further"]],
-                         seed, a$n_threads, simd_option())
-  pairs <- list(near = near, mid_near = drawn$mid_near, further = drawn$further)
+  ne_msg(verbose, "neighbor_embedding: mid-near pairs")
+  mid_near <- .pacmap_mid_near(data, "euclidean", counts[["mid_near"]], seed, a$n_threads,
+                               simd_option())
   t_aff <- proc.time()[["elapsed"]]
 
   Y0 <- pacmap_init(a$init, data, !is.null(reduced$rotation), n, a$n_components, verbose)
   t_init <- proc.time()[["elapsed"]]
+  # (the data are not needed past this point unless for the model's index;
+  # sharded data read for this call are freed here)
+  row_names <- inputs$row_names
+  if (!a$ret_model) rm(data, reduced, inputs)
   phases <- a$phases
   max_iter <- if (is.null(a$max_iter)) sum(phases) else a$max_iter
   eta <- if (is.null(a$eta)) 1 else a$eta
   layout <- list(phases = as.integer(phases), local = method == "localmap",
                  low_dist_thres = a$low_dist_thres, constant = FALSE, max_iter = max_iter,
                  epoch = a$epoch, learning_rate = eta)
-  ne_msg(verbose, "neighbor_embedding: optimizing (Adam, learning rate ", signif(eta, 4), ")")
-  res <- .pacmap_layout(Y0, 0L, pairs, layout, seed, a$n_threads, verbose)
-  pairs$further <- res$further
+  ne_msg(verbose, "neighbor_embedding: further pairs; optimizing (Adam, learning rate ",
+         signif(eta, 4), ")")
+  want_pairs <- (is.character(a$ret_extra) && "pairs" %in% a$ret_extra) || isTRUE(a$ret_extra)
+  # the further pairs are drawn inside the layout, from the same seed
+  res <- .pacmap_layout(Y0, 0L, list(near = graph$idx, near_from = 1L, near_k = near_k,
+                                     mid_near = mid_near, further = NULL,
+                                     n_further = counts[["further"]]),
+                        layout, seed, a$n_threads, verbose, want_pairs)
+  pairs <- if (want_pairs) {
+    list(near = graph$idx[, 1L + seq_len(near_k), drop = FALSE], mid_near = mid_near,
+         further = res$further)
+  }
   t_end <- proc.time()[["elapsed"]]
   Y <- res$Y
-  dimnames(Y) <- list(inputs$row_names, NULL)
+  dimnames(Y) <- list(row_names, NULL)
 
   if (a$ret_model && is.null(index)) {
     index <- locally_scaled_knn(dense_or_rows(data), n_neighbors = counts[["near"]] + 1L,
@@ -176,6 +188,41 @@ ne_pacmap <- function(inputs, method, a) {
                         optimize = t_end - t_init, total = t_end - t_start),
                pairs = pairs, nn = graph, gradient = "pairs", eta = eta, phases = phases,
                low_dist_thres = if (method == "localmap") a$low_dist_thres))
+}
+
+# neighbor_embedding()'s points when X is a shard set (PaCMAP and LocalMAP
+# only): the rows read into one matrix (for the mid-near pairs and the
+# start) and the neighbour lists of the sharded graph nn_method (from
+# locally_scaled_knn_sharded() on the same shards) without their distances,
+# one shard at a time. The distances are not needed, and at 1e7 rows they
+# would take 4.5 GB.
+pacmap_shard_inputs <- function(X, nn_method, method, verbose) {
+  if (!method %in% c("pacmap", "localmap")) {
+    stop_arg("'X' is a shard set: sharded data are laid out by method = \"pacmap\" or ",
+             "\"localmap\"; for the other methods pass read_graph_shards(graph) as 'nn_method'")
+  }
+  shards <- as_shard_set(X, "X")
+  if (!inherits(nn_method, "lsnn_graph_shards")) {
+    stop_arg("'X' is a shard set: give its sharded graph as 'nn_method' (the result of ",
+             "locally_scaled_knn_sharded(X, ...))")
+  }
+  if (!identical(as.double(nn_method$rows), as.double(shards$rows))) {
+    stop_arg("'nn_method' is the graph of other shards: its shards have ",
+             format(nn_method$n, big.mark = ","), " rows, those of 'X' ",
+             format(sum(shards$rows), big.mark = ","), " (or the rows are split otherwise)")
+  }
+  n <- sum(shards$rows)
+  first <- shard_offsets(shards)
+  ne_msg(verbose, "neighbor_embedding: reading ", length(shards$files), " shards of data and graph")
+  data <- matrix(0, n, shards$n_col)
+  idx <- matrix(0L, n, nn_method$k)
+  for (s in seq_along(shards$files)) {
+    rows <- first[s] + seq_len(shards$rows[s])
+    data[rows, ] <- read_shard(shards, s)
+    idx[rows, ] <- read_graph_shards(nn_method, which = s)$idx
+  }
+  list(data = prepare_data(data, "euclidean", "X"), graph = list(idx = idx), n = n,
+       row_names = NULL)
 }
 
 # PaCMAP's phase lengths: three whole numbers.
@@ -268,7 +315,7 @@ pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verb
                  constant = TRUE, max_iter = max_iter, epoch = if (verbose) 10L else 0L,
                  learning_rate = eta)
   ne_msg(verbose, "neighbor_embedding_transform: placing ", m, " points (Adam)")
-  res <- .pacmap_layout(rbind(Y_ref, Y0), n_ref, pairs, layout, seed, n_threads, verbose)
+  res <- .pacmap_layout(rbind(Y_ref, Y0), n_ref, pairs, layout, seed, n_threads, verbose, FALSE)
   Y <- res$Y[n_ref + seq_len(m), , drop = FALSE]
   attr(Y, "cost") <- res$cost
   Y

@@ -207,18 +207,23 @@ run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triple
                         graph_ok = FALSE) {
   metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
   n_threads <- check_n_threads(n_threads)
-  if (is_graph_like(X)) {
-    if (!graph_ok) {
-      stop_arg("'X' must be the data, not a graph: only neighbor_preservation() takes a graph",
-               if ("np" %in% what) " (embedding_quality() takes one as 'nn')")
-    }
-    nn <- check_graph(X, "X")
-    data <- NULL
-    n <- nrow(nn$idx)
-  } else {
-    data <- prepare_data(X, metric, "X")
-    n <- data$n
+  # X is the data, with `nn` its graph for neighbour preservation; or, for
+  # neighbor_preservation() alone, the graph in place of the data
+  graph_x <- is_graph_like(X)
+  if (graph_x && !graph_ok) {
+    stop_arg("'X' must be the data, not a graph: only neighbor_preservation() takes a graph",
+             if ("np" %in% what) " (embedding_quality() takes one as 'nn')")
   }
+  if (!graph_x && is.null(X)) {
+    stop_arg("'X' must be a numeric matrix, a data frame or a sparse Matrix, with one row per ",
+             "observation")
+  }
+  name <- if (graph_x) "X" else "nn"
+  inputs <- resolve_inputs(if (!graph_x) X, if (graph_x) X else if ("np" %in% what) nn,
+                           "embedding_quality", metric = metric, graph_arg = name)
+  data <- inputs$data
+  nn <- inputs$graph
+  n <- inputs$n
   y <- prepare_data(Y, "euclidean", "Y")
   if (y$kind != "dense") stop_arg("'Y' must be a dense numeric matrix (the embedding)")
   if (y$n != n) {
@@ -234,18 +239,9 @@ run_quality <- function(X, Y, what, k = 15, nn = NULL, n_points = 2000, n_triple
   } else {
     k <- 1L
   }
-  if ("np" %in% what && !is.null(nn)) {
-    if (!is.null(data)) nn <- check_graph(nn, "nn")
-    name <- if (is.null(data)) "X" else "nn"
-    if (nrow(nn$idx) != n) {
-      stop_arg("'", name, "' must have one row per row of 'Y' (", n, "); it has ", nrow(nn$idx))
-    }
-    if (ncol(nn$idx) < k + 1) {
-      stop_arg("'", name, "' has ", ncol(nn$idx), " columns; k = ", k, " needs k + 1 = ",
-               k + 1, " (the point itself first)")
-    }
-  } else if (!is.null(nn) && !"np" %in% what) {
-    nn <- NULL
+  if (!is.null(nn) && ncol(nn$idx) < k + 1) {
+    stop_arg("'", name, "' has ", ncol(nn$idx), " columns; k = ", k, " needs k + 1 = ",
+             k + 1, " (the point itself first)")
   }
   rows <- integer(0)
   if ("tc" %in% what) {

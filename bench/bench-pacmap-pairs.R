@@ -30,7 +30,7 @@ layout_settings <- function(steps, phases = c(steps, 100L, 250L), local = FALSE)
 }
 
 run_time <- function(Y, pairs, layout, threads, what) {
-  t <- system.time(lsnn:::.pacmap_layout(Y, 0L, pairs, layout, c(1L, 2L), threads, FALSE))
+  t <- system.time(lsnn:::.pacmap_layout(Y, 0L, pairs, layout, c(1L, 2L), threads, FALSE, FALSE))
   t[[what]]
 }
 

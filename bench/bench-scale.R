@@ -1,4 +1,4 @@
-# Neighbour embeddings at scale (issue 12): lsnn's approximate t-SNE gradient
+# Neighbour embeddings at scale: lsnn's approximate t-SNE gradient
 # against Rtsne on all 70,000 Fashion-MNIST images; per-iteration time
 # against its floor; FIt-SNE too when FITSNE_SRC names its source
 # (bench/fitsne.R); the UMAP family against uwot on the LSNN-15 graph; 1e5

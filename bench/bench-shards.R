@@ -1,4 +1,4 @@
-# Graphs of data in row shards (R/shards.R), on 2 local workers.
+# Graphs of data in row shards (R/sharded_knn.R and R/shard_*.R), on 2 local workers.
 #   Rscript bench/bench-shards.R format          shard file format: saveRDS against writeBin
 #   Rscript bench/bench-shards.R exact [scale]   (a) 2e6 x 50 rows: exact sharded graph
 #                                                against the in-memory one
@@ -137,7 +137,7 @@ if (what == "simulate") {
   # W workers it takes ceiling(tasks / W) times the mean task time; phases
   # run one after the other, and as many rounds as measured. Task times do
   # not depend on N (fixed shard and partition sizes), except the scale
-  # answers: G = min(S, max(N / 1e7, W)) tasks (R/shards.R, scale_groups()),
+  # answers: G = min(S, max(N / 1e7, W)) tasks (R/shard_lsnn.R, scale_groups()),
   # each answering every shard's requests for its group's rows, so its time
   # is the measured time per byte answered times N / G rows' share of the
   # answers. Bytes moved per row are those measured (reads and writes of

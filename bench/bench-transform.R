@@ -1,4 +1,4 @@
-# New points (issue 20): fit on the 60,000 Fashion-MNIST training images,
+# New points: fit on the 60,000 Fashion-MNIST training images,
 # place the 10,000 test images.
 #
 #   Rscript bench/bench-transform.R [n_train n_test] [--store]

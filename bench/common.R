@@ -1,6 +1,6 @@
 # Shared set-up for the benchmark scripts: peers installed on demand, the
 # Fashion-MNIST data (raw and its first 100 principal components, cached in
-# bench/results/), timing and peak-memory helpers.
+# bench/results/), timing and peak-memory functions.
 
 ensure_packages <- function(pkgs) {
   missing <- pkgs[!vapply(pkgs, requireNamespace, logical(1), quietly = TRUE)]
@@ -63,3 +63,58 @@ peak_memory_mb <- function(setup, code) {
 }
 
 fmt <- function(x, digits = 2) formatC(x, digits = digits, format = "f")
+
+# Generated clustered data of n rows and d columns: `n_clusters` Gaussian
+# clusters of unequal size (weights 1/k, largest first) and unequal spread
+# (standard deviations from 0.5 to 2 on a log scale) around centres drawn
+# with standard deviation 8, plus a fraction `uniform` of rows spread
+# uniformly over the box the centres span (padded by 3 of the largest
+# spreads). Rows are made in chunks of 1e5 from their own seeds, so that
+# generate_clusters(n, first = f, rows = r) gives rows f + 1 .. f + r of the
+# whole set alone (for data written in shards). Returns the matrix with the
+# cluster of each row (0 for uniform rows) as attribute "cluster".
+generate_clusters <- function(n, d = 50, n_clusters = 30, uniform = 0, seed = 1,
+                              first = 0, rows = n - first) {
+  old <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
+  on.exit(if (!is.null(old)) assign(".Random.seed", old, globalenv()))
+  set.seed(seed)
+  centres <- matrix(stats::rnorm(n_clusters * d, sd = 8), n_clusters)
+  spread <- exp(seq(log(0.5), log(2), length.out = n_clusters))[sample.int(n_clusters)]
+  weight <- 1 / seq_len(n_clusters)
+  pad <- 3 * max(spread)
+  lo <- apply(centres, 2, min) - pad
+  hi <- apply(centres, 2, max) + pad
+  chunk <- 1e5
+  c0 <- floor(first / chunk)
+  c1 <- ceiling((first + rows) / chunk) - 1
+  X <- matrix(0, rows, d)
+  label <- integer(rows)
+  for (ch in c0:c1) {
+    set.seed(seed * 100003 + ch)
+    m <- min(chunk, n - ch * chunk)
+    lab <- sample.int(n_clusters, m, replace = TRUE, prob = weight)
+    lab[stats::runif(m) < uniform] <- 0L
+    Z <- matrix(stats::rnorm(m * d), m) * c(0, spread)[lab + 1L] + rbind(0, centres)[lab + 1L, ]
+    flat <- which(lab == 0L)
+    if (length(flat) > 0) {
+      Z[flat, ] <- matrix(stats::runif(length(flat) * d), length(flat)) *
+        rep(hi - lo, each = length(flat)) + rep(lo, each = length(flat))
+    }
+    # the rows of this chunk that fall in [first, first + rows)
+    g <- ch * chunk + seq_len(m)
+    keep <- g > first & g <= first + rows
+    X[g[keep] - first, ] <- Z[keep, , drop = FALSE]
+    label[g[keep] - first] <- lab[keep]
+  }
+  attr(X, "cluster") <- label
+  X
+}
+
+# Peak and current resident memory of this R process (GB).
+process_memory_gb <- function() {
+  status <- readLines("/proc/self/status")
+  gb <- function(field) {
+    as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(field, status, value = TRUE))) / 2^20
+  }
+  c(peak = gb("^VmHWM"), current = gb("^VmRSS"))
+}

@@ -12,37 +12,33 @@ Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
 // perplexity_data
-Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol, int max_steps, int n_threads, std::string simd, bool verbose);
-RcppExport SEXP _lsnn_perplexity_data(SEXP XSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
+Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_perplexity_data(SEXP XSEXP, SEXP perplexitySEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type X(XSEXP);
     Rcpp::traits::input_parameter< double >::type perplexity(perplexitySEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(perplexity_data(X, perplexity, tol, max_steps, n_threads, simd, verbose));
+    rcpp_result_gen = Rcpp::wrap(perplexity_data(X, perplexity, n_threads, simd, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
 // perplexity_graph
-Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, double tol, int max_steps, int n_threads, std::string simd, bool verbose);
-RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP tolSEXP, SEXP max_stepsSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
+Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
     Rcpp::traits::input_parameter< double >::type perplexity(perplexitySEXP);
-    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< int >::type max_steps(max_stepsSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, tol, max_steps, n_threads, simd, verbose));
+    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, n_threads, simd, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -223,6 +219,31 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     rcpp_result_gen = Rcpp::wrap(placement_cost_gradient(Yref, Ynew, row_ptr, col, val, cost, n_threads, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
+// far_field_defaults
+Rcpp::List far_field_defaults(std::string method);
+RcppExport SEXP _lsnn_far_field_defaults(SEXP methodSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    rcpp_result_gen = Rcpp::wrap(far_field_defaults(method));
+    return rcpp_result_gen;
+END_RCPP
+}
+// far_field_plan_cpp
+Rcpp::List far_field_plan_cpp(Rcpp::NumericMatrix Y, Rcpp::List cost, bool exaggerated, int n_threads);
+RcppExport SEXP _lsnn_far_field_plan_cpp(SEXP YSEXP, SEXP costSEXP, SEXP exaggeratedSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
+    Rcpp::traits::input_parameter< bool >::type exaggerated(exaggeratedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(far_field_plan_cpp(Y, cost, exaggerated, n_threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -519,21 +540,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// pacmap_pairs_cpp
-Rcpp::List pacmap_pairs_cpp(Rcpp::List data, std::string metric, Rcpp::IntegerMatrix near, int n_mid, int n_far, Rcpp::IntegerVector seed, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_pacmap_pairs_cpp(SEXP dataSEXP, SEXP metricSEXP, SEXP nearSEXP, SEXP n_midSEXP, SEXP n_farSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+// pacmap_mid_near_cpp
+Rcpp::IntegerMatrix pacmap_mid_near_cpp(Rcpp::List data, std::string metric, int n_mid, Rcpp::IntegerVector seed, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_pacmap_mid_near_cpp(SEXP dataSEXP, SEXP metricSEXP, SEXP n_midSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
     Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type near(nearSEXP);
     Rcpp::traits::input_parameter< int >::type n_mid(n_midSEXP);
-    Rcpp::traits::input_parameter< int >::type n_far(n_farSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(pacmap_pairs_cpp(data, metric, near, n_mid, n_far, seed, n_threads, simd));
+    rcpp_result_gen = Rcpp::wrap(pacmap_mid_near_cpp(data, metric, n_mid, seed, n_threads, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -569,8 +588,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // pacmap_layout_cpp
-Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs, Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads, bool verbose);
-RcppExport SEXP _lsnn_pacmap_layout_cpp(SEXP Y0SEXP, SEXP fixedSEXP, SEXP pairsSEXP, SEXP layoutSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP) {
+Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs, Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads, bool verbose, bool ret_further);
+RcppExport SEXP _lsnn_pacmap_layout_cpp(SEXP Y0SEXP, SEXP fixedSEXP, SEXP pairsSEXP, SEXP layoutSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP ret_furtherSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -581,7 +600,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(pacmap_layout_cpp(Y0, fixed, pairs, layout, seed, n_threads, verbose));
+    Rcpp::traits::input_parameter< bool >::type ret_further(ret_furtherSEXP);
+    rcpp_result_gen = Rcpp::wrap(pacmap_layout_cpp(Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -623,10 +643,35 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// derive_seed
+Rcpp::IntegerVector derive_seed(Rcpp::IntegerVector seed, Rcpp::NumericVector step);
+RcppExport SEXP _lsnn_derive_seed(SEXP seedSEXP, SEXP stepSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type step(stepSEXP);
+    rcpp_result_gen = Rcpp::wrap(derive_seed(seed, step));
+    return rcpp_result_gen;
+END_RCPP
+}
+// sample_rows
+Rcpp::IntegerVector sample_rows(Rcpp::IntegerVector seed, double n, double m);
+RcppExport SEXP _lsnn_sample_rows(SEXP seedSEXP, SEXP nSEXP, SEXP mSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type m(mSEXP);
+    rcpp_result_gen = Rcpp::wrap(sample_rows(seed, n, m));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 7},
-    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 8},
+    {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 5},
+    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 6},
     {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 7},
     {"_lsnn_query_affinities", (DL_FUNC) &_lsnn_query_affinities, 8},
     {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},
@@ -638,6 +683,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_optimize_layout_cpp", (DL_FUNC) &_lsnn_optimize_layout_cpp, 7},
     {"_lsnn_place_points_cpp", (DL_FUNC) &_lsnn_place_points_cpp, 10},
     {"_lsnn_placement_cost_gradient", (DL_FUNC) &_lsnn_placement_cost_gradient, 8},
+    {"_lsnn_far_field_defaults", (DL_FUNC) &_lsnn_far_field_defaults, 1},
+    {"_lsnn_far_field_plan_cpp", (DL_FUNC) &_lsnn_far_field_plan_cpp, 4},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_affinities_symmetric", (DL_FUNC) &_lsnn_affinities_symmetric, 3},
     {"_lsnn_matrix_fingerprint", (DL_FUNC) &_lsnn_matrix_fingerprint, 1},
@@ -657,12 +704,14 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_graph_problem", (DL_FUNC) &_lsnn_graph_problem, 5},
     {"_lsnn_repeated_neighbour", (DL_FUNC) &_lsnn_repeated_neighbour, 2},
     {"_lsnn_best_candidates_cpp", (DL_FUNC) &_lsnn_best_candidates_cpp, 5},
-    {"_lsnn_pacmap_pairs_cpp", (DL_FUNC) &_lsnn_pacmap_pairs_cpp, 8},
+    {"_lsnn_pacmap_mid_near_cpp", (DL_FUNC) &_lsnn_pacmap_mid_near_cpp, 6},
     {"_lsnn_pacmap_further_cpp", (DL_FUNC) &_lsnn_pacmap_further_cpp, 5},
     {"_lsnn_pacmap_cost_gradient_cpp", (DL_FUNC) &_lsnn_pacmap_cost_gradient_cpp, 6},
-    {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 7},
+    {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 8},
     {"_lsnn_pca_scores_cpp", (DL_FUNC) &_lsnn_pca_scores_cpp, 5},
     {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
+    {"_lsnn_derive_seed", (DL_FUNC) &_lsnn_derive_seed, 2},
+    {"_lsnn_sample_rows", (DL_FUNC) &_lsnn_sample_rows, 3},
     {NULL, NULL, 0}
 };
 

@@ -4,17 +4,11 @@
 #include <Rcpp.h>
 
 #include <lsnn/affinities.h>
+#include <lsnn/large_buffer.h>
 #include <lsnn/umap_ab.h>
 
-#include <chrono>
-#include <cmath>
-#include <cstdint>
 #include <utility>
 #include <vector>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "graph_convert.h"
 #include "kernels.h"
@@ -28,57 +22,35 @@ Rcpp::List csr_list(const lsnn::CsrMatrix& M) {
                             Rcpp::Named("x") = Rcpp::NumericVector(M.val.begin(), M.val.end()));
 }
 
-// Asks the kernel to back a large, not yet touched block with huge pages:
-// the all-pairs affinities fill hundreds of MB that R has just allocated,
-// and faulting them in 4 KB pages costs about as much as computing them.
-void advise_huge_pages(void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  const std::uintptr_t huge = std::uintptr_t(1) << 21;
-  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) & ~(huge - 1);
-  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(huge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
-
 }  // namespace
 
 // [[Rcpp::export(.perplexity_data)]]
-Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol,
-                           int max_steps, int n_threads, std::string simd, bool verbose) {
+Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, int n_threads,
+                           std::string simd, bool verbose) {
   const std::size_t n = X.nrow(), D = X.ncol();
   lsnn::CalibrationSettings s;
   s.perplexity = perplexity;
-  s.tol = tol;
-  s.max_steps = max_steps;
   lsnn_r::RExecutor ex(n_threads, verbose);
   Rcpp::NumericVector beta(n);
-  // `seconds`: the time spent in the core, without R's allocation of the
-  // result (for the benchmark's comparison with programs that keep P inside)
-  typedef std::chrono::steady_clock clock;
-  auto secs = [](clock::duration t) { return std::chrono::duration<double>(t).count(); };
   if (static_cast<double>(n) * static_cast<double>(n - 1) > 2147483647.0) {
     Rcpp::stop("more than 2^31 - 1 pairs: use a neighbour graph");
   }
-  // Room for every off-diagonal entry; the core fills it in place.
+  // Room for every off-diagonal entry; the core fills it in place. It is
+  // hundreds of MB that R has just allocated, and faulting them in 4 KB
+  // pages costs about as much as computing them: huge pages.
   const R_xlen_t room = static_cast<R_xlen_t>(n * (n - 1));
   Rcpp::IntegerVector p(Rcpp::no_init(n + 1)), i(Rcpp::no_init(room));
   Rcpp::NumericVector x(Rcpp::no_init(room));
-  advise_huge_pages(i.begin(), static_cast<std::size_t>(room) * sizeof(int));
-  advise_huge_pages(x.begin(), static_cast<std::size_t>(room) * sizeof(double));
+  lsnn::advise_huge_pages(i.begin(), static_cast<std::size_t>(room) * sizeof(int));
+  lsnn::advise_huge_pages(x.begin(), static_cast<std::size_t>(room) * sizeof(double));
   return lsnn_r::run_core([&]() {
-    const auto t0 = clock::now();
     std::size_t n_failed = 0;
     const std::size_t nnz = lsnn::perplexity_all_pairs(lsnn_r::cost_kernels(simd), X.begin(), n, D,
                                                        s, beta.begin(), p.begin(), i.begin(),
                                                        x.begin(), n_failed, ex);
-    const double core = secs(clock::now() - t0);
     Rcpp::List out = Rcpp::List::create(Rcpp::Named("p") = p, Rcpp::Named("i") = i,
                                         Rcpp::Named("x") = x, Rcpp::Named("beta") = beta,
-                                        Rcpp::Named("n_failed") = static_cast<double>(n_failed),
-                                        Rcpp::Named("seconds") = core);
+                                        Rcpp::Named("n_failed") = static_cast<double>(n_failed));
     if (nnz < static_cast<std::size_t>(room)) {
       // Underflowed entries were dropped: shorter copies.
       out["i"] = Rcpp::IntegerVector(i.begin(), i.begin() + nnz);
@@ -90,13 +62,10 @@ Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, double tol,
 
 // [[Rcpp::export(.perplexity_graph)]]
 Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
-                            double perplexity, double tol, int max_steps, int n_threads,
-                            std::string simd, bool verbose) {
+                            double perplexity, int n_threads, std::string simd, bool verbose) {
   const std::size_t n = idx.nrow();
   lsnn::CalibrationSettings s;
   s.perplexity = perplexity;
-  s.tol = tol;
-  s.max_steps = max_steps;
   lsnn_r::RExecutor ex(n_threads, verbose);
   const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
   Rcpp::NumericVector beta(n);
@@ -141,25 +110,14 @@ Rcpp::List umap_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
 Rcpp::List query_affinities(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int n_ref,
                             std::string kind, double perplexity, int n_threads, std::string simd,
                             bool verbose) {
-  const std::size_t m = idx.nrow(), k = idx.ncol();
-  if (dist.nrow() != idx.nrow() || dist.ncol() != idx.ncol() || k < 1) {
-    Rcpp::stop("internal: the new rows' graph has mismatched idx and dist");
-  }
-  for (R_xlen_t e = 0; e < idx.size(); ++e) {
-    if (idx[e] < 1 || idx[e] > n_ref || !(dist[e] >= 0.0) || !std::isfinite(dist[e])) {
-      Rcpp::stop("internal: the new rows' graph has invalid entries");
-    }
-  }
+  const std::size_t m = idx.nrow();
+  const lsnn::GraphView g = lsnn_r::query_graph_view(idx, dist, n_ref);
   lsnn_r::RExecutor ex(n_threads, verbose);
-  lsnn::GraphView g{idx.begin(), dist.begin(), m, k, 1};
-  g.self_first = false;
   return lsnn_r::run_core([&]() {
     std::vector<double> scale(m), shift(m);
     if (kind == "perplexity") {
       lsnn::CalibrationSettings s;
       s.perplexity = perplexity;
-      s.tol = 1e-5;
-      s.max_steps = 200;
       std::size_t n_failed = 0;
       Rcpp::List out = csr_list(
           lsnn::perplexity_rows(lsnn_r::cost_kernels(simd), g, s, scale.data(), n_failed, ex));

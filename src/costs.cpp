@@ -5,6 +5,7 @@
 #include <Rcpp.h>
 
 #include <lsnn/costs.h>
+#include <lsnn/farfield/describe.h>
 #include <lsnn/layout.h>
 #include <lsnn/placement.h>
 
@@ -41,10 +42,27 @@ lsnn::CostMethod cost_method(const std::string& method) {
   Rcpp::stop("unknown cost method '%s'", method);
 }
 
+// The fields of options(lsnn.grid), as ne_grid_option() (R/embed.R) checks
+// them: a grid's settings (farfield/settings.h) but `widen`, which stays
+// the method's.
+lsnn::GridSettings grid_settings(const Rcpp::List& grid, lsnn::GridSettings g) {
+  g.nodes = whole(grid, "nodes");
+  g.box_width = number(grid, "box_width");
+  g.min_boxes = whole(grid, "min_boxes");
+  g.near_field = Rcpp::as<bool>(element(grid, "near_field"));
+  g.points_per_box = number(grid, "points_per_box");
+  g.near_boxes = whole(grid, "near_boxes");
+  g.pair_weight = number(grid, "pair_weight");
+  g.smooth_width = number(grid, "smooth_width");
+  g.by_components = Rcpp::as<bool>(element(grid, "by_components"));
+  g.shallow_width = number(grid, "shallow_width");
+  g.fine_nodes = whole(grid, "fine_nodes");
+  g.fine_smooth_width = number(grid, "fine_smooth_width");
+  return g;
+}
+
 // list(method, gamma, alpha, a, b, eps, gradient = "exact" | "approx",
-// grid = numeric(0) or c(nodes, box width, min boxes[, near field, points
-// per box, near boxes, pair weight, smooth width, by components, shallow
-// width]))
+// grid = NULL or the named list of options(lsnn.grid), every field given)
 lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
   lsnn::CostSettings s;
   s.params.method = cost_method(word(cost, "method"));
@@ -61,21 +79,10 @@ lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
   } else {
     Rcpp::stop("unknown gradient '%s'", gradient);
   }
-  const Rcpp::NumericVector grid(element(cost, "grid"));
-  if (grid.size() >= 3) {
+  const SEXP grid = element(cost, "grid");
+  if (!Rf_isNull(grid)) {
     s.grid_set = true;
-    s.grid.nodes = static_cast<int>(grid[0]);
-    s.grid.box_width = grid[1];
-    s.grid.min_boxes = static_cast<int>(grid[2]);
-    s.grid.near_field = grid.size() >= 4 ? grid[3] != 0.0 : false;
-    s.grid.points_per_box = grid.size() >= 5 ? grid[4] : 0.0;
-    s.grid.near_boxes = grid.size() >= 6 ? static_cast<int>(grid[5]) : 1;
-    s.grid.pair_weight = grid.size() >= 7 ? grid[6] : 0.0;
-    s.grid.smooth_width = grid.size() >= 8 ? grid[7] : 0.0;
-    s.grid.by_components = grid.size() >= 9 && grid[8] != 0.0;
-    s.grid.shallow_width = grid.size() >= 10 ? grid[9] : 0.0;
-    s.grid.fine_nodes = grid.size() >= 11 ? static_cast<int>(grid[10]) : 0;
-    s.grid.fine_smooth_width = grid.size() >= 12 ? grid[11] : 0.0;
+    s.grid = grid_settings(Rcpp::List(grid), lsnn::default_grid(s.params.method));
   }
   return s;
 }
@@ -161,6 +168,43 @@ struct PlacementLayout {
   }
 };
 
+// The plan's regions as columns (farfield/plan.h): for a grid region its
+// grid, for the others their coarse grid.
+Rcpp::List far_field_plan_list(const lsnn::FarFieldPlan& plan) {
+  const std::size_t m = plan.size(), d = plan.dims();
+  Rcpp::CharacterVector name(m), kind(m), why(m);
+  Rcpp::IntegerVector parent(m), points(m), nodes(m), near(m), depth(m), peels(m);
+  Rcpp::NumericVector boxes_x(m), boxes_y(m), width_x(m), width_y(m);
+  const char* kinds[] = {"grid", "shed", "peel", "components"};
+  for (std::size_t k = 0; k < m; ++k) {
+    const lsnn::FarFieldRegion& r = plan.region(k);
+    const bool grid = r.kind == lsnn::RegionKind::grid;
+    const lsnn::GridShape& g = grid ? r.grid : r.coarse.shape();
+    name[k] = lsnn::describe_detail::region_name(plan, k);
+    kind[k] = kinds[static_cast<int>(r.kind)];
+    why[k] = grid ? r.report.whole_reason : "";
+    parent[k] = r.parent == lsnn::FarFieldRegion::none ? NA_INTEGER : static_cast<int>(r.parent) + 1;
+    points[k] = static_cast<int>(r.n);
+    depth[k] = r.depth;
+    peels[k] = r.peels;
+    nodes[k] = static_cast<int>(g.nodes_per_box);
+    near[k] = g.near_field ? static_cast<int>(g.near_depth) : 0;
+    boxes_x[k] = static_cast<double>(g.boxes[0]);
+    boxes_y[k] = d == 2 ? static_cast<double>(g.boxes[1]) : NA_REAL;
+    width_x[k] = g.box_width[0];
+    width_y[k] = d == 2 ? g.box_width[1] : NA_REAL;
+  }
+  Rcpp::DataFrame regions = Rcpp::DataFrame::create(
+      Rcpp::Named("region") = name, Rcpp::Named("parent") = parent, Rcpp::Named("kind") = kind,
+      Rcpp::Named("points") = points, Rcpp::Named("depth") = depth, Rcpp::Named("peels") = peels,
+      Rcpp::Named("nodes") = nodes, Rcpp::Named("boxes_x") = boxes_x,
+      Rcpp::Named("boxes_y") = boxes_y, Rcpp::Named("width_x") = width_x,
+      Rcpp::Named("width_y") = width_y, Rcpp::Named("near_boxes") = near,
+      Rcpp::Named("why") = why, Rcpp::Named("stringsAsFactors") = false);
+  return Rcpp::List::create(Rcpp::Named("regions") = regions,
+                            Rcpp::Named("text") = lsnn::describe_plan(plan));
+}
+
 }  // namespace
 
 // [[Rcpp::export(.cost_gradient)]]
@@ -243,6 +287,47 @@ Rcpp::List placement_cost_gradient(Rcpp::NumericMatrix Yref, Rcpp::NumericMatrix
     const double value = objective.evaluate(pl.Y.data(), true, grad.data(), nullptr, ex);
     return Rcpp::List::create(Rcpp::Named("cost") = value,
                               Rcpp::Named("gradient") = pl.new_rows(grad));
+  });
+}
+
+// The default grid of a cost (method as cost_method() reads it), as the
+// named list of options(lsnn.grid).
+// [[Rcpp::export(.far_field_defaults)]]
+Rcpp::List far_field_defaults(std::string method) {
+  const lsnn::GridSettings g = lsnn::default_grid(cost_method(method));
+  return Rcpp::List::create(
+      Rcpp::Named("nodes") = g.nodes, Rcpp::Named("box_width") = g.box_width,
+      Rcpp::Named("min_boxes") = g.min_boxes, Rcpp::Named("near_field") = g.near_field,
+      Rcpp::Named("points_per_box") = g.points_per_box, Rcpp::Named("near_boxes") = g.near_boxes,
+      Rcpp::Named("pair_weight") = g.pair_weight, Rcpp::Named("smooth_width") = g.smooth_width,
+      Rcpp::Named("by_components") = g.by_components,
+      Rcpp::Named("shallow_width") = g.shallow_width, Rcpp::Named("fine_nodes") = g.fine_nodes,
+      Rcpp::Named("fine_smooth_width") = g.fine_smooth_width);
+}
+
+// The far-field plan of the layout Y (n x 1 or n x 2) under the cost's grid
+// (the exaggeration grid when `exaggerated` and no grid is set), as the
+// first evaluation of cost_gradient() would make it: its description and a
+// row per region. No FFT is run.
+// [[Rcpp::export(.far_field_plan)]]
+Rcpp::List far_field_plan_cpp(Rcpp::NumericMatrix Y, Rcpp::List cost, bool exaggerated,
+                              int n_threads) {
+  lsnn_r::RExecutor ex(n_threads, false);
+  const lsnn::CostSettings cs = cost_settings(cost);
+  lsnn::GridSettings gs = cs.grid;
+  if (!cs.grid_set) {
+    gs = exaggerated ? lsnn::exaggeration_grid(cs.params.method)
+                     : lsnn::default_grid(cs.params.method);
+  } else {
+    gs.widen = lsnn::default_grid(cs.params.method).widen;
+  }
+  const std::size_t n = Y.nrow(), d = Y.ncol();
+  return lsnn_r::run_core([&]() {
+    lsnn::FarFieldPlan plan;
+    lsnn::FarFieldPlanner planner;
+    lsnn::NothingCached ahead;
+    planner.plan(plan, Y.begin(), n, d, n, gs, &ahead, ex);
+    return far_field_plan_list(plan);
   });
 }
 

@@ -18,29 +18,46 @@
 
 namespace {
 
-// Rows first, first + 1, ... of an integer matrix of 1-based partners.
-lsnn::PairSet pair_set(const Rcpp::IntegerMatrix& m, std::size_t first) {
+// Rows first, first + 1, ... of an integer matrix of 1-based partners, its
+// columns [from, from + k) (all of them when k < 0), read in place: the
+// matrix must outlive the set.
+lsnn::PairSet pair_set(SEXP x, std::size_t first, int from = 0, int k = -1) {
+  // (an integer matrix is wrapped, not copied, so the view stays valid)
+  if (TYPEOF(x) != INTSXP || !Rf_isMatrix(x)) {
+    throw std::invalid_argument("the pairs must be integer matrices");
+  }
+  const Rcpp::IntegerMatrix m(x);
   lsnn::PairSet set;
   set.first = first;
   set.rows = static_cast<std::size_t>(m.nrow());
-  set.k = static_cast<std::size_t>(m.ncol());
-  set.partner.resize(set.rows * set.k);
-  for (std::size_t r = 0; r < set.rows; ++r) {
-    for (std::size_t c = 0; c < set.k; ++c) set.partner[r * set.k + c] = m(r, c) - 1;
+  set.k = static_cast<std::size_t>(k < 0 ? m.ncol() - from : k);
+  if (from < 0 || static_cast<std::size_t>(from) + set.k > static_cast<std::size_t>(m.ncol())) {
+    throw std::invalid_argument("the pair columns lie outside the matrix");
   }
+  set.columns = m.begin() + static_cast<std::size_t>(from) * set.rows;
+  set.column_stride = set.rows;
   return set;
 }
 
 Rcpp::IntegerMatrix pair_matrix(const lsnn::PairSet& set) {
   Rcpp::IntegerMatrix m(static_cast<int>(set.rows), static_cast<int>(set.k));
   for (std::size_t r = 0; r < set.rows; ++r) {
-    for (std::size_t c = 0; c < set.k; ++c) m(r, c) = set.partner[r * set.k + c] + 1;
+    for (std::size_t c = 0; c < set.k; ++c) m(r, c) = set.at(r, c) + 1;
   }
   return m;
 }
 
+// list(near, mid_near, further): the near pairs are columns near_from + 1
+// to near_from + near_k of `near` when those are given (a graph with the
+// row itself first), else all of its columns.
+lsnn::PairSet near_set(const Rcpp::List& pairs, std::size_t first) {
+  if (!pairs.containsElementNamed("near_from")) return pair_set(pairs["near"], first);
+  return pair_set(pairs["near"], first, Rcpp::as<int>(pairs["near_from"]),
+                  Rcpp::as<int>(pairs["near_k"]));
+}
+
 std::vector<lsnn::PairSet> pair_sets(const Rcpp::List& pairs, std::size_t first) {
-  return {pair_set(pairs["near"], first), pair_set(pairs["mid_near"], first),
+  return {near_set(pairs, first), pair_set(pairs["mid_near"], first),
           pair_set(pairs["further"], first)};
 }
 
@@ -59,23 +76,17 @@ lsnn::PairSchedule pair_schedule(const Rcpp::List& s) {
 
 }  // namespace
 
-// Mid-near and further pairs of every row of `data` (prepare_data()'s
-// list) whose near partners are `near`.
-// [[Rcpp::export(.pacmap_pairs)]]
-Rcpp::List pacmap_pairs_cpp(Rcpp::List data, std::string metric, Rcpp::IntegerMatrix near,
-                            int n_mid, int n_far, Rcpp::IntegerVector seed, int n_threads,
-                            std::string simd) {
+// The mid-near pairs of every row of `data` (prepare_data()'s list).
+// [[Rcpp::export(.pacmap_mid_near)]]
+Rcpp::IntegerMatrix pacmap_mid_near_cpp(Rcpp::List data, std::string metric, int n_mid,
+                                        Rcpp::IntegerVector seed, int n_threads,
+                                        std::string simd) {
   lsnn_r::RExecutor ex(n_threads, false);
   const auto rows = lsnn_r::row_data(data, lsnn::parse_metric(metric),
                                      lsnn_r::distance_kernels(simd));
-  const lsnn::PairSet nb = pair_set(near, 0);
   const std::uint64_t s = lsnn_r::seed_from_r(seed);
-  return lsnn_r::run_core([&]() {
-    const lsnn::PairSet mid = lsnn::sample_mid_near_pairs(*rows, n_mid, s, ex);
-    const lsnn::PairSet far = lsnn::sample_further_pairs(nb, rows->n(), n_far, s, ex);
-    return Rcpp::List::create(Rcpp::Named("mid_near") = pair_matrix(mid),
-                              Rcpp::Named("further") = pair_matrix(far));
-  });
+  return lsnn_r::run_core(
+      [&]() { return pair_matrix(lsnn::sample_mid_near_pairs(*rows, n_mid, s, ex)); });
 }
 
 // Further pairs of the new points (rows fixed + 1, ... of the layout) among
@@ -84,7 +95,7 @@ Rcpp::List pacmap_pairs_cpp(Rcpp::List data, std::string metric, Rcpp::IntegerMa
 Rcpp::IntegerMatrix pacmap_further_cpp(Rcpp::IntegerMatrix near, int fixed, int n_far,
                                        Rcpp::IntegerVector seed, int n_threads) {
   lsnn_r::RExecutor ex(n_threads, false);
-  const lsnn::PairSet nb = pair_set(near, static_cast<std::size_t>(fixed));
+  const lsnn::PairSet nb = pair_set(near, static_cast<std::size_t>(fixed));  // (a view)
   const std::uint64_t s = lsnn_r::seed_from_r(seed);
   return lsnn_r::run_core([&]() {
     return pair_matrix(lsnn::sample_further_pairs(nb, static_cast<std::size_t>(fixed), n_far,
@@ -119,24 +130,39 @@ Rcpp::List pacmap_cost_gradient_cpp(Rcpp::NumericMatrix Y, int fixed, Rcpp::List
 }
 
 // The layout of PaCMAP or LocalMAP from Y0 (n x d): points [0, fixed) stay
-// where they are. `layout`: list(max_iter, epoch, learning_rate) and the
-// schedule's settings (pair_schedule()). Returns the coordinates, the cost
-// record and the further pairs at the end (LocalMAP redraws them).
+// where they are. `pairs`: as pair_sets() reads them, except that a NULL
+// `further` is drawn here, `n_further` per row among all points, as
+// .pacmap_further() would draw them from `seed` (so that the largest set
+// never crosses into R unless asked for). `layout`: list(max_iter, epoch,
+// learning_rate) and the schedule's settings (pair_schedule()). Returns the
+// coordinates, the cost record and, when ret_further, the further pairs at
+// the end (LocalMAP redraws them).
 // [[Rcpp::export(.pacmap_layout)]]
 Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs,
                              Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads,
-                             bool verbose) {
+                             bool verbose, bool ret_further) {
   const std::size_t n = Y0.nrow(), d = Y0.ncol();
   lsnn_r::RExecutor ex(n_threads, verbose);
   Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
-  std::vector<lsnn::PairSet> sets = pair_sets(pairs, static_cast<std::size_t>(fixed));
+  const std::uint64_t s = lsnn_r::seed_from_r(seed);
+  std::vector<lsnn::PairSet> sets;
+  if (Rf_isNull(pairs["further"])) {
+    sets = {near_set(pairs, static_cast<std::size_t>(fixed)),
+            pair_set(pairs["mid_near"], static_cast<std::size_t>(fixed))};
+    const int n_far = Rcpp::as<int>(pairs["n_further"]);
+    sets.push_back(lsnn_r::run_core([&]() {
+      return lsnn::sample_further_pairs(sets[0], fixed > 0 ? static_cast<std::size_t>(fixed) : n,
+                                        static_cast<std::size_t>(n_far), s, ex);
+    }));
+  } else {
+    sets = pair_sets(pairs, static_cast<std::size_t>(fixed));
+  }
   const lsnn::PairSchedule schedule = pair_schedule(layout);
   lsnn::DriverSettings driver;
   driver.max_steps = Rcpp::as<int>(layout["max_iter"]);
   driver.epoch = Rcpp::as<int>(layout["epoch"]);
   lsnn::AdamStepperSettings adam;
   adam.learning_rate = Rcpp::as<double>(layout["learning_rate"]);
-  const std::uint64_t s = lsnn_r::seed_from_r(seed);
   return lsnn_r::run_core([&]() {
     lsnn::PairObjective objective(n, d, static_cast<std::size_t>(fixed), std::move(sets),
                                   schedule, s, ex);
@@ -144,9 +170,11 @@ Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs
     const lsnn::OptimizerResult res = lsnn::optimize(stepper, objective, Y.begin(), driver, ex);
     Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());
     trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
-    return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
-                              Rcpp::Named("iterations") = res.iterations,
-                              Rcpp::Named("further") =
-                                  pair_matrix(objective.pairs(lsnn::kFurther)));
+    return Rcpp::List::create(
+        Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
+        Rcpp::Named("iterations") = res.iterations,
+        Rcpp::Named("further") = ret_further ? Rcpp::RObject(pair_matrix(
+                                                   objective.pairs(lsnn::kFurther)))
+                                             : Rcpp::RObject(R_NilValue));
   });
 }

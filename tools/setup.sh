@@ -14,20 +14,36 @@ debs="r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-matrix r-cran-uwot
 cran='c("Rcpp", "RcppEigen", "RcppParallel", "Matrix", "uwot", "RSpectra", "irlba",
         "knitr", "rmarkdown", "png", "testthat", "cli", "future", "future.apply")'
 
+# The packages of lsnn's Bioconductor and Seurat adapters (LsnnParam(),
+# as_seurat_neighbor()): suggested only, their tests skip without them. The
+# test suite installs them from Debian, so that those tests run; elsewhere
+# they are left to the user.
+adapter_debs="r-bioc-biocneighbors r-bioc-scater r-bioc-scran r-bioc-bluster
+              r-bioc-singlecellexperiment r-cran-seurat"
+adapters='c("BiocNeighbors", "scater", "scran", "bluster", "SingleCellExperiment", "Seurat")'
+
 missing=$(Rscript -e "p <- $cran; cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])")
 on_debian_as_root() {
   [ -f /etc/debian_version ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null
 }
+if [ "$what" = test ] && on_debian_as_root; then
+  missing_adapters=$(Rscript -e "p <- $adapters
+    cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])")
+  if [ -n "$missing_adapters" ]; then
+    debs="$debs $adapter_debs"
+    missing="$missing $missing_adapters"
+  fi
+fi
 # pandoc builds the vignettes; Debian's Fashion-MNIST is optional data the
 # LSNN vignette and the demo use when present.
-if on_debian_as_root && { [ -n "$missing" ] || ! command -v pandoc >/dev/null ||
+if on_debian_as_root && { [ -n "${missing// /}" ] || ! command -v pandoc >/dev/null ||
                           [ ! -d /usr/share/datasets/fashion-mnist ]; }; then
   echo "lsnn setup: installing from Debian: $debs" | tr -s ' \n' ' '; echo
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   # shellcheck disable=SC2086
   apt-get install -y -qq --no-install-recommends $debs >/dev/null
-elif [ -n "$missing" ]; then
+elif [ -n "${missing// /}" ]; then
   echo "lsnn setup: installing from CRAN: $missing"
   Rscript -e "p <- $cran; p <- p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)];
     install.packages(p, repos = 'https://cloud.r-project.org')"

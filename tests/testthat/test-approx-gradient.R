@@ -62,9 +62,13 @@ test_that("approximate gradients and costs agree with the exact ones", {
 
 test_that("each grid shape that t-SNE's grid may take keeps the accuracy at its widest boxes", {
   # nodes per box, box width, near field and its depth, as default_grid()
-  # allows them (fft_repulsion.h), as one uniform grid over the layout
-  shapes <- list(c(5, 0.3, 1, 0, 0, 1), c(5, 0.45, 1, 1, 0, 1), c(5, 4, 1, 1, 0, 2),
-                 c(7, 0.6, 1, 0, 0, 1), c(7, 0.75, 1, 1, 0, 1), c(7, 3, 1, 1, 0, 1))
+  # allows them (farfield/settings.h), as one uniform grid over the layout
+  shape <- function(nodes, box_width, near_field, near_boxes) {
+    list(nodes = nodes, box_width = box_width, min_boxes = 1, near_field = near_field,
+         points_per_box = 0, near_boxes = near_boxes, pair_weight = 0, by_components = FALSE)
+  }
+  shapes <- list(shape(5, 0.3, FALSE, 1), shape(5, 0.45, TRUE, 1), shape(5, 4, TRUE, 2),
+                 shape(7, 0.6, FALSE, 1), shape(7, 0.75, TRUE, 1), shape(7, 3, TRUE, 1))
   dat <- approx_data()
   Yc <- neighbor_embedding(dat$X, "tsne", perplexity = 20, max_iter = 300, gradient = "exact")
   set.seed(4)
@@ -75,14 +79,14 @@ test_that("each grid shape that t-SNE's grid may take keeps the accuracy at its 
   for (g in shapes) {
     options(lsnn.grid = g)
     for (nm in names(layouts)) {
-      approx_check(layouts[[nm]], dat$P, approx_methods$tsne, paste(nm, paste(g, collapse = ",")))
+      approx_check(layouts[[nm]], dat$P, approx_methods$tsne, paste(nm, paste(unlist(g), collapse = ",")))
     }
   }
 })
 
 # Clusters far apart, of unequal sizes (some small enough to be summed
 # directly), one of them made of two sub-clusters, and a lone point very far
-# out: the layouts that the grid sums by components (fft_repulsion.h).
+# out: the layouts that the grid sums by components (farfield/plan.h).
 component_layout <- function(d, n_big = c(500, 400, 300), n_small = 40) {
   set.seed(5)
   centre <- function(k) if (d == 1) c(0, 1000, 1e4, 2500, 5000, 7000, 3e4, 6e4, 9e4)[k] else
@@ -129,7 +133,7 @@ test_that("layouts of separate clusters: the sums by components agree with the e
 # Dense clusters with a sparse halo strewn around them (as the early
 # exaggeration leaves a large layout): the halo's points are summed on a
 # coarse grid and the clusters by a grid of their own extent
-# (GridRepulsion::shed in fft_repulsion.h).
+# (the shed regions of farfield/plan.h).
 halo_layout <- function(d) {
   set.seed(8)
   core <- rbind(matrix(stats::rnorm(900 * d, sd = 0.4), 900, d),
@@ -235,16 +239,23 @@ test_that("the measurement option lsnn.grid is checked and sets the grid", {
   dat <- approx_data()
   set.seed(11)
   Y <- matrix(stats::rnorm(nrow(dat$X) * 2, sd = 5), ncol = 2)
-  old <- options(lsnn.grid = c(5, NA, 1))
+  old <- options(lsnn.grid = list(nodes = 5, box_width = NA))
   on.exit(options(old))
   expect_error(cost_gradient(Y, dat$P, "tsne", gradient = "approx"), "lsnn.grid")
-  options(lsnn.grid = c(0, 1, 1))
+  options(lsnn.grid = list(nodes = 0))
   expect_error(cost_gradient(Y, dat$P, "tsne", gradient = "approx"), "lsnn.grid")
   # the default t-SNE grid spelt out in full (by components, refined)
-  options(lsnn.grid = c(5, 4, 1, 1, 64, 2, 1, 0.3, 1, 0.45, 33, 0.6))
+  full <- list(nodes = 5, box_width = 4, min_boxes = 1, near_field = TRUE, points_per_box = 64,
+               near_boxes = 2, pair_weight = 1, smooth_width = 0.3, by_components = TRUE,
+               shallow_width = 0.45, fine_nodes = 33, fine_smooth_width = 0.6)
+  options(lsnn.grid = full)
   expect_error(cost_gradient(Y, dat$P, "tsne", gradient = "approx"), "lsnn.grid")
-  options(lsnn.grid = c(5, 4, 1, 1, 64, 2, 1, 0.3, 1, 0.45, 7, 0.6))
+  full$fine_nodes <- 7
+  options(lsnn.grid = full)
   a <- cost_gradient(Y, dat$P, "tsne", gradient = "approx")
   options(lsnn.grid = NULL)
-  expect_equal(a, cost_gradient(Y, dat$P, "tsne", gradient = "approx"))
+  expect_identical(a, cost_gradient(Y, dat$P, "tsne", gradient = "approx"))
+  # a field given alone: the others keep the method's default
+  options(lsnn.grid = list(fine_nodes = 7))
+  expect_identical(a, cost_gradient(Y, dat$P, "tsne", gradient = "approx"))
 })

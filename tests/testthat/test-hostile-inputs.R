@@ -287,7 +287,7 @@ test_that("choice arguments name themselves", {
   expect_error(cost_gradient(X[1:10, 1:2], diag(10), gradient = "pca"), "^'gradient' must be one of")
 })
 
-test_that("every position of the option lsnn.grid is range-checked and named", {
+test_that("every field of the option lsnn.grid is range-checked and named", {
   set.seed(6)
   Y <- matrix(stats::rnorm(40), 20)
   P <- Matrix::Matrix(0.01 * (1 - diag(20)), sparse = TRUE)
@@ -297,26 +297,34 @@ test_that("every position of the option lsnn.grid is range-checked and named", {
     options(lsnn.grid = g)
     cost_gradient(Y, P, "tsne", gradient = "approx")
   }
-  expect_error(run(c(4, 1, 1e9)),
-               "^option 'lsnn.grid' has min_boxes \\(position 3\\) = 1e\\+09; it must be a whole number from 1 to 512")
-  full <- c(5, 4, 1, 1, 64, 2, 1, 0.3, 1, 0.45, 7, 0.6)
-  wrong <- list(c(1, 33), c(1, 2.5), c(2, 0.01), c(2, -Inf), c(3, 0), c(3, 1.5), c(4, 2),
-                c(5, 1), c(6, 0), c(6, 9), c(7, -1), c(8, Inf), c(9, 0.5), c(10, -1),
-                c(11, 33), c(12, -1))
-  names <- c("nodes", "width", "min_boxes", "near", "points_per_box", "near_boxes",
-             "pair_weight", "smooth_width", "by_components", "shallow_width", "fine_nodes",
-             "fine_smooth_width")
-  for (w in wrong) {
+  expect_error(run(list(nodes = 4, box_width = 1, min_boxes = 1e9)),
+               "^option 'lsnn.grid' has field 'min_boxes' = 1e\\+09; it must be a whole number from 1 to 512")
+  full <- list(nodes = 5, box_width = 4, min_boxes = 1, near_field = TRUE, points_per_box = 64,
+               near_boxes = 2, pair_weight = 1, smooth_width = 0.3, by_components = TRUE,
+               shallow_width = 0.45, fine_nodes = 7, fine_smooth_width = 0.6)
+  wrong <- list(nodes = 33, nodes = 2.5, box_width = 0.01, box_width = -Inf, min_boxes = 0,
+                min_boxes = 1.5, near_field = 2, points_per_box = 1, near_boxes = 0,
+                near_boxes = 9, pair_weight = -1, smooth_width = Inf, by_components = 0.5,
+                shallow_width = -1, fine_nodes = 33, fine_smooth_width = -1, nodes = NA,
+                near_field = NA, box_width = "4", nodes = c(5, 7))
+  for (k in seq_along(wrong)) {
     g <- full
-    g[w[1]] <- w[2]
-    expect_error(run(g), paste0("^option 'lsnn.grid' has ", names[w[1]], " \\(position ", w[1], "\\)"),
-                 info = paste(w, collapse = " "))
+    g[[names(wrong)[k]]] <- wrong[[k]]
+    expect_error(run(g), paste0("^option 'lsnn.grid' has field '", names(wrong)[k], "' = "),
+                 info = paste(names(wrong)[k], format(wrong[[k]])))
   }
-  expect_error(run(c(5, 4)), "^option 'lsnn.grid' must be NULL or 3 to 12 numbers")
-  expect_error(run(c(5, NA, 1)), "^option 'lsnn.grid' must be NULL or 3 to 12 numbers")
+  expect_error(run(c(5, 4, 1)), "^option 'lsnn.grid' must be NULL or a named list of grid fields")
+  expect_error(run(list(5, box_width = 4)), "^option 'lsnn.grid' must be NULL or a named list")
+  expect_error(run(list(nodes = 5, width = 4)),
+               "^option 'lsnn.grid' has an unknown field 'width'; its fields are nodes, box_width")
+  expect_error(run(list(nodes = 5, nodes = 7)), "^option 'lsnn.grid' names the field 'nodes' twice")
+  # fields left to the default must fit those given
+  expect_error(run(list(nodes = 20)), "^option 'lsnn.grid' has nodes = 20, too many for the default points_per_box = 64")
   expect_true(is.finite(run(full)$cost))
-  expect_true(is.finite(run(c(7, 0.5, 20))$cost))
-  expect_true(is.finite(run(c(3, Inf, 1))$cost))
+  expect_true(is.finite(run(list(nodes = 7, box_width = 0.5, min_boxes = 20, near_field = FALSE,
+                                 pair_weight = 0, by_components = FALSE))$cost))
+  expect_true(is.finite(run(list(nodes = 3, box_width = Inf, near_field = FALSE))$cost))
+  expect_true(is.finite(run(c(nodes = 7, near_boxes = 1))$cost))
 })
 
 # ---- a second round of hostile inputs: PaCMAP, pair sets and sharded files ----

@@ -214,7 +214,9 @@ test_that("PaCMAP's pair sums are the same for 1 and 2 threads", {
   layout <- list(phases = c(5L, 5L, 15L), local = TRUE, low_dist_thres = 10,
                  constant = FALSE, max_iter = 25L, epoch = 5L, learning_rate = 1)
   Y0 <- matrix(rnorm(n * 2, sd = 5), n)
-  run <- function(threads) lsnn:::.pacmap_layout(Y0, 0L, pairs, layout, c(3L, 4L), threads, FALSE)
+  run <- function(threads) {
+    lsnn:::.pacmap_layout(Y0, 0L, pairs, layout, c(3L, 4L), threads, FALSE, TRUE)
+  }
   one <- run(1)
   expect_identical(one, run(2))
   expect_false(identical(one$further, pairs$further))
@@ -226,9 +228,42 @@ test_that("PaCMAP's pair sums are the same for 1 and 2 threads", {
                   constant = TRUE, max_iter = 20L, epoch = 0L, learning_rate = 0.1)
   Y1 <- rbind(one$Y, matrix(rnorm(m * 2), m))
   place <- function(threads) {
-    lsnn:::.pacmap_layout(Y1, n, new_pairs, placing, c(5L, 6L), threads, FALSE)
+    lsnn:::.pacmap_layout(Y1, n, new_pairs, placing, c(5L, 6L), threads, FALSE, FALSE)
   }
   placed <- place(1)
   expect_identical(placed, place(2))
   expect_identical(placed$Y[seq_len(n), ], one$Y)
+})
+
+test_that("PaCMAP runs from sharded data and its sharded graph as from memory", {
+  set.seed(3)
+  X <- rbind(matrix(rnorm(300 * 5), 300), matrix(rnorm(300 * 5, mean = 4), 300))
+  dir <- tempfile("pm-shards")
+  out <- tempfile("pm-graph")
+  on.exit(unlink(c(dir, out), recursive = TRUE))
+  shards <- write_shards(X, dir, rows_per_shard = 250)
+  g <- locally_scaled_knn_sharded(shards, n_neighbors = 11, n_extra = 20, nn_kind = "exact",
+                                  out_dir = out)
+  for (method in c("pacmap", "localmap")) {
+    from_shards <- neighbor_embedding(shards, method, nn_method = g, max_iter = 60,
+                                      phases = c(20, 20, 20), seed = 7, n_threads = 2)
+    in_memory <- neighbor_embedding(X, method, nn_method = read_graph_shards(g), max_iter = 60,
+                                    phases = c(20, 20, 20), seed = 7)
+    expect_identical(from_shards, in_memory)
+  }
+  res <- neighbor_embedding(shards, "pacmap", nn_method = g, max_iter = 5, seed = 1,
+                            ret_extra = "pairs")
+  far <- res$pairs$further
+  expect_equal(dim(far), c(600L, 20L))
+  expect_false(any(far == seq_len(600)))
+  near <- res$pairs$near
+  expect_false(any(vapply(seq_len(600), function(i) any(far[i, ] %in% near[i, ]), TRUE)))
+
+  expect_error(neighbor_embedding(shards, "umap", nn_method = g), "shard set.*pacmap")
+  expect_error(neighbor_embedding(shards, "pacmap"), "'nn_method'")
+  expect_error(neighbor_embedding(shards, "pacmap", nn_method = g, ret_model = TRUE),
+               "'ret_model'")
+  other <- write_shards(X[1:500, ], tempfile("pm-other"), rows_per_shard = 250)
+  on.exit(unlink(dirname(other$files[1]), recursive = TRUE), add = TRUE)
+  expect_error(neighbor_embedding(other, "pacmap", nn_method = g), "graph of other shards")
 })

@@ -232,7 +232,7 @@ test_that("bad input stops with a message naming the argument", {
   expect_error(embedding_quality(g, Y), "takes one as 'nn'")
   expect_error(embedding_quality(X, Y, k = 6, nn = g), "'nn' has 6 columns")
   expect_error(embedding_quality(X, Y, k = 5, nn = extended_knn(X[-1, ], 5, 0, nn_kind = "exact")),
-               "'nn' must have one row per row of 'Y'")
+               "'nn' has 29 rows but 'X' has 30")
   expect_error(random_triplet_accuracy(X[1:2, ], Y[1:2, ]), "at least 3 rows")
   expect_warning(r <- distance_correlation(X, matrix(1, 30, 2)), "undefined")
   expect_true(is.na(r))

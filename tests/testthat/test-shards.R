@@ -315,7 +315,7 @@ test_that("partitions are split to their size and overlap only near boundaries",
   expect_gt(nrow(centres), 8)
   expect_lt(max(lsnn:::partition_sizes(near, nrow(centres))), 1.5 * 1000 * 1.25)
   both <- !is.na(near$second)
-  expect_equal(mean(both), 0.25, tolerance = 0.05)
+  expect_equal(mean(both), 0.25, tolerance = 0.1)
   d <- sqrt(pmax(outer(rowSums(X^2), rowSums(centres^2), "+") - 2 * tcrossprod(X, centres), 0))
   nearest <- t(apply(d, 1, order))[, 1:2]
   expect_identical(near$first, nearest[, 1])
@@ -475,6 +475,73 @@ test_that("a run resumes only on the data it was begun with", {
                "holds a run begun by another version of lsnn")
 })
 
+test_that("a task is done when its outputs exist, or the later results made from them", {
+  dir <- tempfile("run-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  f <- file.path(dir, c("a.rds", "b.rds", "merged.rds"))
+  task <- lsnn:::shard_task("t", out = f[1:2], input = list(), done_if = f[c(3, 3)])
+  plain <- lsnn:::shard_task("t", out = f[1:2], input = list())
+  expect_false(lsnn:::task_done(task))
+  file.create(f[1])
+  expect_false(lsnn:::task_done(task))
+  file.create(f[2])
+  expect_true(lsnn:::task_done(task))
+  expect_true(lsnn:::task_done(plain))
+  # the outputs consumed by a later result
+  unlink(f[1:2])
+  file.create(f[3])
+  expect_true(lsnn:::task_done(task))
+  expect_false(lsnn:::task_done(plain))
+  # a run's files, from its one layout
+  run <- list(dir = dir, shards = list(files = letters[1:3]), lsnn = list())
+  expect_identical(lsnn:::shard_paths(run, "graph", s = 2),
+                   file.path(dir, "knn/graph-00002.rds"))
+  expect_identical(lsnn:::graph_out(run, 3, round = 2),
+                   c(graph = file.path(dir, "work/round-2/graph-00003.rds"),
+                     sigma = file.path(dir, "work/round-2/sigma-00003.rds")))
+  expect_identical(lsnn:::run_path(run, "bucket", 1, 4:5, 2),
+                   file.path(dir, c("work/round-1/bucket-4-2.rds", "work/round-1/bucket-5-2.rds")))
+})
+
+test_that("the approximate sharded search is seeded once, and a resumed run continues it", {
+  set.seed(15)
+  sh <- shard_dir(clustered(1200, 5), 300)
+  ctl <- shard_control(rows_per_partition = 400, recall_rows = 100)
+  before <- .Random.seed
+  g <- extended_knn_sharded(sh, 10, 5, control = ctl, seed = 4)
+  expect_identical(.Random.seed, before)
+  expect_identical(extended_knn_sharded(sh, 10, 5, control = ctl, seed = 4), g)
+  set.seed(4)
+  expect_identical(extended_knn_sharded(sh, 10, 5, control = ctl), g)
+  expect_false(identical(extended_knn_sharded(sh, 10, 5, control = ctl, seed = 5), g))
+  # the exact search draws nothing from R's generator
+  before <- .Random.seed
+  extended_knn_sharded(sh, 10, 5, nn_kind = "exact")
+  expect_identical(.Random.seed, before)
+  # a run stopped after its first partition's search continues as if it
+  # had not stopped
+  out <- tempfile("graph-")
+  on.exit(unlink(out, recursive = TRUE), add = TRUE)
+  ns <- asNamespace("lsnn")
+  calls <- new.env()
+  calls$n <- 0
+  suppressMessages(trace("partition_task", where = ns, print = FALSE, tracer = bquote({
+    assign("n", get("n", .(calls)) + 1, envir = .(calls))
+    if (get("n", .(calls)) == 2) stop("stopped")
+  })))
+  stopped <- tryCatch(extended_knn_sharded(sh, 10, 5, control = ctl, out_dir = out, seed = 4),
+                      error = identity)
+  suppressMessages(untrace("partition_task", where = ns))
+  expect_match(conditionMessage(stopped), "search partition [0-9]+' failed: stopped")
+  expect_true(file.exists(file.path(out, "recall.rds")))
+  res <- extended_knn_sharded(sh, 10, 5, control = ctl, out_dir = out, seed = 4)
+  expect_identical(read_graph_shards(res), g)
+  # (what was done before it stopped was not run again)
+  expect_equal(sum(res$tasks$phase == "exact neighbours of sampled rows"), 4)
+  expect_equal(sum(res$tasks$phase == "round 1: partitions"), 4)
+})
+
 test_that("a task reading a shard that changed during the run stops it", {
   set.seed(14)
   X <- clustered(400, 4)
@@ -488,8 +555,8 @@ test_that("a task reading a shard that changed during the run stops it", {
   changed <- "shard file '.*shard-00003.rds' has changed since its fingerprint was recorded"
   # (the approximate search first gathers the rows that estimate its recall)
   expect_error(lsnn:::knn_graph_phase(run), changed)
-  expect_error(lsnn:::gather_rows(run, c(5, 250)), changed)
-  expect_identical(lsnn:::gather_rows(run, c(5, 150)), X[c(5, 150), ])
+  expect_error(lsnn:::gather_rows(run$shards, c(5, 250)), changed)
+  expect_identical(lsnn:::gather_rows(run$shards, c(5, 150)), X[c(5, 150), ])
   run$nn_kind <- "exact"
   expect_error(lsnn:::knn_graph_phase(run), paste0("task 'exact shard 3' failed: ", changed))
 })
@@ -532,9 +599,10 @@ test_that("sharded graphs are the same on local worker processes", {
   set.seed(10)
   expect_identical(extended_knn_sharded(sh, 15, 5, control = ctl), approx)
   # a worker that dies gives an error naming its task
-  run <- list(verbose = FALSE, simd = "auto", stats_file = tempfile())
-  die <- function(task) tools::pskill(Sys.getpid(), tools::SIGKILL)
-  expect_error(lsnn:::run_tasks(run, "test", list(list(name = "doomed", out = tempfile())), die),
+  run <- list(verbose = FALSE, simd = "auto", dir = tempfile())
+  die <- function(input, out, run) tools::pskill(Sys.getpid(), tools::SIGKILL)
+  expect_error(lsnn:::run_tasks(run, "test", list(lsnn:::shard_task("doomed", tempfile(), list())),
+                                die),
                "task 'doomed' failed")
 })
 

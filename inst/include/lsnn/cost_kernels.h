@@ -66,7 +66,7 @@ struct CostKernels {
   // The sparse part for rows [r0, r1); writes only to those rows.
   void (*sparse_rows)(const PairProblem& prob, std::size_t r0, std::size_t r1,
                       bool want_cost, const SparseSums& out);
-  // The grid approximation's near field (fft_repulsion.h): point (x, y)
+  // The grid approximation's near field (farfield/near_field.h): point (x, y)
   // against the points [lo, hi) of the coordinate arrays X and Yc (Yc null
   // in 1-D). out[0], out[1] += sum_j c (x - x_j), sum_j c (y - y_j);
   // out[2] += sum_j z for t-SNE (its Z), else (want_cost) the pairs' cost.

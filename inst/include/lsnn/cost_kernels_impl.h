@@ -357,7 +357,7 @@ inline void sparse_rows(const PairProblem& prob, std::size_t r0, std::size_t r1,
   });
 }
 
-// The near field of the grid approximation (fft_repulsion.h): one point
+// The near field of the grid approximation (farfield/near_field.h): one point
 // (x, y) against the points [lo, hi) of coordinate arrays X and Yc (Yc
 // null in 1-D), four at a time. out[0], out[1] += sum c (x - x_j),
 // sum c (y - y_j); out[2] += sum of the energy term (t-SNE: its Z; others

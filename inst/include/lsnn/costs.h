@@ -28,7 +28,7 @@
 //
 // Each cost's terms come from its model (cost_models.h). With
 // GradientKind::approx (1 or 2 dimensions) the all-pairs part is instead
-// summed in O(n) by the grid interpolation of fft_repulsion.h; the sparse
+// summed in O(n) by the far field of farfield/far_field.h; the sparse
 // part and the combination below are the same.
 //
 // CostEvaluator is the optimizers' objective: evaluate() gives the cost and
@@ -52,7 +52,7 @@
 
 #include "cost_kernels.h"
 #include "cost_models.h"
-#include "fft_repulsion.h"
+#include "farfield/far_field.h"
 #include "parallel.h"
 #include "sparse.h"
 #include "tile_schedule.h"
@@ -61,13 +61,13 @@ namespace lsnn {
 
 // How the all-pairs part is summed: exactly over all pairs, or (1- and
 // 2-dimensional embeddings) by the O(n) grid approximations of
-// fft_repulsion.h; other dimensions always take the exact sum.
+// farfield/far_field.h; other dimensions always take the exact sum.
 enum class GradientKind { exact = 0, approx = 1 };
 
 struct CostSettings {
   CostParams params;
   GradientKind gradient = GradientKind::exact;
-  // the approximation's grid: each method's default (fft_repulsion.h)
+  // the approximation's grid: each method's default (farfield/settings.h)
   // unless grid_set
   bool grid_set = false;
   GridSettings grid;
@@ -103,7 +103,7 @@ class CostEvaluator {
       gs.widen = widen;
     }
     grid_ = gs;
-    rep_ = GridRepulsion(settings_.params, gs, &kernels_);
+    rep_ = FarField(settings_.params, gs, &kernels_);
   }
 
   std::size_t n() const { return n_; }
@@ -323,7 +323,7 @@ class CostEvaluator {
   std::vector<double> val_;
   std::vector<std::vector<Tile>> rounds_;
   GridSettings grid_;  // the grid outside early exaggeration
-  GridRepulsion rep_;
+  FarField rep_;
 };
 
 }  // namespace lsnn

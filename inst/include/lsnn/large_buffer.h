@@ -1,16 +1,15 @@
-// Storage for the grid's large buffers (node charges, potentials, kernel
-// spectra): on Linux, blocks of 4 MB and more are aligned to 2 MB and
-// marked for transparent huge pages. Memory new to a process is mapped one
-// page at a time on first touch; at 4 KB a page, the 118 MB spectrum of a
-// 3,840 x 3,840 grid took 0.5 s of page faults on the machine of
-// bench/README.md, four times its transform, and a t-SNE run of 1e6 points
-// spent a seventh of its time there. With 2 MB pages it is 59 faults.
-// Elsewhere (or where the kernel does not offer them) this is plain
-// malloc.
+// Storage for large buffers (the far field's node charges, potentials and
+// kernel spectra; the merges of sharded graphs): on Linux, blocks of 4 MB
+// and more are aligned to 2 MB and marked for transparent huge pages.
+// Memory new to a process is mapped one page at a time on first touch, and
+// at 4 KB a page faulting in a large spectrum costs more than the transform
+// that fills it; 2 MB pages take a few hundred times fewer faults.
+// Elsewhere (or where the kernel does not offer them) this is plain malloc.
 #ifndef LSNN_LARGE_BUFFER_H
 #define LSNN_LARGE_BUFFER_H
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -20,6 +19,21 @@
 #endif
 
 namespace lsnn {
+
+// Asks the kernel to back the whole 2 MB pages within [data, data + bytes)
+// with transparent huge pages, for a block about to be filled. Advice only:
+// without huge pages (or off Linux) the block is ordinary memory.
+inline void advise_huge_pages(void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const std::uintptr_t huge = std::uintptr_t(1) << 21;
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) & ~(huge - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(huge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
 
 template <typename T>
 struct LargeAllocator {
@@ -39,8 +53,7 @@ struct LargeAllocator {
     if (bytes >= kLarge) {
       const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
       if (posix_memalign(&p, kHugePage, rounded) != 0) throw std::bad_alloc();
-      // advice only: without huge pages the block is still ordinary memory
-      madvise(p, rounded, MADV_HUGEPAGE);
+      advise_huge_pages(p, rounded);
       return static_cast<T*>(p);
     }
 #endif

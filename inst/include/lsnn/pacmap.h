@@ -51,13 +51,35 @@
 
 namespace lsnn {
 
-// The pairs of one set: row r holds the partners of point first + r,
-// partner[r * k + c] (0-based point ids), k per row.
+// The pairs of one set: row r (r < rows) holds the k partners of point
+// first + r (0-based point ids). They are stored row by row in `partner`,
+// or read in place from a column-major matrix of 1-based ids (`columns`,
+// column c of row r at columns[c * column_stride + r], as an R integer
+// matrix holds them), so that a caller's large pair matrices are not copied.
 struct PairSet {
   std::size_t first = 0;
   std::size_t rows = 0;
   std::size_t k = 0;
   std::vector<int> partner;
+  const int* columns = nullptr;
+  std::size_t column_stride = 0;
+
+  int at(std::size_t r, std::size_t c) const {
+    return columns != nullptr ? columns[c * column_stride + r] - 1 : partner[r * k + c];
+  }
+  // Row r's partners into out[0, k).
+  void row(std::size_t r, int* out) const {
+    for (std::size_t c = 0; c < k; ++c) out[c] = at(r, c);
+  }
+  // Copies the partners of a view into `partner` (to change them).
+  void own() {
+    if (columns == nullptr) return;
+    std::vector<int> copy(rows * k);
+    for (std::size_t r = 0; r < rows; ++r) row(r, copy.data() + r * k);
+    partner.swap(copy);
+    columns = nullptr;
+    column_stride = 0;
+  }
 };
 
 enum PairKind { kNear = 0, kMidNear = 1, kFurther = 2, kPairKinds = 3 };
@@ -153,18 +175,30 @@ struct PairSchedule {
 // points with reads all over the layout.
 class PairTiles {
  public:
-  // The blocks for n points in d dimensions: two blocks' coordinates and
-  // gradients in 256 KiB, at least 8 blocks when they can have 256 points
-  // (so that the rounds have tiles for several threads), at most 1024
-  // blocks unless they would exceed 2^16 points. The blocks depend only on
-  // n and d, never on the number of threads.
-  void set_blocks(std::size_t n, std::size_t d) {
+  // The blocks for n points in d dimensions with `pairs` pairs in all: two
+  // blocks' coordinates and gradients in 256 KiB, at least 8 blocks when
+  // they can have 256 points (so that the rounds have tiles for several
+  // threads), at most 1024 blocks unless they would exceed 2^16 points.
+  // Then, while the tiles would hold fewer than 8 pairs per point of a block
+  // and there are at least 16 blocks, the blocks double: a tile loads its two
+  // blocks whole, so sparse tiles cost memory traffic rather than pair
+  // evaluations (at 1e6 points and 140 pairs each, 2,048-point blocks took
+  // 3 times as long a step as 65,536-point ones; bench/README.md). The
+  // blocks depend only on n, d and the number of pairs, never on the
+  // number of threads.
+  void set_blocks(std::size_t n, std::size_t d, std::size_t pairs) {
     int shift = 0;
     while (shift < 16 && (std::size_t{2} << shift) * d <= 8192) ++shift;
     while (shift > 8 && (n >> shift) < 8) --shift;
     while (shift < 16 && (n >> shift) >= 1024) ++shift;
+    const auto blocks_at = [n](int s) { return (n + (std::size_t{1} << s) - 1) >> s; };
+    while (shift < 16 && blocks_at(shift + 1) >= 16 &&
+           static_cast<double>(pairs) / (static_cast<double>(blocks_at(shift)) * blocks_at(shift)) <
+               8.0 * static_cast<double>(std::size_t{1} << shift)) {
+      ++shift;
+    }
     shift_ = shift;
-    blocks_ = (n + (std::size_t{1} << shift) - 1) >> shift;
+    blocks_ = blocks_at(shift);
     rounds_ = round_robin_rounds(blocks_);
   }
 
@@ -201,8 +235,10 @@ class PairTiles {
             std::size_t lo, hi;
             rows_of(a, lo, hi);
             std::size_t* count = ptr.data() + a * B + 1;
-            for (std::size_t e = lo * k; e < hi * k; ++e) {
-              ++count[static_cast<std::size_t>(set.partner[e]) >> shift_];
+            for (std::size_t c = 0; c < k; ++c) {
+              for (std::size_t r = lo; r < hi; ++r) {
+                ++count[static_cast<std::size_t>(set.at(r, c)) >> shift_];
+              }
             }
           }
         },
@@ -221,7 +257,7 @@ class PairTiles {
             for (std::size_t r = lo; r < hi; ++r) {
               const std::uint32_t own = static_cast<std::uint32_t>((set.first + r) & mask);
               for (std::size_t c = 0; c < k; ++c) {
-                const std::size_t j = static_cast<std::size_t>(set.partner[r * k + c]);
+                const std::size_t j = static_cast<std::size_t>(set.at(r, c));
                 out[at[j >> shift_]++] = own | static_cast<std::uint32_t>(j & mask) << 16;
               }
             }
@@ -278,12 +314,14 @@ class IdSet {
 // Checks a set against n points: rows within [0, n), partners in range and
 // never the row's own point.
 inline void check_pair_set(const PairSet& set, std::size_t n, const char* name) {
-  if (set.first + set.rows > n || set.partner.size() != set.rows * set.k) {
+  if (set.first + set.rows > n ||
+      (set.columns == nullptr ? set.partner.size() != set.rows * set.k
+                              : set.column_stride < set.rows)) {
     throw std::invalid_argument(std::string("the ") + name + " pairs do not fit the points");
   }
   for (std::size_t r = 0; r < set.rows; ++r) {
     for (std::size_t c = 0; c < set.k; ++c) {
-      const int j = set.partner[r * set.k + c];
+      const int j = set.at(r, c);
       if (j < 0 || static_cast<std::size_t>(j) >= n || static_cast<std::size_t>(j) == set.first + r) {
         throw std::invalid_argument(std::string("the ") + name +
                                     " pairs hold an invalid partner");
@@ -295,7 +333,8 @@ inline void check_pair_set(const PairSet& set, std::size_t n, const char* name) 
 // The objective of PaCMAP and LocalMAP for the driver of optimizer.h: n
 // points in d dimensions, of which [0, fixed) do not move (their pairs are
 // then only those of the moving points' rows). The executor groups the
-// pairs into tiles.
+// pairs into tiles. Sets that are views (PairSet::columns) are read while
+// the objective lives.
 class PairObjective {
  public:
   template <typename Executor>
@@ -305,7 +344,10 @@ class PairObjective {
     if (d_ == 0 || n_ == 0) throw std::invalid_argument("the embedding needs points and dimensions");
     if (sets_.size() != kPairKinds) throw std::invalid_argument("PaCMAP needs three pair sets");
     static const char* names[kPairKinds] = {"near", "mid-near", "further"};
-    tiles_.set_blocks(n_, d_);
+    if (schedule_.local) sets_[kFurther].own();  // LocalMAP redraws them
+    std::size_t pairs = 0;
+    for (const PairSet& set : sets_) pairs += set.rows * set.k;
+    tiles_.set_blocks(n_, d_, pairs);
     for (int t = 0; t < kPairKinds; ++t) {
       check_pair_set(sets_[t], n_, names[t]);
       if (sets_[t].first < fixed_ && sets_[t].rows > 0) {
@@ -512,8 +554,7 @@ class PairObjective {
             SplitMix64 rng(hash64(seed_, 0x4c4d4150ULL, static_cast<std::uint64_t>(itr), i));
             taken.clear();
             if (i >= near.first && i < near.first + near.rows) {
-              const int* nb = near.partner.data() + (i - near.first) * near.k;
-              for (std::size_t c = 0; c < near.k; ++c) taken.insert(nb[c]);
+              for (std::size_t c = 0; c < near.k; ++c) taken.insert(near.at(i - near.first, c));
             }
             const double* yi = yr + i * d;
             std::size_t ahead[kAhead];
@@ -641,10 +682,12 @@ PairSet sample_further_pairs(const PairSet& near, std::size_t pool, std::size_t 
   batched_for(
       executor, near.rows, 65536,
       [&](std::size_t b, std::size_t e) {
+        std::vector<int> near_row(near.k);
+        const int* nb = near_row.data();
         for (std::size_t r = b; r < e; ++r) {
           const std::size_t i = near.first + r;
           SplitMix64 rng(hash64(seed, 0x46505052ULL, i));
-          const int* nb = near.partner.data() + r * near.k;
+          near.row(r, near_row.data());
           int* row = set.partner.data() + r * k;
           for (std::size_t c = 0; c < k;) {
             const std::size_t j = rng.below(pool);

@@ -13,7 +13,7 @@
 //
 // so dC/dy_i = 2 (A_i - S_i F_i / Z_i) for t-SNE (S_i = sum_j p_ij) and
 // 2 (A_i + F_i) for the others, with A the attraction of P and F the
-// all-pairs repulsion of the reference (ReferenceField, fft_repulsion.h).
+// all-pairs repulsion of the reference (ReferenceField, farfield/reference_field.h).
 // New points do not act on each other, and the reference feels nothing.
 // The gradient of the reference points is 0, and the steppers leave them
 // (fixed()).
@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "costs.h"
-#include "fft_repulsion.h"
+#include "farfield/reference_field.h"
 #include "parallel.h"
 #include "sparse.h"
 

@@ -7,8 +7,11 @@
 #ifndef LSNN_RANDOM_H
 #define LSNN_RANDOM_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <unordered_set>
+#include <vector>
 
 namespace lsnn {
 
@@ -48,6 +51,24 @@ class SplitMix64 {
  private:
   std::uint64_t state_;
 };
+
+// m distinct numbers of 0..n-1 (m <= n < 2^32), in increasing order, from
+// `seed`: Floyd's sampling, in memory of order m whatever n is.
+inline std::vector<std::uint64_t> sample_distinct(std::uint64_t n, std::uint64_t m,
+                                                  std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::unordered_set<std::uint64_t> chosen(static_cast<std::size_t>(m));
+  std::vector<std::uint64_t> out;
+  out.reserve(static_cast<std::size_t>(m));
+  for (std::uint64_t j = n - m; j < n; ++j) {
+    const std::uint64_t t = rng.below(static_cast<std::size_t>(j + 1));
+    const std::uint64_t pick = chosen.count(t) ? j : t;
+    chosen.insert(pick);
+    out.push_back(pick);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 }  // namespace lsnn
 

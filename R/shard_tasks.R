@@ -1,0 +1,325 @@
+# How a sharded search runs: its directory, its record (what it computes
+# and its seed), its tasks as futures of the user's future::plan(), the rule
+# by which a resumed run skips what is done, and the records of the tasks
+# run. The searches' phases are in R/shard_exact.R, R/shard_approx.R and
+# R/shard_lsnn.R.
+
+# ---- the directory of a run ----
+
+# Every file of a run, under its directory (`out_dir`, or a temporary one):
+# numbers fill the %d (shards, rounds, partitions, groups of shards), a
+# shard's zero-padded number the %s (shard_paths()). work/ holds what tasks
+# pass on to later tasks; it is removed when the run finishes.
+run_layout <- c(
+  run = "run.rds",                  # what the run computes, and its seed
+  tasks = "tasks.rds",              # a row per task run (run_tasks())
+  complete = "complete.rds",        # written last: the finished result
+  graph = "knn/graph-%s.rds",       # the extended graph of a shard's rows
+  sigma = "knn/sigma-%s.rds",       # their local scales (LSNN runs)
+  lsnn = "lsnn/lsnn-%s.rds",        # the locally scaled graph of a shard's rows
+  # the exact search: shard q's list over shard r (or the group from r), and
+  # each row's k-th distance within its own shard
+  exact_part = "work/exact-%d-%d.rds",
+  bound = "work/bound-%d.rds",
+  # the approximate search: the sampled rows' true neighbours with the
+  # recall and overlap by round, and each round's files
+  recall = "recall.rds",
+  recall_part = "work/recall-%d.rds",
+  round = "work/round-%d",
+  centres = "work/round-%d/centres.rds",
+  assigned = "work/round-%d/assigned-%d.rds",
+  overlap = "work/round-%d/overlap.rds",
+  bucket = "work/round-%d/bucket-%d-%d.rds",
+  edge = "work/round-%d/edge-%d-%d.rds",
+  cand = "work/round-%d/cand-%d-%d.rds",
+  searched = "work/round-%d/searched-%d.rds",
+  round_graph = "work/round-%d/graph-%s.rds",
+  round_sigma = "work/round-%d/sigma-%s.rds",
+  found = "work/round-%d/found-%s.rds",
+  # the LSNN: the scales' exchange between shards and groups of shards
+  groups = "work/scales/groups.rds",
+  request = "work/scales/request-%d-%d.rds",
+  answer = "work/scales/answer-%d-%d.rds"
+)
+
+# The file of a run of kind `kind` (run_layout), the numbers in `...`
+# (vectors give one file each).
+run_path <- function(run, kind, ...) file.path(run$dir, sprintf(run_layout[[kind]], ...))
+
+# The files of kind `kind` of shards s (all by default): `...` holds the
+# numbers before the shard's (a round).
+shard_paths <- function(run, kind, ..., s = seq_along(run$shards$files)) {
+  width <- max(5, nchar(length(run$shards$files)))
+  run_path(run, kind, ..., sprintf("%0*d", width, as.integer(s)))
+}
+
+# A shard's graph and, in LSNN runs, its rows' local scales (written
+# together by write_graph_shard()); of a round's graph with `round`.
+graph_out <- function(run, s, round = NULL) {
+  if (is.null(round)) {
+    c(graph = shard_paths(run, "graph", s = s),
+      sigma = if (!is.null(run$lsnn)) shard_paths(run, "sigma", s = s))
+  } else {
+    c(graph = shard_paths(run, "round_graph", round, s = s),
+      sigma = if (!is.null(run$lsnn)) shard_paths(run, "round_sigma", round, s = s))
+  }
+}
+
+# ---- a run: its settings, its record and its end ----
+
+sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads,
+                        verbose, nn_args, control, lsnn) {
+  shards <- as_shard_set(shards)
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE)
+  nn_kind <- check_choice(nn_kind, "nn_kind", c("exact", "approx"))
+  metric <- check_choice(metric, "metric", c("euclidean", "cosine", "correlation", "manhattan"))
+  n_threads <- check_n_threads(n_threads)
+  verbose <- check_flag(verbose, "verbose")
+  nn_args <- check_approx_control(nn_args)
+  control <- check_shard_control(control)
+  if (shards$n < 2) stop_arg("'shards' must hold at least 2 rows")
+  k <- as.integer(min(as.double(n_neighbors) + n_extra, shards$n - 1) + 1)
+  if (!is.null(lsnn)) {
+    lsnn$scale <- check_scale_columns(lsnn$scale_from, lsnn$scale_to, k)
+    lsnn$scale_from <- lsnn$scale_to <- NULL
+  }
+  keep <- !is.null(out_dir)
+  if (keep) out_dir <- make_dir(check_dir_name(out_dir, "out_dir"), "out_dir")
+  # every shard read once: its rows, columns, values and fingerprint
+  shards <- check_shards(shards)
+  if (!keep) out_dir <- tempfile("lsnn-shards-")
+  for (dir in c(out_dir, file.path(out_dir, c("knn", "work", if (!is.null(lsnn)) "lsnn")))) {
+    make_dir(dir, "out_dir")
+  }
+  # (`format` tells a directory of this version's files and seeds from an
+  # earlier version's, which it cannot resume)
+  settings <- list(format = 4L, fingerprints = shards$fingerprints, k = k, nn_kind = nn_kind,
+                   metric = metric, nn_args = unclass(nn_args), control = unclass(control),
+                   lsnn = lsnn)
+  seed <- open_run_record(out_dir, settings, shards)
+  # Tasks run with this process's choice of kernels (an option would not
+  # reach a worker otherwise).
+  list(shards = shards, k = k, nn_kind = nn_kind, metric = metric, nn_args = nn_args,
+       control = control, lsnn = lsnn, dir = out_dir, keep = keep, seed = seed,
+       n_threads = n_threads, verbose = verbose, simd = simd_option())
+}
+
+# The seed of the run in `dir`. A new run draws it with draw_seed() (the
+# approximate search only: the exact one draws nothing) and records it with
+# the settings and the shards' fingerprints, so that a resumed run continues
+# the same computation on the same data; a run already there is resumed
+# only if both match, else an error says which shard or setting differs.
+open_run_record <- function(dir, settings, shards) {
+  record <- file.path(dir, run_layout[["run"]])
+  if (!file.exists(record)) {
+    seed <- if (settings$nn_kind == "approx") draw_seed() else c(0L, 0L)
+    save_atomic(list(settings = settings, seed = seed), record)
+    return(seed)
+  }
+  old <- tryCatch(readRDS(record), error = function(e) NULL)
+  problem <- record_mismatch(old$settings, settings, shards)
+  if (!is.null(problem)) {
+    stop_arg("'out_dir' (", dir, ") holds a run ", problem,
+             "; to start afresh, delete it or give another 'out_dir'")
+  }
+  old$seed
+}
+
+# How the recorded settings `was` differ from `now`, as the end of the
+# sentence "'out_dir' holds a run ...", or NULL.
+record_mismatch <- function(was, now, shards) {
+  if (!identical(was$format, now$format)) {
+    return("begun by another version of lsnn, which this one cannot resume")
+  }
+  if (length(was$fingerprints) != length(now$fingerprints)) {
+    return(paste0("made for ", length(was$fingerprints), " shards, and 'shards' has ",
+                  length(now$fingerprints)))
+  }
+  changed <- which(was$fingerprints != now$fingerprints)
+  if (length(changed) > 0) {
+    return(paste0("made for other data: shard ", changed[1], " ('", shards$files[changed[1]],
+                  "') has changed since the run began",
+                  if (length(changed) > 1) paste0(" (and ", length(changed) - 1, " more shards)")))
+  }
+  if (is.null(was$lsnn) != is.null(now$lsnn)) {
+    return(paste0("of ", if (is.null(was$lsnn)) "extended_knn_sharded()" else
+      "locally_scaled_knn_sharded()"))
+  }
+  differ <- names(now)[!mapply(identical, was[names(now)], now)]
+  if (length(differ) == 0) return(NULL)
+  args <- unique(unlist(setting_args[differ], use.names = FALSE))
+  paste0("with other values of ", if (length(args) == 1) args else
+    paste0(paste(args[-length(args)], collapse = ", "), " or ", args[length(args)]))
+}
+
+# The arguments behind each recorded setting of a run, as its error names
+# them.
+setting_args <- list(k = c("n_neighbors", "n_extra"), nn_kind = "nn_kind", metric = "metric",
+                     nn_args = "nn_args", control = "control",
+                     lsnn = c("n_neighbors", "scale_from", "scale_to"))
+
+# The seed of one random step of a run: derive_seed() of the run's seed, the
+# kind of step (seed_steps) and its numbers (round, partition), so that the
+# step draws the same numbers whichever worker runs it and in whatever
+# order, and again when the run is resumed.
+task_seed <- function(run, step, ...) derive_seed(run$seed, seed_steps[[step]], ...)
+
+seed_steps <- c(recall_rows = 1, round_sample = 2, kmeans_start = 3, kmeans_split = 4,
+                partition_search = 5)
+
+# The result of a finished run: the graph (a temporary run, whose directory
+# is removed), or the description of its graph files, saved last as
+# complete.rds.
+finish_run <- function(run, what) {
+  files <- shard_paths(run, if (what == "knn") "graph" else "lsnn")
+  k <- if (what == "knn") run$k else run$lsnn$n_neighbors
+  if (!run$keep) {
+    on.exit(unlink(run$dir, recursive = TRUE))
+    return(read_graph_shards(structure(list(files = files, rows = run$shards$rows,
+                                            n = run$shards$n, k = k),
+                                       class = "lsnn_graph_shards")))
+  }
+  tasks_file <- run_path(run, "tasks")
+  recall_file <- run_path(run, "recall")
+  recall <- if (file.exists(recall_file)) readRDS(recall_file)
+  unlink(file.path(run$dir, "work"), recursive = TRUE)
+  out <- structure(list(what = what, files = files, rows = run$shards$rows, n = run$shards$n,
+                        k = k, tasks = if (file.exists(tasks_file)) readRDS(tasks_file),
+                        recall = recall$by_round, overlap = recall$overlap),
+                   class = "lsnn_graph_shards")
+  if (what == "lsnn") {
+    out$knn <- out
+    out$knn$what <- "knn"
+    out$knn$files <- shard_paths(run, "graph")
+    out$knn$k <- run$k
+  }
+  save_atomic(out, run_path(run, "complete"))
+  out
+}
+
+# ---- tasks ----
+
+# A task is one future's work, made by shard_task():
+#   name     names it in progress reports, errors and the records
+#   out      the files it writes (a named vector where it writes several
+#            kinds)
+#   input    what it reads: shard subsets, file names, row numbers, seeds;
+#            it travels to the worker, so it holds no large objects
+#   done_if  NULL, or for each file of `out` a later result made from it
+#            (which may have deleted it)
+# Its function is fun(input, out, run): it reads `input`, writes every file
+# of `out` and returns c(read = bytes, written = bytes); `run` holds the
+# settings of the run (worker_run()). A task draws nothing from R's
+# generator: its random steps take seeds from its input (task_seed()).
+shard_task <- function(name, out, input, done_if = NULL) {
+  list(name = name, out = out, input = input, done_if = done_if)
+}
+
+# The resume rule. Every file of a run is written under a temporary name and
+# renamed (save_atomic()), so a file that exists is whole: a task is done
+# when each file of its `out` exists, or the file of `done_if` in its place
+# (a later result that consumed it). A phase whose results exist is skipped
+# by the same rule, and a resumed run runs only the tasks not done.
+task_done <- function(task) {
+  done <- file.exists(task$out)
+  if (!is.null(task$done_if)) done <- done | file.exists(task$done_if)
+  all(done)
+}
+
+# The run's settings that its tasks use (no large objects).
+worker_run <- function(run) run[c("k", "metric", "nn_args", "lsnn", "n_threads", "simd")]
+
+# Runs the tasks not yet done (task_done()) as futures of the current plan,
+# reporting progress per finished task; a task that fails, or whose worker
+# dies, stops the run with an error naming it. Each task run adds a row to
+# the run's records (tasks.rds).
+run_tasks <- function(run, phase, tasks, fun) {
+  todo <- Filter(Negate(task_done), tasks)
+  if (run$verbose && length(tasks) > 0) {
+    before <- length(tasks) - length(todo)
+    cli::cli_inform(c(i = "{phase}: {length(todo)} task{?s} to run{if (before > 0) paste0(', ', before, ' done before') else ''}"))
+  }
+  if (length(todo) == 0) return(invisible())
+  start <- Sys.time()
+  bar <- if (run$verbose) {
+    cli::cli_progress_bar(phase, total = length(todo), clear = FALSE, .envir = environment())
+  }
+  worker <- worker_run(run)
+  records <- vector("list", length(todo))
+  pending <- list()
+  collect <- function(wait) {
+    repeat {
+      # (a worker that died makes resolved() itself fail)
+      state <- lapply(pending, function(f) tryCatch(future::resolved(f), error = function(e) e))
+      for (id in names(pending)[vapply(state, function(x) !isFALSE(x), logical(1))]) {
+        res <- if (inherits(state[[id]], "error")) state[[id]] else {
+          tryCatch(future::value(pending[[id]]), error = function(e) e)
+        }
+        pending[[id]] <<- NULL
+        name <- todo[[as.integer(id)]]$name
+        if (inherits(res, "error")) {
+          stop("task '", name, "' failed: ", conditionMessage(res), call. = FALSE)
+        }
+        records[[as.integer(id)]] <<- data.frame(phase = phase, task = name, res,
+                                                 stringsAsFactors = FALSE)
+        if (!is.null(bar)) cli::cli_progress_update(id = bar)
+      }
+      if (!wait || length(pending) == 0) return(invisible())
+      Sys.sleep(0.02)
+    }
+  }
+  for (i in seq_along(todo)) {
+    # (a quoted call: the worker's globals are exactly these)
+    pending[[as.character(i)]] <- future::future(
+      quote(run_task(fun, task, run)), substitute = FALSE,
+      globals = list(run_task = run_task, fun = fun, task = todo[[i]], run = worker),
+      packages = "lsnn", seed = FALSE, lazy = FALSE
+    )
+    collect(wait = FALSE)
+  }
+  collect(wait = TRUE)
+  if (!is.null(bar)) cli::cli_progress_done(id = bar)
+  add_records(run, do.call(rbind, records))
+  if (run$verbose) {
+    cli::cli_inform(c(v = sprintf("%s: %d tasks in %.1f s", phase, length(todo),
+                                  as.numeric(difftime(Sys.time(), start, units = "secs")))))
+  }
+  invisible()
+}
+
+# What a worker runs: the task with the run's choice of kernels, timed, with
+# the bytes it read and wrote and its process's peak memory. R's generator
+# is left as it was (with_seed(NULL)): the glue's entry points create its
+# state on a fresh worker, which futures would report as random numbers
+# drawn.
+run_task <- function(fun, task, run) {
+  old <- options(lsnn.simd = run$simd)
+  on.exit(options(old), add = TRUE)
+  with_seed(NULL, {
+    started <- as.numeric(Sys.time())
+    start <- proc.time()[["elapsed"]]
+    io <- fun(task$input, task$out, run)
+    data.frame(started = started, seconds = proc.time()[["elapsed"]] - start,
+               bytes_read = io[["read"]], bytes_written = io[["written"]],
+               peak_memory = peak_memory(), pid = Sys.getpid())
+  })
+}
+
+# The process's peak resident memory in bytes (VmHWM), NA where /proc is
+# missing.
+peak_memory <- function() {
+  status <- tryCatch(readLines("/proc/self/status"), error = function(e) character())
+  line <- grep("^VmHWM:", status, value = TRUE)
+  if (length(line) == 0) return(NA_real_)
+  as.numeric(gsub("[^0-9]", "", line)) * 1024
+}
+
+# The records of the tasks run: one row per task (phase, name, when it
+# started, seconds, bytes read and written, peak memory, process), appended
+# to tasks.rds.
+add_records <- function(run, rows) {
+  file <- run_path(run, "tasks")
+  old <- if (file.exists(file)) readRDS(file)
+  save_atomic(rbind(old, rows), file)
+}

@@ -1,0 +1,357 @@
+# The sharded searches as users call them: their settings
+# (shard_control()), extended_knn_sharded(), locally_scaled_knn_sharded()
+# and the reading of the graph files they keep (read_graph_shards()). A run
+# (R/shard_tasks.R) computes the extended graph by the exact
+# (R/shard_exact.R) or approximate (R/shard_approx.R) search, then for the
+# LSNN its locally scaled neighbours (R/shard_lsnn.R).
+
+# ---- settings ----
+
+#' Settings of the sharded searches
+#'
+#' Tuning parameters of [extended_knn_sharded()] and
+#' [locally_scaled_knn_sharded()], passed as their `control` argument.
+#'
+#' The exact search runs one task per shard (its rows against each other),
+#' then tasks that compare the rows of one shard with those of the shards
+#' after it, a group of `rows_per_task` rows at a time (each row looking
+#' only as far as its k-th neighbour within its own shard), then one task
+#' per shard that merges its rows' lists. The approximate search partitions
+#' the rows around centres found by k-means on a sample (a centre whose
+#' partition would exceed `rows_per_partition` by half is split in two),
+#' puts each row in the
+#' partition of its nearest centre, and rows near a boundary also in that
+#' of their second nearest, runs the approximate search of
+#' [extended_knn()] on each partition as a task, and merges each row's
+#' candidates from its partitions; it estimates the recall on `recall_rows`
+#' rows whose exact neighbours it finds by the exact sharded search, and
+#' while that estimate is below `target_recall` runs another round on a new
+#' partition (new sample, new centres), merging its candidates into the
+#' lists, at most `max_rounds` rounds in all.
+#'
+#' @param rows_per_partition Rows per partition of the approximate search:
+#'   about `n / rows_per_partition` partitions, none larger than 1.5 times
+#'   this (as estimated on the sample) plus the rows near its boundary. A
+#'   partition's task holds its rows and their search, so this bounds a
+#'   worker's memory (about 4 kB per row at 67 neighbours).
+#' @param overlap The share of rows also searched in the partition of
+#'   their second nearest centre: those nearest a boundary (whose second
+#'   nearest centre is the least farther than their nearest, relative to its
+#'   distance, in the sample). `NULL` (the default) chooses it in each round
+#'   from the rows sampled for the recall estimate: the least share (at most
+#'   0.5) under which at least `1 - (1 - target_recall) / 4` of their true
+#'   neighbours share a partition with them, so that data whose partitions
+#'   cut few neighbourhoods are searched nearly once. A number between 0 and
+#'   1 fixes it; more overlap finds more neighbours across boundaries in
+#'   one round and costs more search (the rows searched are `1 + overlap`
+#'   times the rows).
+#' @param sample_rows Rows sampled for the k-means of each round (default
+#'   `min(n, max(20000, 200 * partitions))`).
+#' @param rows_per_task Rows a task of the exact search compares one
+#'   shard's rows with: each shard is compared with the shards after it in
+#'   groups of at most this many rows (at least one shard), so a row's list
+#'   covers several shards at once (fewer candidates to keep and merge). A
+#'   task holds its shard and the group, and their lists.
+#' @param recall_rows Rows whose exact neighbours estimate the recall.
+#' @param target_recall Stop once the estimated recall reaches this value.
+#' @param max_rounds Largest number of partition rounds.
+#' @return A list of class `lsnn_shard_control`.
+#' @seealso [extended_knn_sharded()]
+#' @examples
+#' shard_control(rows_per_partition = 50000)
+#' @export
+shard_control <- function(rows_per_partition = 200000, overlap = NULL, sample_rows = NULL,
+                          recall_rows = 200, target_recall = 0.99, max_rounds = 4,
+                          rows_per_task = 400000) {
+  structure(list(
+    rows_per_partition = check_whole(rows_per_partition, "rows_per_partition", min = 2),
+    rows_per_task = check_whole(rows_per_task, "rows_per_task", min = 1),
+    overlap = if (is.null(overlap)) NULL else check_number(overlap, "overlap", min = 0, max = 1),
+    sample_rows = if (is.null(sample_rows)) NULL else check_whole(sample_rows, "sample_rows", min = 2),
+    recall_rows = check_whole(recall_rows, "recall_rows", min = 1),
+    target_recall = check_number(target_recall, "target_recall", min = 0, max = 1),
+    max_rounds = check_whole(max_rounds, "max_rounds", min = 1)
+  ), class = "lsnn_shard_control")
+}
+
+check_shard_control <- function(control) {
+  if (inherits(control, "lsnn_shard_control")) return(control)
+  if (is.null(control)) return(shard_control())
+  if (!is.list(control) || (length(control) > 0 && is.null(names(control)))) {
+    stop_arg("'control' must be the result of shard_control() or a named list of its arguments")
+  }
+  unknown <- setdiff(names(control), names(formals(shard_control)))
+  if (length(unknown) > 0) {
+    stop_arg("'control' has unknown settings: ", paste(unknown, collapse = ", "))
+  }
+  do.call(shard_control, control)
+}
+
+# ---- the graphs ----
+
+#' Extended kNN graph of data in row shards
+#'
+#' The graph of [extended_knn()] for data held on disk in row shards (see
+#' [write_shards()]), computed as independent tasks that run where the
+#' user's `future::plan()` sends them: in this R session by default
+#' (`plan(sequential)`), on local worker processes
+#' (`plan(multisession)`), on other machines (`plan(cluster)`) or as jobs of
+#' a cluster's scheduler (`future.batchtools`). Each task reads the shards
+#' it needs, so no process ever holds all the data.
+#'
+#' With `nn_kind = "exact"` a task finds, for the rows of one shard, their
+#' nearest rows in another shard (only those nearer than their k-th
+#' neighbour in their own shard, which a task per shard finds first), and a
+#' task per shard merges its rows' lists by distance, then row number: the
+#' graph is identical to that of `extended_knn(X, nn_kind = "exact")` on the
+#' whole data (distances are computed in double precision from each pair of rows alone, so they do not
+#' depend on which rows share a task; all workers must use the same vector
+#' kernels, see [simd_kernels()]). It takes time proportional to `n^2`.
+#'
+#' With `nn_kind = "approx"` the rows are partitioned with overlap, the
+#' approximate search of [extended_knn()] runs on each partition as a task,
+#' and rounds on new partitions run until the estimated recall reaches the
+#' target (see [shard_control()]). It is random: [set.seed()] before the call
+#' makes it reproducible, for any plan and number of workers.
+#'
+#' **Checks.** Before it starts, the search reads every shard with
+#' [check_shards()]: each must be a finite numeric matrix with the rows and
+#' columns the set records, and the fingerprint of its values (see
+#' [write_shards()]) that the set records; a set without fingerprints (from
+#' an earlier version of lsnn) gets them then. Every task checks the
+#' fingerprint of each shard it reads, so a shard changed during the run
+#' stops it with an error naming the file, rather than mixing other data
+#' into the graph.
+#'
+#' **Resuming.** With `out_dir` given, the run records in it the shards'
+#' fingerprints and the settings (`n_neighbors`, `n_extra`, `nn_kind`,
+#' `metric`, `nn_args`, `control` and the LSNN's scale columns), every task
+#' writes its output there (under a temporary name, then renamed), and a
+#' call with the same `out_dir` continues that run, skipping the tasks whose
+#' output exists: a run that was interrupted, or whose worker failed,
+#' continues where it stopped. It continues only a run made for shards with
+#' the same fingerprints and the same settings (where the shard files are
+#' does not matter); otherwise the error names the first shard that changed,
+#' or the settings that differ, and to start afresh you delete `out_dir` or
+#' give another. A directory of a run begun by an earlier version of lsnn
+#' (which recorded no fingerprints) is not resumed. A task that fails gives
+#' an R error naming it; no graph is returned from a run that did not
+#' finish.
+#'
+#' @param shards The data: an `lsnn_shards` object from [write_shards()] or
+#'   [shard_set()], or a directory of shards.
+#' @inheritParams extended_knn
+#' @param nn_args Settings of the approximate search of each partition: the
+#'   result of [approx_control()], or a list of some of its arguments. The
+#'   default asks for more candidates and trees than [extended_knn()]'s,
+#'   which costs little more per partition and saves a second round (which
+#'   would cost as much as the first) on data whose clusters are dense.
+#' @param n_threads Number of threads of each task.
+#' @param out_dir `NULL` (the default) to compute in a temporary directory
+#'   and return the graph; or a directory to keep the graph in, as one file
+#'   per shard, and resume from (created if needed; an error names it if it
+#'   is a file or cannot be written to).
+#' @param verbose If `TRUE`, report each phase and its tasks' progress.
+#' @param control Settings of the sharded search: [shard_control()], or a
+#'   list of some of its arguments.
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
+#' @return With `out_dir = NULL`, the graph `list(idx, dist)`, as
+#'   [extended_knn()] returns it. Otherwise an object of class
+#'   `lsnn_graph_shards` describing the graph files in `out_dir` (read the
+#'   graph with [read_graph_shards()]); its element `tasks` is a data frame of
+#'   the tasks run, with when each started (`started`, seconds since
+#'   1970 as [Sys.time()] gives them), its time in seconds, the bytes it read
+#'   and wrote and the peak memory of their process in bytes (where the system
+#'   reports it), and for the approximate search `recall` holds the estimate
+#'   after each round and `overlap` the share of rows searched in two
+#'   partitions in each round.
+#' @seealso [write_shards()], [locally_scaled_knn_sharded()],
+#'   [read_graph_shards()], `vignette("large-data", package = "lsnn")`.
+#' @examples
+#' X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+#' dir <- file.path(tempdir(), "iris-shards")
+#' shards <- write_shards(X, dir, rows_per_shard = 50, overwrite = TRUE)
+#' future::plan(future::sequential)
+#' g <- extended_knn_sharded(shards, n_neighbors = 10, n_extra = 5, nn_kind = "exact")
+#' identical(g, extended_knn(X, n_neighbors = 10, n_extra = 5, nn_kind = "exact"))
+#' unlink(dir, recursive = TRUE)
+#' @export
+extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kind = "approx",
+                                 metric = "euclidean", out_dir = NULL, n_threads = 1,
+                                 verbose = FALSE,
+                                 nn_args = approx_control(max_candidates = 150, n_trees = 20),
+                                 control = shard_control(), seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
+  run <- sharded_run(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads, verbose,
+                     nn_args, control, lsnn = NULL)
+  knn_graph_phase(run)
+  finish_run(run, "knn")
+}
+
+#' Locally scaled neighbours of data in row shards
+#'
+#' The graph of [locally_scaled_knn()] for data held on disk in row shards:
+#' the extended graph of [extended_knn_sharded()], the local scales of all
+#' rows from it, then a task per shard that picks its rows' locally scaled
+#' neighbours with those scales. The scales a shard's lists need reach it
+#' through files: each shard's task lists its candidates, a task per group of
+#' shards answers those lists from its rows' scales, and no task reads the
+#' scales of all rows. With `nn_kind = "exact"` the result is
+#' identical to `locally_scaled_knn(X, nn_kind = "exact")` on the whole
+#' data. The shards are checked, and a run in `out_dir` resumed, as by
+#' [extended_knn_sharded()]: only for the same shards (by their
+#' fingerprints) and settings.
+#'
+#' @inheritParams extended_knn_sharded
+#' @inheritParams locally_scaled_knn
+#' @param seed `NULL` (the default) to draw random numbers from R's generator, so
+#'   that [set.seed()] makes the result reproducible; or a whole number: the
+#'   result then depends on it alone, and R's generator is left as it was.
+#' @return With `out_dir = NULL`, the graph `list(idx, dist)` with
+#'   `n_neighbors` columns; otherwise an `lsnn_graph_shards` object (see
+#'   [extended_knn_sharded()]) for the locally scaled graph, whose element
+#'   `knn` describes the extended graph it came from.
+#' @seealso [extended_knn_sharded()], [read_graph_shards()]
+#' @examples
+#' X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+#' dir <- file.path(tempdir(), "iris-shards")
+#' shards <- write_shards(X, dir, rows_per_shard = 50, overwrite = TRUE)
+#' future::plan(future::sequential)
+#' g <- locally_scaled_knn_sharded(shards, n_neighbors = 10, nn_kind = "exact")
+#' identical(g, locally_scaled_knn(X, n_neighbors = 10, nn_kind = "exact"))
+#' unlink(dir, recursive = TRUE)
+#' @export
+locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, scale_from = 5,
+                                       scale_to = 7, nn_kind = "approx", metric = "euclidean",
+                                       out_dir = NULL, n_threads = 1, verbose = FALSE,
+                                       nn_args = approx_control(max_candidates = 150, n_trees = 20),
+                                       control = shard_control(), seed = NULL) {
+  if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
+  n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)
+  n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE, max = big_int - 1L)
+  shards <- as_shard_set(shards)
+  if (shards$n >= 2) n_neighbors <- as.integer(min(n_neighbors, shards$n - 1))
+  lsnn <- list(n_neighbors = n_neighbors, scale_from = scale_from, scale_to = scale_to)
+  run <- sharded_run(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads, verbose,
+                     nn_args, control, lsnn = lsnn)
+  knn_graph_phase(run)
+  lsnn_phase(run)
+  finish_run(run, "lsnn")
+}
+
+#' Read a graph kept in shards
+#'
+#' The whole graph `list(idx, dist)` from the files a sharded search kept in
+#' its `out_dir`, or the rows of some shards only.
+#'
+#' @param x An `lsnn_graph_shards` object returned by
+#'   [extended_knn_sharded()] or [locally_scaled_knn_sharded()] with
+#'   `out_dir` given, or that directory.
+#' @param which The numbers of the shards to read (whole numbers from 1 to
+#'   the number of shards; by default all).
+#' @return A graph `list(idx, dist)` of the rows of the shards read, in
+#'   order; `idx` holds global row numbers.
+#' @examples
+#' X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+#' dir <- file.path(tempdir(), "iris-shards")
+#' out <- file.path(tempdir(), "iris-graph")
+#' shards <- write_shards(X, dir, rows_per_shard = 50, overwrite = TRUE)
+#' res <- extended_knn_sharded(shards, 10, 5, nn_kind = "exact", out_dir = out)
+#' res
+#' g <- read_graph_shards(res)
+#' dim(g$idx)
+#' unlink(c(dir, out), recursive = TRUE)
+#' @export
+read_graph_shards <- function(x, which = NULL) {
+  if (is.character(x) && length(x) == 1 && !is.na(x)) {
+    if (!dir.exists(x)) {
+      stop_arg("'x' (", x, ") is not a directory: give the out_dir of a finished run or ",
+               "the lsnn_graph_shards object it returned")
+    }
+    done <- file.path(x, "complete.rds")
+    if (!file.exists(done)) stop_arg("'x' (", x, ") holds no finished sharded graph")
+    x <- tryCatch(readRDS(done), error = function(e) {
+      stop_arg("'", done, "', the record of the finished run in 'x', cannot be read (",
+               conditionMessage(e), "); run the search again with the same arguments and ",
+               "'out_dir'")
+    })
+  }
+  if (!inherits(x, "lsnn_graph_shards")) {
+    stop_arg("'x' must be an lsnn_graph_shards object or the out_dir of a finished run")
+  }
+  problem <- if (!is.list(x)) "it is not a list" else
+    shard_set_problem(x$files, x$rows, 1L, NULL, x$n)
+  if (is.null(problem) && !is_scalar_number(x$k, min = 1, max = big_int, whole = TRUE)) {
+    problem <- "'k' must be a whole number of at least 1"
+  }
+  if (!is.null(problem)) stop_arg("'x' is damaged (", problem, ")")
+  if (is.null(which)) which <- seq_along(x$files)
+  if (!is.numeric(which) || length(which) == 0 || anyNA(which) || any(which != round(which)) ||
+      any(which < 1 | which > length(x$files))) {
+    stop_arg("'which' must be whole shard numbers between 1 and ", length(x$files))
+  }
+  files <- x$files[which]
+  missing <- files[!file.exists(files)]
+  if (length(missing) > 0) {
+    stop_arg("graph file '", missing[1], "' of 'x' does not exist; run the search again with ",
+             "the same arguments and 'out_dir' to compute it again")
+  }
+  first <- shard_offsets(list(rows = x$rows))[which]
+  parts <- lapply(seq_along(which), function(i) {
+    read_graph_part(files[i], first[i], x$rows[which[i]], x$k, x$n)
+  })
+  list(idx = do.call(rbind, lapply(parts, `[[`, "idx")),
+       dist = do.call(rbind, lapply(parts, `[[`, "dist")))
+}
+
+# The graph of one shard's rows (global rows first + 1 to first + rows)
+# from its file, checked: `k` columns, row numbers from 1 to n, each row
+# first in its own list, finite non-negative distances, no neighbour twice.
+read_graph_part <- function(file, first, rows, k, n) {
+  redo <- "; run the search again with the same arguments in a new 'out_dir'"
+  part <- tryCatch(readRDS(file), error = function(e) {
+    stop_arg("graph file '", file, "' of 'x' cannot be read (", conditionMessage(e), ")", redo)
+  })
+  idx <- part$idx
+  dist <- part$dist
+  if (!is.list(part) || !is.matrix(idx) || !is.integer(idx) || !is.matrix(dist) ||
+      !is.double(dist) || !identical(dim(idx), c(as.integer(rows), as.integer(k))) ||
+      !identical(dim(dist), dim(idx))) {
+    stop_arg("graph file '", file, "' of 'x' is not the graph of its shard's ", rows,
+             " rows (list(idx, dist) of ", k, " columns)", redo)
+  }
+  problem <- .graph_problem(idx, dist, FALSE, FALSE, n)
+  if (problem[1] == 0 && any(idx[, 1] != first + seq_len(rows))) problem[1] <- 6
+  if (problem[1] != 0) {
+    stop_arg("graph file '", file, "' of 'x' is damaged (",
+             c("NA row numbers", "row numbers beyond the rows", "NA distances",
+               "negative distances", "infinite distances", "rows that do not list themselves first",
+               "", "", "a neighbour listed twice")[problem[1]], ")", redo)
+  }
+  part[c("idx", "dist")]
+}
+
+#' @method print lsnn_graph_shards
+#' @export
+print.lsnn_graph_shards <- function(x, ...) {
+  what <- c(knn = "extended kNN", lsnn = "locally scaled (LSNN)")[[x$what]]
+  cat(sprintf("lsnn %s graph in shards: %s rows x %d columns in %d files in %s\n",
+              what, format(x$n, big.mark = ","), x$k, length(x$files),
+              dirname(x$files[1])))
+  if (!is.null(x$recall)) {
+    cat("estimated recall by round:", paste(format(x$recall, digits = 4), collapse = ", "), "\n")
+  }
+  if (length(x$overlap) > 0) {
+    cat("rows also in a second partition, by round:",
+        paste0(format(100 * x$overlap), "%", collapse = ", "), "\n")
+  }
+  invisible(x)
+}
+
+# The extended graph of a run, one file per shard, unless it is there.
+knn_graph_phase <- function(run) {
+  if (all(file.exists(shard_paths(run, "graph")))) return(invisible())
+  if (run$nn_kind == "exact") exact_phase(run) else approx_phase(run)
+}

@@ -1,0 +1,72 @@
+# PaCMAP of 10,000,000 generated points (bench/common.R generate_clusters():
+# 30 Gaussian clusters of unequal size and spread in 50 columns) from data in
+# row shards: the approximate LSNN graph in shards on 2 local workers, then
+# the layout from the shard set and the sharded graph.
+#
+#   Rscript bench/bench-pacmap-sharded.R graph  [n]   write the shards, sharded LSNN graph
+#   Rscript bench/bench-pacmap-sharded.R layout [n]   neighbor_embedding() from the shards
+#
+# n (default 1e7) rows, in shards of 1e5. The files go to LSNN_BENCH_DIR
+# (default <tempdir>/lsnn-bench-pacmap); a graph run that stops resumes
+# where it was. Each part prints its time and peak memory (VmHWM of the
+# process; of each worker for the graph) and appends them to
+# bench/results/pacmap-sharded.txt.
+suppressMessages(library(lsnn))
+source(file.path("bench", "common.R"))
+args <- commandArgs(trailingOnly = TRUE)
+what <- if (length(args) >= 1) args[1] else "graph"
+n <- if (length(args) >= 2) as.numeric(args[2]) else 1e7
+work <- Sys.getenv("LSNN_BENCH_DIR", file.path(tempdir(), "lsnn-bench-pacmap"))
+data_dir <- file.path(work, sprintf("data-%g", n))
+graph_dir <- file.path(work, sprintf("graph-%g", n))
+rows_per_shard <- 1e5
+n_near <- if (n <= 10000) 10L else as.integer(round(10 + 15 * (log10(n) - 4)))
+log_file <- file.path(results_dir(), "pacmap-sharded.txt")
+say <- function(...) {
+  line <- sprintf(...)
+  cat(line, "\n")
+  cat(format(Sys.time(), "%Y-%m-%d %H:%M "), line, "\n", file = log_file, append = TRUE, sep = "")
+}
+
+shard_files <- function() {
+  if (file.exists(file.path(data_dir, "shards.rds"))) return(shard_set(data_dir))
+  unlink(data_dir, recursive = TRUE)
+  dir.create(data_dir, recursive = TRUE)
+  n_shards <- ceiling(n / rows_per_shard)
+  files <- file.path(data_dir, sprintf("shard-%05d.rds", seq_len(n_shards)))
+  for (s in seq_len(n_shards)) {
+    first <- (s - 1) * rows_per_shard
+    X <- generate_clusters(n, first = first, rows = min(rows_per_shard, n - first))
+    attr(X, "cluster") <- NULL
+    saveRDS(X, files[s], compress = FALSE)
+  }
+  shard_set(files)
+}
+
+if (what == "graph") {
+  t_data <- elapsed(sh <- shard_files())
+  say("%s x 50 rows in %d shards written in %.1f s", format(n, big.mark = ","),
+      length(sh$files), t_data)
+  future::plan(future::multisession, workers = 2)
+  set.seed(1)
+  t_graph <- elapsed(g <- locally_scaled_knn_sharded(sh, n_neighbors = n_near + 1L, n_extra = 50,
+                                                     nn_kind = "approx", out_dir = graph_dir,
+                                                     verbose = TRUE))
+  future::plan(future::sequential)
+  peak <- tapply(g$tasks$peak_memory, g$tasks$pid, max)
+  say("sharded approximate LSNN graph (%d neighbours of %d) of %s rows: %.1f s on 2 workers; peak memory per worker %s GB; estimated recall %s",
+      n_near + 1L, n_near + 51L, format(n, big.mark = ","), t_graph,
+      paste(format(peak / 2^30, digits = 3), collapse = ", "),
+      paste(format(g$recall, digits = 4), collapse = ", "))
+}
+
+if (what == "layout") {
+  sh <- shard_set(data_dir)
+  set.seed(42)
+  t_layout <- elapsed(Y <- neighbor_embedding(sh, "pacmap", nn_method = graph_dir, n_threads = 2,
+                                              verbose = TRUE))
+  mem <- process_memory_gb()
+  say("PaCMAP of %s points from the shards and the sharded graph: %.1f s (2 threads), peak memory %.2f GB",
+      format(n, big.mark = ","), t_layout, mem[["peak"]])
+  saveRDS(Y, file.path(work, sprintf("pacmap-%g.rds", n)), compress = FALSE)
+}
