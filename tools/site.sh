@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Build lsnn's documentation site (pkgdown) and check it in headless Chromium.
+#   bash tools/site.sh                # install what is missing, install lsnn, build docs/, check
+#   bash tools/site.sh --no-check     # build only
+#   bash tools/site.sh --lib DIR      # use the lsnn already installed in DIR (no install)
+#   bash tools/site.sh DEST           # build into DEST instead of docs/
+# The site reads from file:// without a network: open DEST/index.html.
+# Screenshots and the check's report go to DEST-check/. Dependencies come from
+# Debian's packages where the machine is Debian and we are root, R packages
+# from CRAN otherwise (Chromium and pandoc must then be installed already).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dest=docs
+lib=""
+check=yes
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-check) check=no ;;
+    --lib) lib="$2"; shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -*) echo "usage: bash tools/site.sh [--no-check] [--lib DIR] [DEST]" >&2; exit 2 ;;
+    *) dest="$1" ;;
+  esac
+  shift
+done
+
+debs="r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-matrix r-cran-uwot
+      r-cran-rspectra r-cran-irlba r-cran-knitr r-cran-rmarkdown r-cran-png r-cran-cli
+      r-cran-future r-cran-future.apply r-cran-pkgdown r-cran-downlit r-cran-ragg
+      r-cran-xml2 pandoc libjs-mathjax chromium fonts-dejavu-core dataset-fashion-mnist"
+cran='c("Rcpp", "RcppEigen", "RcppParallel", "Matrix", "uwot", "RSpectra", "irlba",
+        "knitr", "rmarkdown", "png", "cli", "future", "future.apply", "pkgdown",
+        "downlit", "ragg", "xml2")'
+
+find_chromium() {
+  for c in "${CHROMIUM:-}" chromium chromium-browser google-chrome; do
+    if [ -n "$c" ] && command -v "$c" >/dev/null; then echo "$c"; return; fi
+  done
+}
+on_debian_as_root() {
+  [ -f /etc/debian_version ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null
+}
+missing=$(Rscript -e "p <- $cran; cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])")
+if on_debian_as_root && { [ -n "$missing" ] || ! command -v pandoc >/dev/null ||
+     [ -z "$(find_chromium)" ] || [ ! -f /usr/share/javascript/mathjax/MathJax.js ]; }; then
+  echo "lsnn site: installing from Debian: $debs" | tr -s ' \n' ' '; echo
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $debs >/dev/null
+elif [ -n "$missing" ]; then
+  echo "lsnn site: installing from CRAN: $missing"
+  Rscript -e "p <- $cran; p <- p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)];
+    install.packages(p, repos = 'https://cloud.r-project.org')"
+fi
+
+start=$(date +%s)
+if [ -z "$lib" ]; then
+  # A library of its own, so that the site documents this tree's lsnn.
+  lib=$(mktemp -d)
+  trap 'rm -rf "$lib"' EXIT
+  echo "lsnn site: installing lsnn into $lib"
+  log="$lib/install.log"
+  MAKEFLAGS="${MAKEFLAGS:--j$(nproc 2>/dev/null || echo 2)}" \
+    R CMD INSTALL --no-test-load -l "$lib" . >"$log" 2>&1 ||
+    { cat "$log"; echo "lsnn site: R CMD INSTALL failed" >&2; exit 1; }
+elif [ ! -d "$lib/lsnn" ]; then
+  echo "lsnn site: no lsnn installed in '$lib'" >&2; exit 1
+fi
+export R_LIBS="$lib${R_LIBS:+:$R_LIBS}"
+
+Rscript tools/build-site.R "$dest"
+echo "lsnn site: built $dest/index.html in $(( $(date +%s) - start )) s"
+
+if [ "$check" = yes ]; then
+  Rscript tools/check-site.R "$dest" "${dest%/}-check"
+fi
