@@ -3,8 +3,9 @@
 # near, 12 mid-near and 46 further pairs per point (PaCMAP's counts at
 # 70,000 points).
 #
-#   Rscript bench/bench-pacmap-pairs.R [n ...] [--full]
+#   Rscript bench/bench-pacmap-pairs.R [n ...] [--counts=near,mid,further] [--full]
 #
+# (--counts=40,20,80: PaCMAP's counts at 1e6 points.)
 # (default 5000 70000). For each n: the user time of 1 thread and the
 # elapsed time of 2 threads per pair evaluation, from a run of many steps
 # minus a run of 1 step (setting up the pairs), each the best of 3, all in
@@ -14,8 +15,13 @@ suppressPackageStartupMessages(library(lsnn))
 args <- commandArgs(TRUE)
 full <- "--full" %in% args
 args <- setdiff(args, "--full")
-sizes <- if (length(args) > 0) as.integer(args) else c(5000L, 70000L)
 counts <- c(near = 23L, mid_near = 12L, further = 46L)
+given <- grep("^--counts=", args, value = TRUE)
+if (length(given) > 0) {
+  counts[] <- as.integer(strsplit(sub("^--counts=", "", given[1]), ",")[[1]])
+  args <- setdiff(args, given)
+}
+sizes <- if (length(args) > 0) as.integer(as.numeric(args)) else c(5000L, 70000L)
 
 random_pairs <- function(n) {
   lapply(counts, function(k) {
