@@ -163,7 +163,8 @@ LsnnParam <- function(kind = "lsnn", nn_kind = "approx", metric = "euclidean", n
 check_lsnn_param <- function(values, label) {
   kind <- check_choice(values$kind, label("kind"), c("lsnn", "knn"))
   nn_kind <- check_choice(values$nn_kind, label("nn_kind"), c("exact", "approx"))
-  metric <- check_choice(values$metric, label("metric"), knn_metrics)
+  # (BiocNeighbors names no Hamming distance)
+  metric <- check_choice(values$metric, label("metric"), setdiff(knn_metrics, "hamming"))
   n_extra <- check_whole(values$n_extra, label("n_extra"), min = 0, clamp = TRUE,
                          max = big_int - 1L)
   scale <- c(check_whole(values$scale_from, label("scale_from"), min = 1),

@@ -130,7 +130,7 @@ ne_pacmap <- function(inputs, method, a) {
   # (the data are not needed past this point unless for the model's index;
   # sharded data read for this call are freed here)
   row_names <- inputs$row_names
-  if (!a$ret_model) rm(data, reduced, inputs)
+  if (!a$ret_model) rm(data, inputs)
   phases <- a$phases
   max_iter <- if (is.null(a$max_iter)) sum(phases) else a$max_iter
   eta <- if (is.null(a$eta)) 1 else a$eta
