@@ -1,9 +1,9 @@
 # PCA before the search: UMAP and t-SNE of all 70,000 Fashion-MNIST images
 # (pixels / 255) by neighbor_embedding() at its defaults on 2 threads,
 # without and with `pca = 50`: seconds for the whole call (the PCA
-# included), 10-NN label accuracy, random-triplet accuracy and 15-NN
-# preservation, all measured against the 784 pixel columns (as
-# bench/method-comparison.R). With "transform": 10,000 images placed in
+# included) and for its steps, 10-NN label accuracy, random-triplet
+# accuracy and 15-NN preservation, all measured against the 784 pixel
+# columns (as bench/method-comparison.R). With "transform": 10,000 images placed in
 # models fitted on the other 60,000, with and without the kept rotation:
 # seconds of the transform and the 10-NN label accuracy of the new points
 # among the fitted ones.
@@ -38,21 +38,30 @@ rows <- list()
 if ("fit" %in% parts) {
   # the pixels' exact 15-NN graph once, for every embedding's preservation
   nn <- extended_knn(X, 15, 0, nn_kind = "exact", n_threads = n_threads)
+  # (ret_extra = TRUE for the time of each step: the PCA is in "affinities",
+  # with the neighbour search)
   runs <- list(
-    "UMAP" = function() neighbor_embedding(X, "umap", n_threads = n_threads),
-    "UMAP, pca = 50" = function() neighbor_embedding(X, "umap", pca = 50, n_threads = n_threads),
-    "t-SNE" = function() neighbor_embedding(X, "tsne", n_threads = n_threads),
-    "t-SNE, pca = 50" = function() neighbor_embedding(X, "tsne", pca = 50, n_threads = n_threads)
+    "UMAP" = function() neighbor_embedding(X, "umap", n_threads = n_threads, ret_extra = TRUE),
+    "UMAP, pca = 50" = function() neighbor_embedding(X, "umap", pca = 50, n_threads = n_threads,
+                                                     ret_extra = TRUE),
+    "t-SNE" = function() neighbor_embedding(X, "tsne", n_threads = n_threads, ret_extra = TRUE),
+    "t-SNE, pca = 50" = function() neighbor_embedding(X, "tsne", pca = 50, n_threads = n_threads,
+                                                      ret_extra = TRUE)
   )
   for (name in names(runs)) {
     set.seed(42)
-    secs <- elapsed(Y <- runs[[name]]())
+    secs <- elapsed(res <- runs[[name]]())
+    Y <- res$embedding
     set.seed(1)
     q <- embedding_quality(X, Y, k = 15, nn = nn, n_threads = n_threads)
-    rows[[name]] <- data.frame(run = name, seconds = secs, knn10_label = label_accuracy(Y, label),
+    rows[[name]] <- data.frame(run = name, seconds = secs,
+                               affinities = res$time[["affinities"]], init = res$time[["init"]],
+                               optimize = res$time[["optimize"]],
+                               knn10_label = label_accuracy(Y, label),
                                random_triplet_accuracy = q$random_triplet_accuracy,
                                neighbor_preservation = q$neighbor_preservation)
     print(rows[[name]])
+    rm(res)
   }
 }
 
@@ -68,7 +77,8 @@ if ("transform" %in% parts) {
       set.seed(43)
       secs <- elapsed(Y_new <- neighbor_embedding_transform(X[-train, ], fit$model,
                                                             n_threads = n_threads))
-      rows[[name]] <- data.frame(run = name, seconds = secs,
+      rows[[name]] <- data.frame(run = name, seconds = secs, affinities = NA_real_,
+                                 init = NA_real_, optimize = NA_real_,
                                  knn10_label = label_accuracy(Y_new, label[-train],
                                                               fit$embedding, label[train]),
                                  random_triplet_accuracy = NA_real_,
