@@ -10,10 +10,13 @@
 #
 #   Rscript bench/bench-pca.R                  # the fits: bench/results/bench-pca.csv
 #   Rscript bench/bench-pca.R fit transform    # and the new points
+#   Rscript bench/bench-pca.R fit tsne         # t-SNE only ("umap": UMAP only)
 suppressPackageStartupMessages(library(lsnn))
 source(file.path("bench", "common.R"))
 args <- commandArgs(trailingOnly = TRUE)
-parts <- if (length(args) > 0) args else "fit"
+parts <- if (any(args %in% c("fit", "transform"))) args else c(args, "fit")
+methods <- intersect(args, c("umap", "tsne"))
+if (length(methods) == 0) methods <- c("umap", "tsne")
 n_threads <- 2L
 
 fm <- fashion_mnist()
@@ -48,7 +51,8 @@ if ("fit" %in% parts) {
     "t-SNE, pca = 50" = function() neighbor_embedding(X, "tsne", pca = 50, n_threads = n_threads,
                                                       ret_extra = TRUE)
   )
-  for (name in names(runs)) {
+  chosen <- names(runs)[c("umap", "umap", "tsne", "tsne") %in% methods]
+  for (name in chosen) {
     set.seed(42)
     secs <- elapsed(res <- runs[[name]]())
     Y <- res$embedding
@@ -67,7 +71,7 @@ if ("fit" %in% parts) {
 
 if ("transform" %in% parts) {
   train <- seq_len(round(nrow(X) * 6 / 7))   # the first 60,000 images
-  for (method in c("umap", "tsne")) {
+  for (method in methods) {
     for (pca in list(NULL, 50)) {
       name <- paste0(if (method == "umap") "UMAP" else "t-SNE",
                      if (!is.null(pca)) ", pca = 50", ": 10,000 new points")
@@ -90,5 +94,6 @@ if ("transform" %in% parts) {
 
 res <- do.call(rbind, rows)
 rownames(res) <- NULL
-write.csv(res, file.path(results_dir(), "bench-pca.csv"), row.names = FALSE)
+write.csv(res, file.path(results_dir(), paste0("bench-pca", if (length(methods) == 1)
+  paste0("-", methods), ".csv")), row.names = FALSE)
 print(res, digits = 4)
