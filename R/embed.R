@@ -281,10 +281,12 @@ neighbor_embedding <- function(X = NULL,
     }
     if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
     # (passed on without a binding here, so that ne_pacmap() can free the rows)
-    return(ne_pacmap(pacmap_shard_inputs(X, nn_method, method, verbose), method, list(
+    return(ne_pacmap(reduce_inputs(pacmap_shard_inputs(X, nn_method, method, verbose), pca,
+                                   pca_center, n_threads, verbose, "neighbor_embedding",
+                                   default = pacmap_default_pca), method, list(
       n_neighbors = n_neighbors, n_components = n_components, init = init,
       max_iter = max_iter, eta = eta, epoch = epoch, mn_ratio = mn_ratio,
-      fp_ratio = fp_ratio, phases = phases, low_dist_thres = low_dist_thres, pca = pca,
+      fp_ratio = fp_ratio, phases = phases, low_dist_thres = low_dist_thres,
       n_threads = n_threads, verbose = verbose, ret_extra = ret_extra, ret_model = FALSE)))
   }
   inputs <- resolve_inputs(X, nn_method, "neighbor_embedding")
@@ -294,8 +296,8 @@ neighbor_embedding <- function(X = NULL,
     stop_arg("'n_components' must be at most the number of points, ", n,
              " (it is ", n_components, ")")
   }
-  inputs <- reduce_inputs(inputs, if (pacmap && is.null(pca)) pacmap_default_pca(inputs$data)
-                          else pca, pca_center, n_threads, verbose, "neighbor_embedding")
+  inputs <- reduce_inputs(inputs, pca, pca_center, n_threads, verbose, "neighbor_embedding",
+                          default = if (pacmap) pacmap_default_pca)
 
   # ---- affinities ----
   if (pacmap) {

@@ -115,8 +115,11 @@ reduce_by_pca <- function(data, pca, center, metric, n_threads, verbose, caller)
 pca_metrics <- c("euclidean", "cosine")
 
 # resolve_inputs()'s points with their data reduced by reduce_by_pca() (the
-# centre and rotation in inputs$pca).
-reduce_inputs <- function(inputs, pca, center, n_threads, verbose, caller) {
+# centre and rotation in inputs$pca); `pca` NULL takes `default(inputs$data)`
+# when a method has a default (PaCMAP's pacmap_default_pca()). (Called on an
+# unbound `inputs`, it leaves the unreduced data unreferenced once reduced.)
+reduce_inputs <- function(inputs, pca, center, n_threads, verbose, caller, default = NULL) {
+  if (is.null(pca) && !is.null(default)) pca <- default(inputs$data)
   if (is.null(pca) || pca == 0) return(inputs)
   if (is.null(inputs$data)) {
     stop_arg("'pca' reduces the rows of 'X': give 'X' as well as 'nn_method', or leave ",

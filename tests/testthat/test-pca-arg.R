@@ -306,3 +306,25 @@ test_that("a damaged rotation in an index or a model is refused, named", {
   bad$pca$rotation[1, 1] <- 5
   expect_error(neighbor_embedding_transform(X, bad), "'model\\$pca\\$rotation' does not have")
 })
+
+test_that("PaCMAP from shards reduces its data as the in-memory call does", {
+  set.seed(11)
+  X <- pca_case(n = 300, d = 110, seed = 11)
+  dir <- tempfile("pca-shards")
+  out <- tempfile("pca-graph")
+  on.exit(unlink(c(dir, out), recursive = TRUE))
+  shards <- write_shards(X, dir, rows_per_shard = 150)
+  g <- locally_scaled_knn_sharded(shards, n_neighbors = 11, n_extra = 20, nn_kind = "exact",
+                                  out_dir = out)
+  run <- function(data, graph, ...) {
+    neighbor_embedding(data, "pacmap", nn_method = graph, max_iter = 30, phases = c(10, 10, 10),
+                       seed = 5, ...)
+  }
+  # PaCMAP's default (100 components of the 110 columns), a given pca, uncentred
+  from_shards <- run(shards, g)
+  expect_identical(from_shards, run(X, read_graph_shards(g)))
+  expect_false(identical(from_shards, run(shards, g, pca = 0)))
+  expect_identical(run(shards, g, pca = 4, pca_center = FALSE),
+                   run(X, read_graph_shards(g), pca = 4, pca_center = FALSE))
+  expect_error(run(shards, g, pca = 110), "^'pca' must be less than")
+})
