@@ -31,6 +31,7 @@ run embed Rscript bench/bench-embed.R
 run quality Rscript bench/bench-quality.R
 run transform Rscript bench/bench-transform.R
 run method-comparison Rscript bench/method-comparison.R
+run pca Rscript bench/bench-pca.R
 run pacmap-pairs Rscript bench/bench-pacmap-pairs.R
 run scale-spread Rscript bench/bench-scale.R spread accuracy
 run scale-umap Rscript bench/bench-scale.R umap
