@@ -600,14 +600,20 @@ bioc1_find_index <- function(BNINDEX, k, get.index = TRUE, get.distance = TRUE, 
 
 bioc1_query <- function(BNINDEX, query, k, get.index = TRUE, get.distance = TRUE, last = k,
                         BPPARAM = NULL, subset = NULL, transposed = FALSE, ...) {
+  k <- bioc_k(k, nrow(index_of(BNINDEX)$data), "reference points")
+  graph <- bioc_query(BNINDEX, query, k, subset, transposed, NULL, BPPARAM)
+  bioc1_result(graph, get.index, get.distance, last, k)
+}
+
+# The k nearest reference points of the (subset of the) query rows, both
+# generations' queryKNN().
+bioc_query <- function(BNINDEX, query, k, subset, transposed, num.threads, BPPARAM) {
   index <- index_of(BNINDEX)
   s <- param_settings(BNINDEX@param, "BNINDEX@param")
-  k <- bioc_k(k, nrow(index$data), "reference points")
   query <- bioc_rows(query, transposed, "query")
   rows <- bioc_subset(subset, NROW(query), rownames(query))
   if (!is.null(rows)) query <- query[rows, , drop = FALSE]
-  graph <- bioc_query_graph(index, query, k, s, bioc_threads(s, NULL, BPPARAM))
-  bioc1_result(graph, get.index, get.distance, last, k)
+  bioc_query_graph(index, query, k, s, bioc_threads(s, num.threads, BPPARAM))
 }
 
 # BiocNeighbors 1.x's list(index, distance) of the last `last` of k columns.
@@ -663,13 +669,8 @@ bioc2_find <- function(source, k, get.index, get.distance, num.threads, subset, 
 
 bioc2_query <- function(BNINDEX, query, k, get.index, get.distance, num.threads, subset,
                         transposed, ..., BPPARAM = NULL, last_only = FALSE) {
-  index <- index_of(BNINDEX)
-  s <- param_settings(BNINDEX@param, "BNINDEX@param")
-  k <- bioc_k(k, nrow(index$data), "reference points")
-  query <- bioc_rows(query, transposed, "query")
-  rows <- bioc_subset(subset, NROW(query), rownames(query))
-  if (!is.null(rows)) query <- query[rows, , drop = FALSE]
-  graph <- bioc_query_graph(index, query, k, s, bioc_threads(s, num.threads, BPPARAM))
+  k <- bioc_k(k, nrow(index_of(BNINDEX)$data), "reference points")
+  graph <- bioc_query(BNINDEX, query, k, subset, transposed, num.threads, BPPARAM)
   bioc2_result(graph, get.index, get.distance, last_only)
 }
 

@@ -275,19 +275,20 @@ neighbor_embedding <- function(X = NULL,
   index <- NULL
 
   # ---- data and graph ----
+  pacmap_settings <- if (pacmap) list(
+    n_neighbors = n_neighbors, n_components = n_components, init = init,
+    max_iter = max_iter, eta = if (!is.null(eta)) check_number(eta, "eta", min = 0, above = TRUE),
+    epoch = epoch, mn_ratio = mn_ratio, fp_ratio = fp_ratio, phases = phases,
+    low_dist_thres = low_dist_thres, n_threads = n_threads, verbose = verbose,
+    ret_extra = ret_extra, ret_model = ret_model)
   if (inherits(X, "lsnn_shards")) {
     if (ret_model) {
       stop_arg("'ret_model' = TRUE is not available for sharded 'X' (a model keeps its data)")
     }
-    if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
     # (passed on without a binding here, so that ne_pacmap() can free the rows)
     return(ne_pacmap(reduce_inputs(pacmap_shard_inputs(X, nn_method, method, verbose), pca,
                                    pca_center, n_threads, verbose, "neighbor_embedding",
-                                   default = pacmap_default_pca), method, list(
-      n_neighbors = n_neighbors, n_components = n_components, init = init,
-      max_iter = max_iter, eta = eta, epoch = epoch, mn_ratio = mn_ratio,
-      fp_ratio = fp_ratio, phases = phases, low_dist_thres = low_dist_thres,
-      n_threads = n_threads, verbose = verbose, ret_extra = ret_extra, ret_model = FALSE)))
+                                   default = pacmap_default_pca), method, pacmap_settings))
   }
   inputs <- resolve_inputs(X, nn_method, "neighbor_embedding")
   n <- inputs$n
@@ -300,14 +301,7 @@ neighbor_embedding <- function(X = NULL,
                           default = if (pacmap) pacmap_default_pca)
 
   # ---- affinities ----
-  if (pacmap) {
-    if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
-    return(ne_pacmap(inputs, method, list(
-      n_neighbors = n_neighbors, n_components = n_components, init = init,
-      max_iter = max_iter, eta = eta, epoch = epoch, mn_ratio = mn_ratio, fp_ratio = fp_ratio,
-      phases = phases, low_dist_thres = low_dist_thres, n_threads = n_threads,
-      verbose = verbose, ret_extra = ret_extra, ret_model = ret_model)))
-  }
+  if (pacmap) return(ne_pacmap(inputs, method, pacmap_settings))
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
   graph <- inputs$graph
   if (method %in% c("tsne", "largevis")) {

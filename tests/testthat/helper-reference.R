@@ -9,6 +9,11 @@ ref_dist <- function(X, metric = "euclidean") {
   switch(metric,
     euclidean = as.matrix(dist(X)),
     manhattan = as.matrix(dist(X, "manhattan")),
+    # the fraction of differing columns, by products of 0/1 matrices (exact)
+    hamming = {
+      X <- X + 0
+      (tcrossprod(X, 1 - X) + tcrossprod(1 - X, X)) / ncol(X)
+    },
     cosine = {
       nrm <- sqrt(rowSums(X^2))
       S <- tcrossprod(X) / outer(nrm, nrm)

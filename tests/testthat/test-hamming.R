@@ -12,27 +12,10 @@ binary_rows <- function(n, d, n_protos = 4, flip = 0.1) {
   X
 }
 
-# All pairwise Hamming distances (fraction of differing columns), from the
-# definition: counts by products of 0/1 matrices, exact in double.
-ref_hamming_dist <- function(X) {
-  X <- X + 0
-  (tcrossprod(X, 1 - X) + tcrossprod(1 - X, X)) / ncol(X)
-}
+ref_hamming_dist <- function(X) ref_dist(X, "hamming")
 
 # Brute force: the row itself, then the others by (distance, row number).
-ref_hamming_knn <- function(X, k) {
-  D <- ref_hamming_dist(X)
-  n <- nrow(X)
-  idx <- matrix(0L, n, k)
-  dd <- matrix(0, n, k)
-  for (i in seq_len(n)) {
-    others <- seq_len(n)[-i]
-    o <- others[order(D[i, others], others)][seq_len(k - 1)]
-    idx[i, ] <- c(i, o)
-    dd[i, ] <- c(0, D[i, o])
-  }
-  list(idx = idx, dist = dd)
-}
+ref_hamming_knn <- function(X, k) ref_knn(X, k, "hamming")
 
 # Brute force for query rows Q among reference rows R (no self column).
 ref_hamming_query <- function(R, Q, k) {
