@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "r_driver.h"
 #include "r_executor.h"
 #include "r_inputs.h"
 
@@ -119,8 +120,9 @@ Rcpp::List pacmap_cost_gradient_cpp(Rcpp::NumericMatrix Y, int fixed, Rcpp::List
 }
 
 // The layout of PaCMAP or LocalMAP from Y0 (n x d): points [0, fixed) stay
-// where they are. `layout`: list(max_iter, epoch, learning_rate) and the
-// schedule's settings (pair_schedule()). Returns the coordinates, the cost
+// where they are (and are not shown to the callback). `layout`: the
+// driver's settings (src/r_driver.h), learning_rate and the schedule's
+// settings (pair_schedule()). Returns the coordinates, the cost
 // record and the further pairs at the end (LocalMAP redraws them).
 // [[Rcpp::export(.pacmap_layout)]]
 Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs,
@@ -131,9 +133,8 @@ Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs
   Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
   std::vector<lsnn::PairSet> sets = pair_sets(pairs, static_cast<std::size_t>(fixed));
   const lsnn::PairSchedule schedule = pair_schedule(layout);
-  lsnn::DriverSettings driver;
-  driver.max_steps = Rcpp::as<int>(layout["max_iter"]);
-  driver.epoch = Rcpp::as<int>(layout["epoch"]);
+  const lsnn::DriverSettings driver =
+      lsnn_r::driver_settings(layout, n, d, static_cast<std::size_t>(fixed));
   lsnn::AdamStepperSettings adam;
   adam.learning_rate = Rcpp::as<double>(layout["learning_rate"]);
   const std::uint64_t s = lsnn_r::seed_from_r(seed);
@@ -146,6 +147,7 @@ Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs
     trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
     return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
                               Rcpp::Named("iterations") = res.iterations,
+                              Rcpp::Named("stopped") = res.stopped,
                               Rcpp::Named("further") =
                                   pair_matrix(objective.pairs(lsnn::kFurther)));
   });

@@ -167,50 +167,146 @@ inline void scale_to_sum_one(CsrMatrix& M) {
   }
 }
 
-// Whether the square matrix M equals its transpose: every stored (i, j) has
-// a stored (j, i) whose value agrees to a relative `tol` (an entry missing on
-// one side must be 0 on the other). Each row's columns must be increasing.
-// O(nnz) and no copy of M: the rows i of a block are taken in order, so the
-// entries (j, i) they look for come in increasing order within each row j,
-// and a cursor per row j (placed by one bisection when the block first
-// needs it) only moves forward.
+// What check_affinities() found wrong with a square sparse matrix, in the
+// order it looks: its arrays (ptr not starting at 0, decreasing or not
+// ending at nnz; a column out of range or not increasing within its row),
+// then its entries (a value that is not finite, one below 0, an entry whose
+// transpose differs by more than the relative tolerance; a missing entry
+// counts as 0). `row` and `col` are 0-based positions of the rows as the
+// arrays list them; `value` is the entry, `mirror` its transpose's value.
+struct AffinityCheck {
+  enum Kind { ok = 0, malformed = 1, not_finite = 2, negative = 3, asymmetric = 4 };
+  Kind kind = ok;
+  std::size_t row = 0, col = 0;
+  double value = 0.0, mirror = 0.0;
+  std::size_t diagonal = 0;  // stored diagonal entries (counted when kind is ok)
+};
+
+// The checks of a matrix of affinities, square, of nnz stored entries, in
+// one pass over its values and O(nnz) time, with no copy: whether its arrays
+// are well formed, its values finite and non-negative, and whether it equals
+// its transpose to a relative `tol` entry by entry.
+//
+// Each entry (i, j) is compared with (j, i). Visiting the rows in order and
+// looking each transpose up in its own row makes a jump to a different row
+// for every entry, which for the all-pairs affinities of t-SNE (n - 1 entries
+// per row) is a cache miss per entry. So the rows are cut into blocks (one
+// task each) and their columns into bands of about 64 entries per row: a
+// tile of a block and a band reads its rows' entries in that band, and their
+// transposes, the entries of the band's rows in the block's columns, through
+// one cursor per band row that only moves forward (the rows i of the block
+// come in increasing order within the tile, and a column j lies in one band
+// only). The cursors of a band are a few cache lines each, reused from one
+// row to the next. The first problem of the first block that has one is
+// reported, so the answer does not depend on the number of threads.
 template <typename Executor>
-bool is_symmetric(const SparseRows& M, double tol, Executor& executor) {
-  if (M.n != M.d) return false;
+AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
+                               Executor& executor) {
+  AffinityCheck out;
   const std::size_t n = M.n;
-  // a few blocks per thread: each needs a cursor per row
+  if (M.d != n || M.ptr[0] != 0 || static_cast<std::size_t>(M.ptr[n]) != nnz) {
+    out.kind = AffinityCheck::malformed;
+    out.row = n;  // (no row in particular)
+    return out;
+  }
+  if (n == 0) return out;
   const std::size_t blocks = std::min<std::size_t>(n, 16);
-  std::vector<char> block_ok(blocks, 1);
+  std::vector<AffinityCheck> found(blocks);
+  auto rows_of = [&](std::size_t b) {
+    return std::make_pair(n * b / blocks, n * (b + 1) / blocks);
+  };
+  // the arrays first: the tiles below read any row through them
   executor.parallel_for(
       0, blocks,
       [&](std::size_t b0, std::size_t b1) {
-        std::vector<int> cursor(n);
         for (std::size_t b = b0; b < b1; ++b) {
-          const std::size_t r0 = n * b / blocks, r1 = n * (b + 1) / blocks;
-          std::fill(cursor.begin(), cursor.end(), -1);
-          for (std::size_t i = r0; i < r1 && block_ok[b]; ++i) {
-            for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) {
-              const std::size_t j = static_cast<std::size_t>(M.col[e]);
-              if (j == i) continue;
-              const int end = M.ptr[j + 1];
-              int& at = cursor[j];
-              if (at < 0) {
-                at = static_cast<int>(std::lower_bound(M.col + M.ptr[j], M.col + end,
-                                                       static_cast<int>(i)) - M.col);
-              }
-              while (at < end && M.col[at] < static_cast<int>(i)) ++at;
-              const double a = M.val[e];
-              const double t = at < end && M.col[at] == static_cast<int>(i) ? M.val[at] : 0.0;
-              if (!(std::fabs(a - t) <= tol * std::max(std::fabs(a), std::fabs(t)))) {
-                block_ok[b] = 0;
-                break;
-              }
+          const auto rows = rows_of(b);
+          for (std::size_t i = rows.first; i < rows.second; ++i) {
+            const int e0 = M.ptr[i], e1 = M.ptr[i + 1];
+            bool bad = e1 < e0 || static_cast<std::size_t>(e1) > nnz;
+            for (int e = e0; !bad && e < e1; ++e) {
+              bad = M.col[e] < 0 || static_cast<std::size_t>(M.col[e]) >= n ||
+                    (e > e0 && M.col[e] <= M.col[e - 1]);
+            }
+            if (bad) {
+              found[b].kind = AffinityCheck::malformed;
+              found[b].row = i;
+              break;
             }
           }
         }
       },
       1);
-  return std::all_of(block_ok.begin(), block_ok.end(), [](char ok) { return ok != 0; });
+  for (const AffinityCheck& f : found) {
+    if (f.kind != AffinityCheck::ok) return f;
+  }
+  // columns per band: about 64 stored entries per row and band
+  const std::size_t mean_row = std::max<std::size_t>(1, nnz / n);
+  const std::size_t band = std::min(n, std::max<std::size_t>(64, 64 * n / mean_row));
+  executor.parallel_for(
+      0, blocks,
+      [&](std::size_t b0, std::size_t b1) {
+        std::vector<int> at(n);
+        std::vector<int> next;
+        for (std::size_t b = b0; b < b1; ++b) {
+          const auto rows = rows_of(b);
+          const std::size_t r0 = rows.first, r1 = rows.second;
+          AffinityCheck& f = found[b];
+          next.assign(M.ptr + r0, M.ptr + r1);
+          for (std::size_t c0 = 0; c0 < n && f.kind == AffinityCheck::ok; c0 += band) {
+            const std::size_t c1 = std::min(n, c0 + band);
+            // each band row's cursor at its first entry in the block's columns
+            for (std::size_t j = c0; j < c1; ++j) {
+              at[j] = static_cast<int>(std::lower_bound(M.col + M.ptr[j], M.col + M.ptr[j + 1],
+                                                        static_cast<int>(r0)) - M.col);
+            }
+            for (std::size_t i = r0; i < r1 && f.kind == AffinityCheck::ok; ++i) {
+              int e = next[i - r0];
+              const int end = M.ptr[i + 1];
+              for (; e < end && static_cast<std::size_t>(M.col[e]) < c1; ++e) {
+                const std::size_t j = static_cast<std::size_t>(M.col[e]);
+                const double a = M.val[e];
+                if (!std::isfinite(a) || a < 0.0) {
+                  f = AffinityCheck{std::isfinite(a) ? AffinityCheck::negative
+                                                     : AffinityCheck::not_finite,
+                                    i, j, a, 0.0, 0};
+                  break;
+                }
+                if (j == i) {
+                  ++f.diagonal;
+                  continue;
+                }
+                int& t = at[j];
+                const int j_end = M.ptr[j + 1];
+                while (t < j_end && static_cast<std::size_t>(M.col[t]) < i) ++t;
+                const double m = t < j_end && static_cast<std::size_t>(M.col[t]) == i
+                                     ? M.val[t] : 0.0;
+                if (!(std::fabs(a - m) <= tol * std::max(a, std::fabs(m)))) {
+                  // (a transpose that is not a finite non-negative number is
+                  // reported as such)
+                  if (!std::isfinite(m) || m < 0.0) {
+                    f = AffinityCheck{std::isfinite(m) ? AffinityCheck::negative
+                                                       : AffinityCheck::not_finite,
+                                      j, i, m, a, 0};
+                  } else {
+                    f = AffinityCheck{AffinityCheck::asymmetric, i, j, a, m, 0};
+                  }
+                  break;
+                }
+              }
+              next[i - r0] = e;
+            }
+          }
+        }
+      },
+      1);
+  std::size_t diagonal = 0;
+  for (const AffinityCheck& f : found) {
+    if (f.kind != AffinityCheck::ok) return f;
+    diagonal += f.diagonal;
+  }
+  out.diagonal = diagonal;
+  return out;
 }
 
 }  // namespace lsnn
