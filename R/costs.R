@@ -139,12 +139,6 @@ ne_cost_list <- function(cost, gradient) {
   c(cost, list(gradient = gradient, grid = ne_grid_option()))
 }
 
-# Whether the sparse matrix P equals its transpose, entry by entry to a
-# relative 100 machine epsilons (as Matrix::isSymmetric()), in O(nnz).
-affinities_symmetric <- function(P, n_threads = 1L) {
-  .affinities_symmetric(P, 100 * .Machine$double.eps, n_threads)
-}
-
 # A choice argument such as `gradient` or `method`: its first choice when left
 # at the default vector, else one of the choices (the error names the
 # argument).

@@ -159,7 +159,7 @@ test_that("the symmetry check of P is entry by entry, in O(nnz)", {
   expect_error(cost_gradient(Y, Matrix::drop0(Matrix::Matrix(Pm, sparse = TRUE))),
                "'P' must be symmetric")
   # the same answer for any number of threads
-  expect_identical(lsnn:::affinities_symmetric(Pr, 1L), lsnn:::affinities_symmetric(Pr, 2L))
+  expect_identical(lsnn:::.affinity_check(Pr, 1e-14, 1L), lsnn:::.affinity_check(Pr, 1e-14, 2L))
 })
 
 test_that("cost_gradient rejects bad input", {
