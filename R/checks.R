@@ -688,8 +688,9 @@ check_coords <- function(Y, name = "Y") {
 # A dgCMatrix is read as it is, with no copy; other classes (dense, triplet,
 # symmetric or pattern storage) are converted once. Its slots are checked
 # by .affinity_check() in one pass over the stored entries, O(nnz) (the
-# first problem is named with its entry). Returns list(P, diagonal), the
-# number of stored diagonal entries.
+# first problem is named with its entry). Returns list(P, diagonal, clean):
+# the number of stored diagonal entries, and whether P stores neither
+# diagonal entries nor zeros (the exact cost then reads it in place).
 read_affinities <- function(P, name = "P", n = NULL, against = "the coordinates have",
                             n_threads = 1L, tol = 100 * .Machine$double.eps) {
   if (is.data.frame(P)) P <- as.matrix(P)
@@ -724,12 +725,7 @@ read_affinities <- function(P, name = "P", n = NULL, against = "the coordinates 
              "above ", signif(tol, 3), "); symmetrise it, e.g. (", name, " + t(", name, ")) / 2")
     ))
   }
-  list(P = P, diagonal = res[6])
-}
-
-# Affinities of cost_gradient(): read_affinities()'s matrix.
-check_affinity_matrix <- function(P, n, name = "P", n_threads = 1L) {
-  read_affinities(P, name, n, n_threads = n_threads)$P
+  list(P = P, diagonal = res[6], clean = res[6] == 0 && res[7] == 0)
 }
 
 # Generated data that cannot fit in memory is an error naming the argument:

@@ -125,10 +125,12 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
   if (method %in% c("pacmap", "localmap")) {
     return(pacmap_cost_gradient(Y, P, method, weights, low_dist_thres, n_threads))
   }
-  P <- check_affinity_matrix(P, nrow(Y), "P", n_threads = n_threads)
+  # (checked in one pass over P's entries, read in place when it is a dgCMatrix)
+  affinities <- read_affinities(P, "P", nrow(Y), n_threads = n_threads)
   cost <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                            alpha = alpha, spread = spread, min_dist = min_dist)
-  res <- .cost_gradient(Y, P, ne_cost_list(cost, gradient), n_threads, simd_option())
+  res <- .cost_gradient(Y, affinities$P, ne_cost_list(cost, gradient), n_threads, simd_option(),
+                        affinities$clean)
   dimnames(res$gradient) <- dimnames(Y)
   res
 }

@@ -157,8 +157,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cost_gradient_cpp
-Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP PSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads, std::string simd, bool clean);
+RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP PSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP cleanSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -167,7 +167,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, P, cost, n_threads, simd));
+    Rcpp::traits::input_parameter< bool >::type clean(cleanSEXP);
+    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, P, cost, n_threads, simd, clean));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -649,7 +650,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
     {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
     {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
-    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 5},
+    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 6},
     {"_lsnn_optimize_layout_cpp", (DL_FUNC) &_lsnn_optimize_layout_cpp, 7},
     {"_lsnn_place_points_cpp", (DL_FUNC) &_lsnn_place_points_cpp, 10},
     {"_lsnn_placement_cost_gradient", (DL_FUNC) &_lsnn_placement_cost_gradient, 8},

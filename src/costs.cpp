@@ -165,9 +165,11 @@ struct PlacementLayout {
 
 }  // namespace
 
+// `clean`: P stores no diagonal entry and no zero (as .affinity_check()
+// found), so that the exact sum reads it in place.
 // [[Rcpp::export(.cost_gradient)]]
 Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads,
-                             std::string simd) {
+                             std::string simd, bool clean) {
   const std::size_t n = Y.nrow(), d = Y.ncol();
   lsnn_r::RExecutor ex(n_threads, false);
   Rcpp::NumericMatrix grad(n, d);
@@ -175,7 +177,7 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost,
   const lsnn::CostSettings settings = cost_settings(cost);
   const lsnn::SparseRows affinities = affinity_view(P);
   return lsnn_r::run_core([&]() {
-    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), settings, affinities, d);
+    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), settings, affinities, d, clean);
     const double value = ev.evaluate(Y.begin(), true, grad.begin(), pcost.begin(), ex);
     return lsnn_r::cost_gradient_list(value, grad, pcost);
   });
@@ -255,14 +257,14 @@ Rcpp::List placement_cost_gradient(Rcpp::NumericMatrix Yref, Rcpp::NumericMatrix
 std::string cost_kernels_name(std::string simd) { return lsnn_r::cost_kernels(simd).name; }
 
 // check_affinities() of a dgCMatrix's slots, read in place: its columns are
-// the core's rows. Returns c(kind, column, row, value, mirror, diagonal)
-// (AffinityCheck; column and row 1-based, of the entry P[row, column]),
+// the core's rows. Returns c(kind, column, row, value, mirror, diagonal,
+// zeros) (AffinityCheck; column and row 1-based, of the entry P[row, column]),
 // kind 1 (malformed) when the slots' lengths do not fit its dimensions.
 // [[Rcpp::export(.affinity_check)]]
 Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads) {
   const Rcpp::IntegerVector dim = P.slot("Dim"), ptr = P.slot("p"), row = P.slot("i");
   const Rcpp::NumericVector val = P.slot("x");
-  Rcpp::NumericVector out = {1, 0, 0, 0, 0, 0};
+  Rcpp::NumericVector out = {1, 0, 0, 0, 0, 0, 0};
   if (dim.size() != 2 || dim[0] != dim[1] || ptr.size() != static_cast<R_xlen_t>(dim[1]) + 1 ||
       row.size() != val.size()) {
     return out;
@@ -279,5 +281,6 @@ Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads) {
   out[3] = res.value;
   out[4] = res.mirror;
   out[5] = static_cast<double>(res.diagonal);
+  out[6] = static_cast<double>(res.zeros);
   return out;
 }

@@ -315,11 +315,22 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
     d4 acc_cost = zero, acc_sum = zero;
     const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
     for (int e = e0; e < e1; e += 4) {
-      const std::size_t jl[4] = {static_cast<std::size_t>(prob.col[e]),
-                                 static_cast<std::size_t>(prob.col[e + 1]),
-                                 static_cast<std::size_t>(prob.col[e + 2]),
-                                 static_cast<std::size_t>(prob.col[e + 3])};
-      const d4 p0 = load(prob.val + e);
+      std::size_t jl[4];
+      d4 p0;
+      if (e + 4 <= e1) {
+        for (int u = 0; u < 4; ++u) jl[u] = static_cast<std::size_t>(prob.col[e + u]);
+        p0 = load(prob.val + e);
+      } else {
+        // the end of a row that is not padded (P read in place): the
+        // missing lanes are what padding holds, the row itself at 0
+        double pv[4] = {0.0, 0.0, 0.0, 0.0};
+        for (int u = 0; u < 4; ++u) {
+          const bool stored = e + u < e1;
+          jl[u] = stored ? static_cast<std::size_t>(prob.col[e + u]) : i;
+          if (stored) pv[u] = prob.val[e + u];
+        }
+        p0 = load(pv);
+      }
       const l4 live = as_mask(p0 > zero);
       d4 s = zero;
       for (std::size_t c = 0; c < d; ++c) {

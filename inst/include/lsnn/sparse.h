@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -170,35 +172,78 @@ inline void scale_to_sum_one(CsrMatrix& M) {
 // What check_affinities() found wrong with a square sparse matrix, in the
 // order it looks: its arrays (ptr not starting at 0, decreasing or not
 // ending at nnz; a column out of range or not increasing within its row),
-// then its entries (a value that is not finite, one below 0, an entry whose
-// transpose differs by more than the relative tolerance; a missing entry
-// counts as 0). `row` and `col` are 0-based positions of the rows as the
-// arrays list them; `value` is the entry, `mirror` its transpose's value.
+// a value that is not finite or is below 0, then an entry whose transpose
+// differs by more than the relative tolerance (a missing entry counts as
+// 0). `row` and `col` are 0-based positions of the rows as the arrays list
+// them (for the arrays: the row, or n for ptr itself); `value` is the
+// entry, `mirror` its transpose's value.
 struct AffinityCheck {
   enum Kind { ok = 0, malformed = 1, not_finite = 2, negative = 3, asymmetric = 4 };
   Kind kind = ok;
   std::size_t row = 0, col = 0;
   double value = 0.0, mirror = 0.0;
-  std::size_t diagonal = 0;  // stored diagonal entries (counted when kind is ok)
+  // (counted when kind is ok) stored diagonal entries, stored zeros
+  std::size_t diagonal = 0, zeros = 0;
 };
 
+// A 64-bit hash of a stored pair {a, b} (a < b) and the bits of its value:
+// the pair spread by a multiplication, the value's bits mixed in, then a
+// xor-shift, multiply, xor-shift round (sums of such hashes are compared,
+// so the last steps must not be linear).
+inline std::uint64_t pair_hash(std::uint64_t a, std::uint64_t b, double value) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  std::uint64_t z = ((a << 32) | b) * 0x9E3779B97F4A7C15ULL ^ bits;
+  z = (z ^ (z >> 29)) * 0xBF58476D1CE4E5B9ULL;
+  return z ^ (z >> 32);
+}
+
+// Whether the entries of the well-formed square matrix M in rows [r0, r1)
+// equal their transposes to a relative `tol`, comparing each entry (i, j)
+// of those rows with (j, i) through a cursor per row j that only moves
+// forward; the first that does not is written to `found`.
+inline bool rows_symmetric(const SparseRows& M, std::size_t r0, std::size_t r1, double tol,
+                           std::vector<int>& cursor, AffinityCheck& found) {
+  std::fill(cursor.begin(), cursor.end(), -1);
+  for (std::size_t i = r0; i < r1; ++i) {
+    for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) {
+      const std::size_t j = static_cast<std::size_t>(M.col[e]);
+      if (j == i) continue;
+      const int end = M.ptr[j + 1];
+      int& at = cursor[j];
+      if (at < 0) {
+        at = static_cast<int>(std::lower_bound(M.col + M.ptr[j], M.col + end,
+                                               static_cast<int>(r0)) - M.col);
+      }
+      while (at < end && static_cast<std::size_t>(M.col[at]) < i) ++at;
+      const double a = M.val[e];
+      const double m = at < end && static_cast<std::size_t>(M.col[at]) == i ? M.val[at] : 0.0;
+      if (!(std::fabs(a - m) <= tol * std::max(a, m))) {
+        found = AffinityCheck{AffinityCheck::asymmetric, i, j, a, m, 0, 0};
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 // The checks of a matrix of affinities, square, of nnz stored entries, in
-// one pass over its values and O(nnz) time, with no copy: whether its arrays
-// are well formed, its values finite and non-negative, and whether it equals
-// its transpose to a relative `tol` entry by entry.
+// one pass over its arrays in order, without a copy: that they are well
+// formed, that the values are finite and non-negative, and that the matrix
+// equals its transpose to a relative `tol` entry by entry.
 //
-// Each entry (i, j) is compared with (j, i). Visiting the rows in order and
-// looking each transpose up in its own row makes a jump to a different row
-// for every entry, which for the all-pairs affinities of t-SNE (n - 1 entries
-// per row) is a cache miss per entry. So the rows are cut into blocks (one
-// task each) and their columns into bands of about 64 entries per row: a
-// tile of a block and a band reads its rows' entries in that band, and their
-// transposes, the entries of the band's rows in the block's columns, through
-// one cursor per band row that only moves forward (the rows i of the block
-// come in increasing order within the tile, and a column j lies in one band
-// only). The cursors of a band are a few cache lines each, reused from one
-// row to the next. The first problem of the first block that has one is
-// reported, so the answer does not depend on the number of threads.
+// The transpose is not read in that pass: comparing each entry with (j, i)
+// jumps to another row for every entry, for the all-pairs affinities of
+// t-SNE a cache miss per entry, several times the time of the pass. Instead
+// the pass sums a hash of every entry above the diagonal, (i, j, value),
+// and of every entry below it transposed, (j, i, value), modulo 2^64. A
+// matrix equal to its transpose bit for bit (as symmetrised affinities are)
+// has equal sums; when they differ the entries are compared with their
+// transposes (rows_symmetric(), O(nnz) with a cursor per row), which finds
+// the entry or accepts a matrix symmetric to within `tol`. Two different
+// sets of entries with equal sums are as likely as a collision of a 64-bit
+// hash. The first problem of the first block of rows that has one is
+// reported, so that the answer does not depend on the number of threads.
 template <typename Executor>
 AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
                                Executor& executor) {
@@ -206,106 +251,94 @@ AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
   const std::size_t n = M.n;
   if (M.d != n || M.ptr[0] != 0 || static_cast<std::size_t>(M.ptr[n]) != nnz) {
     out.kind = AffinityCheck::malformed;
-    out.row = n;  // (no row in particular)
+    out.row = n;
     return out;
   }
   if (n == 0) return out;
-  const std::size_t blocks = std::min<std::size_t>(n, 16);
+  const std::size_t blocks = std::min<std::size_t>(n, 64);
   std::vector<AffinityCheck> found(blocks);
-  auto rows_of = [&](std::size_t b) {
-    return std::make_pair(n * b / blocks, n * (b + 1) / blocks);
-  };
-  // the arrays first: the tiles below read any row through them
+  std::vector<std::uint64_t> above(blocks, 0), below(blocks, 0);
   executor.parallel_for(
       0, blocks,
       [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b) {
-          const auto rows = rows_of(b);
-          for (std::size_t i = rows.first; i < rows.second; ++i) {
+          AffinityCheck& f = found[b];
+          std::uint64_t up = 0, down = 0;
+          std::size_t zeros = 0, diagonal = 0;
+          for (std::size_t i = n * b / blocks; i < n * (b + 1) / blocks; ++i) {
             const int e0 = M.ptr[i], e1 = M.ptr[i + 1];
-            bool bad = e1 < e0 || static_cast<std::size_t>(e1) > nnz;
-            for (int e = e0; !bad && e < e1; ++e) {
-              bad = M.col[e] < 0 || static_cast<std::size_t>(M.col[e]) >= n ||
-                    (e > e0 && M.col[e] <= M.col[e - 1]);
-            }
-            if (bad) {
-              found[b].kind = AffinityCheck::malformed;
-              found[b].row = i;
+            if (e1 < e0 || static_cast<std::size_t>(e1) > nnz) {
+              f = AffinityCheck{AffinityCheck::malformed, i, 0, 0.0, 0.0, 0, 0};
               break;
             }
-          }
-        }
-      },
-      1);
-  for (const AffinityCheck& f : found) {
-    if (f.kind != AffinityCheck::ok) return f;
-  }
-  // columns per band: about 64 stored entries per row and band
-  const std::size_t mean_row = std::max<std::size_t>(1, nnz / n);
-  const std::size_t band = std::min(n, std::max<std::size_t>(64, 64 * n / mean_row));
-  executor.parallel_for(
-      0, blocks,
-      [&](std::size_t b0, std::size_t b1) {
-        std::vector<int> at(n);
-        std::vector<int> next;
-        for (std::size_t b = b0; b < b1; ++b) {
-          const auto rows = rows_of(b);
-          const std::size_t r0 = rows.first, r1 = rows.second;
-          AffinityCheck& f = found[b];
-          next.assign(M.ptr + r0, M.ptr + r1);
-          for (std::size_t c0 = 0; c0 < n && f.kind == AffinityCheck::ok; c0 += band) {
-            const std::size_t c1 = std::min(n, c0 + band);
-            // each band row's cursor at its first entry in the block's columns
-            for (std::size_t j = c0; j < c1; ++j) {
-              at[j] = static_cast<int>(std::lower_bound(M.col + M.ptr[j], M.col + M.ptr[j + 1],
-                                                        static_cast<int>(r0)) - M.col);
+            // (a problem is only noted here: the loop stays simple, and the
+            // row is read again to find it)
+            bool bad = false;
+            int last = -1;
+            for (int e = e0; e < e1; ++e) {
+              const int c = M.col[e];
+              const double v = M.val[e];
+              bad |= c <= last || static_cast<std::size_t>(c) >= n;
+              bad |= !(v >= 0.0 && v <= std::numeric_limits<double>::max());
+              last = c;
+              zeros += v == 0.0;
+              const std::size_t j = static_cast<std::size_t>(c);
+              if (j > i) {
+                up += pair_hash(i, j, v);
+              } else if (j < i) {
+                down += pair_hash(j, i, v);
+              } else {
+                ++diagonal;
+              }
             }
-            for (std::size_t i = r0; i < r1 && f.kind == AffinityCheck::ok; ++i) {
-              int e = next[i - r0];
-              const int end = M.ptr[i + 1];
-              for (; e < end && static_cast<std::size_t>(M.col[e]) < c1; ++e) {
-                const std::size_t j = static_cast<std::size_t>(M.col[e]);
-                const double a = M.val[e];
-                if (!std::isfinite(a) || a < 0.0) {
-                  f = AffinityCheck{std::isfinite(a) ? AffinityCheck::negative
-                                                     : AffinityCheck::not_finite,
-                                    i, j, a, 0.0, 0};
+            if (bad) {
+              last = -1;
+              for (int e = e0; e < e1; ++e) {
+                const int c = M.col[e];
+                if (c <= last || static_cast<std::size_t>(c) >= n) {
+                  f = AffinityCheck{AffinityCheck::malformed, i, 0, 0.0, 0.0, 0, 0};
                   break;
                 }
-                if (j == i) {
-                  ++f.diagonal;
-                  continue;
-                }
-                int& t = at[j];
-                const int j_end = M.ptr[j + 1];
-                while (t < j_end && static_cast<std::size_t>(M.col[t]) < i) ++t;
-                const double m = t < j_end && static_cast<std::size_t>(M.col[t]) == i
-                                     ? M.val[t] : 0.0;
-                if (!(std::fabs(a - m) <= tol * std::max(a, std::fabs(m)))) {
-                  // (a transpose that is not a finite non-negative number is
-                  // reported as such)
-                  if (!std::isfinite(m) || m < 0.0) {
-                    f = AffinityCheck{std::isfinite(m) ? AffinityCheck::negative
-                                                       : AffinityCheck::not_finite,
-                                      j, i, m, a, 0};
-                  } else {
-                    f = AffinityCheck{AffinityCheck::asymmetric, i, j, a, m, 0};
-                  }
+                last = c;
+                const double v = M.val[e];
+                if (!(v >= 0.0 && v <= std::numeric_limits<double>::max())) {
+                  f = AffinityCheck{std::isfinite(v) ? AffinityCheck::negative
+                                                     : AffinityCheck::not_finite,
+                                    i, static_cast<std::size_t>(c), v, 0.0, 0, 0};
                   break;
                 }
               }
-              next[i - r0] = e;
+              break;
             }
           }
+          above[b] = up;
+          below[b] = down;
+          f.zeros = zeros;
+          f.diagonal = diagonal;
         }
       },
       1);
-  std::size_t diagonal = 0;
+  std::uint64_t up = 0, down = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    if (found[b].kind != AffinityCheck::ok) return found[b];
+    out.diagonal += found[b].diagonal;
+    out.zeros += found[b].zeros;
+    up += above[b];
+    down += below[b];
+  }
+  if (up == down) return out;
+  executor.parallel_for(
+      0, blocks,
+      [&](std::size_t b0, std::size_t b1) {
+        std::vector<int> cursor(n);
+        for (std::size_t b = b0; b < b1; ++b) {
+          rows_symmetric(M, n * b / blocks, n * (b + 1) / blocks, tol, cursor, found[b]);
+        }
+      },
+      1);
   for (const AffinityCheck& f : found) {
     if (f.kind != AffinityCheck::ok) return f;
-    diagonal += f.diagonal;
   }
-  out.diagonal = diagonal;
   return out;
 }
 
