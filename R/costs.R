@@ -54,8 +54,12 @@
 #'
 #' @param Y The output coordinates, an n x d numeric matrix.
 #' @param P Symmetric input affinities, n x n: a dense matrix or a sparse
-#'   `Matrix` (zeros need not be stored). The diagonal is ignored. For
-#'   `"pacmap"` and `"localmap"`, the pair sets (see above).
+#'   `Matrix` (zeros need not be stored). The diagonal is ignored. It is
+#'   checked in one pass over its stored entries (finite, non-negative,
+#'   symmetric to a relative 100 machine epsilons entry by entry; an error
+#'   names the first entry that is not), and a `dgCMatrix` is read where it
+#'   is, without a copy: a call costs about one evaluation, also in loops.
+#'   For `"pacmap"` and `"localmap"`, the pair sets (see above).
 #' @param method One of `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`,
 #'   `"pacmap"`, `"localmap"`.
 #' @param gamma LargeVis's weight of the repulsions.

@@ -55,8 +55,10 @@
 #' (such as `dist(X)`, or `as.dist()` of any distance matrix): each point's
 #' nearest neighbours are then read from the distances, exactly, and the
 #' affinities computed from them as from data (for t-SNE and LargeVis up to
-#' 1,000 points, over all pairs), so that with Euclidean distances the
-#' layout is that of the data whenever the neighbours found are the same.
+#' 1,000 points, over all pairs): Euclidean distances give the data's exact
+#' neighbours, and the layout of the same graph given as `nn_method` (the
+#' data's own layout up to the rounding of the distances, which the
+#' spectral start and the early iterations can amplify).
 #' Your own affinities can be given as `P` (then no neighbours are
 #' searched): a symmetric n x n matrix, dense or any sparse `Matrix` class,
 #' non-negative and finite, checked in one pass over its entries (symmetric
