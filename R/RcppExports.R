@@ -37,8 +37,8 @@
     .Call(`_lsnn_check_nnd_steps`, x, k, n_trees, leaf_size, max_candidates, simd)
 }
 
-.cost_gradient <- function(Y, P, cost, n_threads, simd) {
-    .Call(`_lsnn_cost_gradient_cpp`, Y, P, cost, n_threads, simd)
+.cost_gradient <- function(Y, P, cost, n_threads, simd, clean) {
+    .Call(`_lsnn_cost_gradient_cpp`, Y, P, cost, n_threads, simd, clean)
 }
 
 .optimize_layout <- function(Y0, P, cost, layout, n_threads, verbose, simd) {
@@ -65,8 +65,8 @@
     .Call(`_lsnn_cost_kernels_name`, simd)
 }
 
-.affinities_symmetric <- function(P, tol, n_threads) {
-    .Call(`_lsnn_affinities_symmetric`, P, tol, n_threads)
+.affinity_check <- function(P, tol, n_threads) {
+    .Call(`_lsnn_affinity_check`, P, tol, n_threads)
 }
 
 .first_non_binary <- function(x) {
@@ -91,6 +91,10 @@
 
 .exact_knn <- function(data, k, metric, n_threads, verbose, simd, block_rows) {
     .Call(`_lsnn_exact_knn_cpp`, data, k, metric, n_threads, verbose, simd, block_rows)
+}
+
+.knn_of_distances <- function(d, n, k, n_threads, verbose) {
+    .Call(`_lsnn_knn_of_distances_cpp`, d, n, k, n_threads, verbose)
 }
 
 .knn_query_dense <- function(reference, query, k, metric, exact, search, seed, n_threads, verbose, simd, exclude = NULL) {

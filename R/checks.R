@@ -232,6 +232,10 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
     }
     X <- as.matrix(X[, numeric_cols, drop = FALSE])
   }
+  if (inherits(X, "dist")) {
+    stop_arg("'", caller, "' is a dist object: give the data themselves, one row per point ",
+             "(of the functions taking data, neighbor_embedding() alone takes distances)")
+  }
   if (inherits(X, "Matrix")) X <- read_matrix_class(X, caller)
   if (inherits(X, "dgRMatrix")) {
     if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", rows_text(min_rows))
@@ -639,8 +643,12 @@ check_scale_columns <- function(scale_from, scale_to, n_cols) {
 # with these arguments starts here; when it needs a graph that was not given,
 # graph_of_inputs() finds one. `graph_arg` is the graph's argument as the
 # caller names it (the quality measures: `nn`, or `X` itself).
+# With embedding = TRUE (neighbor_embedding()) `X` may also be a dist object
+# (`distances`, from read_distances(); no data) and the affinities may be
+# given as `P` (`P`, from read_affinities(); with or without the data).
 resolve_inputs <- function(X, nn_method, caller, both = TRUE, metric = "euclidean",
-                           graph_arg = "nn_method") {
+                           graph_arg = "nn_method", P = NULL, embedding = FALSE,
+                           n_threads = 1L) {
   if (!is.null(X) && is_graph_like(X)) {
     stop_arg("'X' is a neighbour graph: pass it as '", graph_arg, "' (", caller,
              "(", graph_arg, " = graph)", if (both) ", X = NULL or the data", ")")
@@ -648,8 +656,22 @@ resolve_inputs <- function(X, nn_method, caller, both = TRUE, metric = "euclidea
   if (!both && !is.null(X) && !is.null(nn_method)) {
     stop_arg("give the data as 'X' or a neighbour graph as '", graph_arg, "', not both")
   }
-  if (is.null(X) && is.null(nn_method)) {
-    stop_arg("give the data as 'X' or a neighbour graph as '", graph_arg, "'")
+  if (!is.null(P) && !is.null(nn_method)) {
+    stop_arg("give the affinities as 'P' or a neighbour graph as '", graph_arg, "', not both")
+  }
+  if (embedding && inherits(X, "dist")) {
+    if (!is.null(nn_method)) {
+      stop_arg("give the distances as 'X' or a neighbour graph as '", graph_arg, "', not both")
+    }
+    if (!is.null(P)) stop_arg("give the distances as 'X' or the affinities as 'P', not both")
+    distances <- read_distances(X, "X")
+    return(list(data = NULL, graph = NULL, distances = distances, P = NULL, n = distances$n,
+                row_names = distances$labels))
+  }
+  if (is.null(X) && is.null(nn_method) && is.null(P)) {
+    stop_arg("give the data as 'X'", if (embedding) " (or their distances, a dist object)",
+             if (embedding) ", " else " or ", "a neighbour graph as '", graph_arg, "'",
+             if (embedding) " or the affinities as 'P'")
   }
   if (is.matrix(X) && is.logical(X) && metric != "hamming") {
     stop_arg("'X' is logical: ", caller, "() measures euclidean distances between rows of ",
@@ -657,6 +679,13 @@ resolve_inputs <- function(X, nn_method, caller, both = TRUE, metric = "euclidea
              "\"hamming\") or locally_scaled_knn(X, metric = \"hamming\") as '", graph_arg, "'")
   }
   data <- if (!is.null(X)) prepare_data(X, metric, "X")
+  row_names <- if (is.null(data)) NULL else rownames(dense_or_rows(data))
+  if (!is.null(P)) {
+    affinities <- read_affinities(P, "P", if (!is.null(data)) data$n, "'X' has", n_threads)
+    if (is.null(data)) row_names <- rownames(affinities$P)
+    return(list(data = data, graph = NULL, distances = NULL, P = affinities,
+                n = nrow(affinities$P), row_names = row_names))
+  }
   graph <- NULL
   if (!is.null(nn_method)) {
     if (!is_graph_like(nn_method) && !is_sparse_graph(nn_method)) {
@@ -667,15 +696,51 @@ resolve_inputs <- function(X, nn_method, caller, both = TRUE, metric = "euclidea
       stop_arg("'", graph_arg, "' has ", nrow(graph$idx), " rows but 'X' has ", data$n)
     }
   }
-  list(data = data, graph = graph, n = if (is.null(graph)) data$n else nrow(graph$idx),
-       row_names = if (is.null(data)) NULL else rownames(dense_or_rows(data)))
+  list(data = data, graph = graph, distances = NULL, P = NULL,
+       n = if (is.null(graph)) data$n else nrow(graph$idx), row_names = row_names)
+}
+
+# A dist object (stats::dist(), as.dist()) checked: its size, the count of
+# its distances, which must be finite and non-negative. Returns list(d, n,
+# labels): the distances as a double vector in dist's order (the pairs
+# i > j, column by column), the number of points and their labels.
+read_distances <- function(D, name) {
+  n <- attr(D, "Size")
+  damaged <- function(...) stop_arg("'", name, "' is a damaged dist object: ", ...)
+  if (!is.numeric(n) || length(n) != 1 || !is.finite(n) || n != round(n) || n < 1) {
+    damaged("its attribute Size must be the number of points")
+  }
+  if (!is.numeric(D)) damaged("its distances must be numbers (they are ", typeof(D), ")")
+  if (length(D) != n * (n - 1) / 2) {
+    damaged(n, " points need n (n - 1) / 2 = ", format(n * (n - 1) / 2, big.mark = ","),
+            " distances (it holds ", length(D), ")")
+  }
+  d <- as.double(D)
+  labels <- attr(D, "Labels")
+  if (!is.null(labels) && length(labels) != n) labels <- NULL
+  bad <- if (!all_finite(d)) which(!is.finite(d))[1] else if (length(d) && min(d) < 0) which(d < 0)[1]
+  if (!is.null(bad)) {
+    # the points of the bad-th distance: column j holds d(j + 1, j) ... d(n, j)
+    ends <- cumsum(as.double(n - seq_len(n - 1)))
+    j <- which(bad <= ends)[1]
+    i <- bad - (ends[j] - (n - j)) + j
+    stop_arg("'", name, "' must hold finite, non-negative distances: the distance between ",
+             "points ", i, " and ", j, " is ", show_value(d[bad]))
+  }
+  list(d = d, n = as.integer(n), labels = labels)
 }
 
 # The graph of resolve_inputs()'s points: nn_method as given, or else the
 # n_cols nearest neighbours of each row of X (itself included, as every count
-# of graph columns inside lsnn is), from the search search_kind() picks.
+# of graph columns inside lsnn is), from the search search_kind() picks, or
+# read exactly from the distances of a dist object.
 graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller) {
   if (!is.null(inputs$graph)) return(inputs$graph)
+  if (!is.null(inputs$distances)) {
+    if (verbose) message(caller, ": ", n_cols - 1L, "-nearest neighbours from the distances")
+    return(.knn_of_distances(inputs$distances$d, inputs$n, as.integer(min(n_cols, inputs$n)),
+                             n_threads, verbose))
+  }
   kind <- search_kind(inputs$n)
   if (verbose) message(caller, ": ", kind, " ", n_cols - 1L, "-nearest neighbours")
   search_knn(inputs$data, n_cols, "euclidean", kind, n_threads, verbose)
@@ -701,26 +766,50 @@ check_coords <- function(Y, name = "Y") {
   Y
 }
 
-# Affinities as a general dgCMatrix, checked: n x n, finite, non-negative,
-# symmetric.
-check_affinity_matrix <- function(P, n, name = "P", n_threads = 1L) {
+# Affinities as a general dgCMatrix, checked: square (n x n when n is
+# given; `against` says what n is, for the message), finite, non-negative and
+# symmetric to a relative `tol` entry by entry (as Matrix::isSymmetric()).
+# A dgCMatrix is read as it is, with no copy; other classes (dense, triplet,
+# symmetric or pattern storage) are converted once. Its slots are checked
+# by .affinity_check() in one pass over the stored entries, O(nnz) (the
+# first problem is named with its entry). Returns list(P, diagonal, clean):
+# the number of stored diagonal entries, and whether P stores neither
+# diagonal entries nor zeros (the exact cost then reads it in place).
+read_affinities <- function(P, name = "P", n = NULL, against = "the coordinates have",
+                            n_threads = 1L, tol = 100 * .Machine$double.eps) {
   if (is.data.frame(P)) P <- as.matrix(P)
   if (!(is.matrix(P) && is.numeric(P)) && !inherits(P, "Matrix")) {
-    stop_arg("'", name, "' must be a numeric matrix or a sparse Matrix")
+    stop_arg("'", name, "' must be a numeric matrix or a sparse Matrix (it is ", what_is(P), ")")
   }
   d <- dim(P)
   if (length(d) != 2 || d[1] != d[2]) {
     stop_arg("'", name, "' must be a square matrix (it is ", paste(d, collapse = " x "), ")")
   }
-  if (d[1] != n) {
-    stop_arg("'", name, "' is ", d[1], " x ", d[2], " but the coordinates have ", n, " rows")
+  if (!is.null(n) && d[1] != n) {
+    stop_arg("'", name, "' is ", d[1], " x ", d[2], " but ", against, " ", n, " rows")
   }
-  P <- as_general_sparse(P, "CsparseMatrix")
-  x <- P@x
-  if (!all_finite(x)) stop_arg("'", name, "' must be finite (no NA, NaN or Inf)")
-  if (length(x) > 0 && min(x) < 0) stop_arg("'", name, "' must be non-negative")
-  if (!affinities_symmetric(P, n_threads)) stop_arg("'", name, "' must be symmetric")
-  P
+  if (!inherits(P, "dgCMatrix")) {
+    P <- tryCatch(as_general_sparse(P, "CsparseMatrix"), error = function(e) NULL)
+    if (is.null(P)) stop_arg("'", name, "' must be a numeric matrix or a sparse Matrix")
+  }
+  res <- .affinity_check(P, tol, n_threads)
+  if (res[1] != 0) {
+    entry <- function(r, c) paste0(name, "[", r, ", ", c, "]")
+    col <- res[2]
+    row <- res[3]
+    stop_arg(switch(res[1],
+      paste0("'", name, "' is a damaged sparse matrix: its slots p and i do not describe a ",
+             "valid dgCMatrix", if (col <= d[2]) paste0(" (column ", col, ")"),
+             "; build it with Matrix::sparseMatrix()"),
+      paste0("'", name, "' must be finite (no NA, NaN or Inf): ", entry(row, col), " is ",
+             show_value(res[4])),
+      paste0("'", name, "' must be non-negative: ", entry(row, col), " = ", show_value(res[4])),
+      paste0("'", name, "' must be symmetric: ", entry(row, col), " = ", show_value(res[4]),
+             " but ", entry(col, row), " = ", show_value(res[5]), " (a relative difference ",
+             "above ", signif(tol, 3), "); symmetrise it, e.g. (", name, " + t(", name, ")) / 2")
+    ))
+  }
+  list(P = P, diagonal = res[6], clean = res[6] == 0 && res[7] == 0)
 }
 
 # Generated data that cannot fit in memory is an error naming the argument:

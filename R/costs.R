@@ -54,8 +54,12 @@
 #'
 #' @param Y The output coordinates, an n x d numeric matrix.
 #' @param P Symmetric input affinities, n x n: a dense matrix or a sparse
-#'   `Matrix` (zeros need not be stored). The diagonal is ignored. For
-#'   `"pacmap"` and `"localmap"`, the pair sets (see above).
+#'   `Matrix` (zeros need not be stored). The diagonal is ignored. It is
+#'   checked in one pass over its stored entries (finite, non-negative,
+#'   symmetric to a relative 100 machine epsilons entry by entry; an error
+#'   names the first entry that is not), and a `dgCMatrix` is read where it
+#'   is, without a copy: a call costs about one evaluation, also in loops.
+#'   For `"pacmap"` and `"localmap"`, the pair sets (see above).
 #' @param method One of `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`,
 #'   `"pacmap"`, `"localmap"`.
 #' @param gamma LargeVis's weight of the repulsions.
@@ -135,10 +139,12 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
   if (method %in% c("pacmap", "localmap")) {
     return(pacmap_cost_gradient(Y, P, method, weights, low_dist_thres, n_threads))
   }
-  P <- check_affinity_matrix(P, nrow(Y), "P", n_threads = n_threads)
+  # (checked in one pass over P's entries, read in place when it is a dgCMatrix)
+  affinities <- read_affinities(P, "P", nrow(Y), n_threads = n_threads)
   cost <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                            alpha = alpha, spread = spread, min_dist = min_dist)
-  res <- .cost_gradient(Y, P, ne_cost_list(cost, gradient), n_threads, simd_option())
+  res <- .cost_gradient(Y, affinities$P, ne_cost_list(cost, gradient), n_threads, simd_option(),
+                        affinities$clean)
   dimnames(res$gradient) <- dimnames(Y)
   res
 }
@@ -202,12 +208,6 @@ print.lsnn_far_field_plan <- function(x, ...) {
 # the all-pairs part is summed ("exact" or "approx") and the grid option.
 ne_cost_list <- function(cost, gradient) {
   c(cost, list(gradient = gradient), list(grid = ne_grid_option(cost$method)))
-}
-
-# Whether the sparse matrix P equals its transpose, entry by entry to a
-# relative 100 machine epsilons (as Matrix::isSymmetric()), in O(nnz).
-affinities_symmetric <- function(P, n_threads = 1L) {
-  .affinities_symmetric(P, 100 * .Machine$double.eps, n_threads)
 }
 
 # A choice argument such as `gradient` or `method`: its first choice when left

@@ -66,7 +66,24 @@
 #' included). The neighbours come from [extended_knn()], by the search
 #' described there ("Which search runs"). A graph given as `nn_method` (such as the locally
 #' scaled neighbours of [locally_scaled_knn()]) is used instead, and `X` may
-#' then be `NULL`, as in `uwot::umap()`.
+#' then be `NULL`, as in `uwot::umap()`. `X` may also be a `dist` object
+#' (such as `dist(X)`, or `as.dist()` of any distance matrix): each point's
+#' nearest neighbours are then read from the distances, exactly, and the
+#' affinities computed from them as from data (for t-SNE and LargeVis up to
+#' 1,000 points, over all pairs): Euclidean distances give the data's exact
+#' neighbours, and the layout of the same graph given as `nn_method` (the
+#' data's own layout up to the rounding of the distances, which the
+#' spectral start and the early iterations can amplify).
+#' Your own affinities can be given as `P` (then no neighbours are
+#' searched): a symmetric n x n matrix, dense or any sparse `Matrix` class,
+#' non-negative and finite, checked in one pass over its entries (symmetric
+#' to 100 machine epsilons, relative, entry by entry) and its diagonal ignored. For t-SNE
+#' and LargeVis it is scaled to sum to 1, as [perplexity_affinities()] gives
+#' it (whose output is used as it is: `P = perplexity_affinities(X)` lays out
+#' as the data of at most 1,000 rows do); for UMAP and t-UMAP it is the fuzzy
+#' graph, as [umap_affinities()] gives it, of values at most 1. Without the
+#' data (`X` a `dist` object, `P` alone, or a graph alone) the start is
+#' spectral by default and `init = "pca"` is not available.
 #'
 #' **Gradient.** `"exact"` sums every pair (O(n^2) time per iteration);
 #' `"approx"` (1 or 2 dimensions) sums the all-pairs part in O(n) by grid
@@ -109,6 +126,17 @@
 #' `gamma = 1` (7 for LargeVis), `init_sdev = 2`. How each default was
 #' chosen, and what it costs, is in `bench/README.md` of the source package.
 #'
+#' **Callback.** A `callback` function is called every `epoch` iterations
+#' (epochs for `"sampled"`), between two steps, with the iteration number and
+#' the layout so far: an n x `n_components` matrix with the row names of the
+#' points (of `X`, or of `P`, or the labels of a `dist` object). When it
+#' returns `FALSE` the run stops there, and the result is the layout at that
+#' iteration (`ret_extra = TRUE` reports the `iterations` done and
+#' `stopped = TRUE`); any other value (`TRUE`, `NULL`, ...) lets the run
+#' go on. It sees the layout only: a run with a callback that never stops it
+#' gives the same result as the run without. An error in the callback ends
+#' the run with an error naming it and the iteration.
+#'
 #' With `verbose = TRUE` the run reports its steps, progress bars and the
 #' cost every `epoch` iterations. A `max_iter` below `stop_lying_iter` gives
 #' a warning; coordinates that diverge (from a too large `eta` or
@@ -118,13 +146,13 @@
 #'
 #' @param X A numeric data matrix, data frame or sparse matrix (rows are
 #'   points; the numeric columns of a data frame are used, and a message
-#'   names any others dropped), or `NULL` when `nn_method` is given. For
-#'   PaCMAP and LocalMAP also a shard set ([write_shards()], [shard_set()])
-#'   with its sharded graph from [locally_scaled_knn_sharded()] as
-#'   `nn_method`: the rows are read into memory once (n x columns doubles,
-#'   for the mid-near pairs and the start) and freed before the layout, the
-#'   graph's neighbour lists without their distances; the result equals that
-#'   of the same data and graph in memory.
+#'   names any others dropped); or the points' distances, a `dist` object;
+#'   or `NULL` when `nn_method` or `P` is given. For PaCMAP and LocalMAP also
+#'   a shard set ([write_shards()], [shard_set()]) with its sharded graph from
+#'   [locally_scaled_knn_sharded()] as `nn_method`: the rows are read into
+#'   memory once (n x columns doubles, for the mid-near pairs and the start)
+#'   and freed before the layout, the graph's neighbour lists without their
+#'   distances; the result equals that of the same data and graph in memory.
 #' @param method `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`, `"pacmap"` or
 #'   `"localmap"`.
 #' @param nn_method A neighbour graph of the points (such as one from
@@ -141,7 +169,8 @@
 #'   affinity graph, via RSpectra or else irlba), `"pca"` (the first principal
 #'   components of `X`), `"random"` (Gaussian), or an n x `n_components`
 #'   matrix (used as it is); `NULL` for `"pca"` for t-SNE of more than 20,000
-#'   rows of `X`, `"spectral"` otherwise.
+#'   rows of data `X`, `"spectral"` otherwise (and always without the data:
+#'   distances, `P` or a graph alone).
 #' @param max_iter Maximum number of iterations (epochs for `"sampled"`);
 #'   `NULL` for 750 for t-SNE, 1,000 for the others (500 for `"sampled"`).
 #' @param eta Step size (the initial learning rate for `"sampled"`); `NULL`
@@ -153,7 +182,8 @@
 #' @param min_gain Smallest gain.
 #' @param tol Relative change of the cost between epochs below which the run
 #'   stops (0 to always run `max_iter` iterations).
-#' @param epoch Iterations between cost evaluations (and progress messages).
+#' @param epoch Iterations between cost evaluations (and progress messages)
+#'   and between calls of `callback`.
 #' @param init_sdev Standard deviation the initial coordinates are scaled to
 #'   (not for a matrix `init`); `NULL` for 1e-4 (2 for `"sampled"`).
 #' @param gamma,eps,weight,alpha,a,b,spread,min_dist Cost parameters, see
@@ -196,12 +226,21 @@
 #' @param seed `NULL` (the default) to draw random numbers from R's generator, so
 #'   that [set.seed()] makes the result reproducible; or a whole number: the
 #'   result then depends on it alone, and R's generator is left as it was.
+#' @param P Your own input affinities in place of those computed from `X`
+#'   (t-SNE, LargeVis, UMAP and t-UMAP): a symmetric n x n matrix, dense or
+#'   any sparse `Matrix` class (see "Input affinities" in Details). `X` may be
+#'   given too (for `init = "pca"` and the model's index) or left `NULL`;
+#'   not with `nn_method`.
+#' @param callback `NULL`, or a function of the iteration and the layout so
+#'   far, called every `epoch` iterations; returning `FALSE` stops the run
+#'   (see "Callback" in Details).
 #' @return An n x `n_components` matrix (the row names of `X` kept); with
 #'   `ret_extra` a character vector, a list with `embedding` and the extras
 #'   asked for; with
 #'   `ret_extra = TRUE`, a list with `embedding`, `cost` (the cost history,
 #'   named by iteration: 0 is the initial coordinates), `iterations` (done),
-#'   `converged` (stopped by `tol`), `time` (seconds: affinities,
+#'   `converged` (stopped by `tol`), `stopped` (stopped by `callback`),
+#'   `time` (seconds: affinities,
 #'   initialisation, optimisation, total), the affinity matrix `P` and the
 #'   settings used (`eta`, `eta_exaggerated`, `exaggeration`,
 #'   `stop_lying_iter`, `gamma`, `eps`, `a`, `b`) and `gradient` (the path taken: `"exact"`, `"approx"` or
@@ -217,6 +256,16 @@
 #' Y <- neighbor_embedding(method = "umap", nn_method = g, max_iter = 300)
 #' # PaCMAP: near, mid-near and further pairs, laid out by Adam
 #' Y <- neighbor_embedding(X, "pacmap")
+#' # your own affinities; distances; a look every 100 iterations
+#' P <- perplexity_affinities(X, perplexity = 15)
+#' Y <- neighbor_embedding(P = P, max_iter = 300)
+#' Y <- neighbor_embedding(dist(X, "manhattan"), "umap", max_iter = 300)
+#' spread <- function(iteration, Y) {
+#'   message("iteration ", iteration, ": sd ", signif(sd(Y[, 1]), 3))
+#'   iteration < 200  # FALSE stops the run
+#' }
+#' Y <- neighbor_embedding(X, "tsne", perplexity = 15, max_iter = 300, epoch = 100,
+#'                         callback = spread)
 #' @export
 neighbor_embedding <- function(X = NULL,
                   method = c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
@@ -232,7 +281,7 @@ neighbor_embedding <- function(X = NULL,
                   negative_sample_rate = 5, neighbors = c("knn", "lsnn"),
                   ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
                   phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL,
-                  pca_center = TRUE, seed = NULL) {
+                  pca_center = TRUE, seed = NULL, P = NULL, callback = NULL) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   t_start <- proc.time()[["elapsed"]]
   method <- choice_arg(method, c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
@@ -272,16 +321,18 @@ neighbor_embedding <- function(X = NULL,
   low_dist_thres <- check_number(low_dist_thres, "low_dist_thres", min = 0, above = TRUE)
   pca <- check_pca(pca)
   pca_center <- check_flag(pca_center, "pca_center")
+  callback <- check_callback(callback)
   index <- NULL
 
-  # ---- data and graph ----
+  # ---- data, graph, distances or affinities ----
   pacmap_settings <- if (pacmap) list(
     n_neighbors = n_neighbors, n_components = n_components, init = init,
     max_iter = max_iter, eta = if (!is.null(eta)) check_number(eta, "eta", min = 0, above = TRUE),
     epoch = epoch, mn_ratio = mn_ratio, fp_ratio = fp_ratio, phases = phases,
     low_dist_thres = low_dist_thres, n_threads = n_threads, verbose = verbose,
-    ret_extra = ret_extra, ret_model = ret_model)
+    ret_extra = ret_extra, ret_model = ret_model, callback = callback)
   if (inherits(X, "lsnn_shards")) {
+    if (!is.null(P)) stop_arg("give the affinities as 'P' or a shard set as 'X', not both")
     if (ret_model) {
       stop_arg("'ret_model' = TRUE is not available for sharded 'X' (a model keeps its data)")
     }
@@ -290,7 +341,8 @@ neighbor_embedding <- function(X = NULL,
                                    pca_center, n_threads, verbose, "neighbor_embedding",
                                    default = pacmap_default_pca), method, pacmap_settings))
   }
-  inputs <- resolve_inputs(X, nn_method, "neighbor_embedding")
+  inputs <- resolve_inputs(X, nn_method, "neighbor_embedding", P = P, embedding = TRUE,
+                           n_threads = n_threads)
   n <- inputs$n
   if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")
   if (n_components > n) {
@@ -303,31 +355,11 @@ neighbor_embedding <- function(X = NULL,
   # ---- affinities ----
   if (pacmap) return(ne_pacmap(inputs, method, pacmap_settings))
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
-  graph <- inputs$graph
-  if (method %in% c("tsne", "largevis")) {
-    # all pairs up to 1,000 rows of data, else the 3 * perplexity nearest
-    if (is.null(graph) && (n > 1000 || neighbors == "lsnn")) {
-      n_cols <- min(n, as.integer(ceiling(3 * perplexity)) + 1L)
-      found <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_model)
-      graph <- found$graph
-      index <- found$index
-    }
-    ne_msg(verbose, "neighbor_embedding: perplexity calibration (perplexity ", perplexity, ")")
-    P <- perplexity_of_inputs(list(data = inputs$data, graph = graph, n = n), perplexity,
-                              n_threads, verbose)$P
-  } else {
-    if (is.null(graph)) {
-      if (n_neighbors > n) {
-        stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ",
-                 n_neighbors, ")")
-      }
-      found <- ne_data_graph(inputs, n_neighbors, neighbors, n_threads, verbose, ret_model)
-      graph <- found$graph
-      index <- found$index
-    }
-    ne_msg(verbose, "neighbor_embedding: UMAP affinities")
-    P <- umap_of_graph(graph, n_threads = n_threads, verbose = verbose)$V
-  }
+  aff <- ne_affinities(inputs, method, perplexity, n_neighbors, neighbors, n_threads, verbose,
+                       ret_model)
+  P <- aff$P
+  graph <- aff$graph
+  index <- aff$index
   t_aff <- proc.time()[["elapsed"]]
 
   # ---- method settings ----
@@ -370,20 +402,18 @@ neighbor_embedding <- function(X = NULL,
   Y0 <- ne_init(init, inputs$data, P, n, n_components, init_sdev, verbose)
   t_init <- proc.time()[["elapsed"]]
 
-  layout <- if (sampled) {
-    # the cost is recorded at the end (every epoch from the start when
-    # verbose), from the sums of the full gradient: exact while they are cheap
-    cost_kind <- if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
-    list(stepper = "sampled", max_iter = max_iter, epoch = if (verbose) epoch else 0L,
-         learning_rate = eta, negative_sample_rate = negative_sample_rate, gamma = gamma,
-         seed = draw_seed())
-  } else {
-    list(stepper = "gradient_descent", max_iter = max_iter, epoch = epoch, tol = tol,
-         eta = eta, eta_exaggerated = eta_exaggerated, momentum = momentum,
-         final_momentum = final_momentum,
-         mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
-         stop_lying_iter = stop_lying_iter, min_gain = min_gain)
-  }
+  # for "sampled" the cost is recorded at the end (every epoch from the start
+  # when verbose), from the sums of the full gradient: exact while they are
+  # cheap
+  cost_kind <- if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
+  layout <- ne_layout_settings(
+    if (sampled) "sampled" else "gradient_descent", max_iter,
+    epoch = if (sampled && !verbose) 0L else epoch, rate = eta, callback = callback,
+    callback_every = epoch, row_names = inputs$row_names, tol = tol,
+    eta_exaggerated = eta_exaggerated, momentum = momentum, final_momentum = final_momentum,
+    mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
+    stop_lying_iter = stop_lying_iter, min_gain = min_gain,
+    negative_sample_rate = negative_sample_rate, gamma = gamma)
   ne_msg(verbose, "neighbor_embedding: optimizing (", if (sampled) "learning rate " else "eta ",
          signif(eta, 4), ", ", grad_kind, " gradient)")
   # the objective: the documented cost (for "sampled", with its own gamma,
@@ -420,13 +450,138 @@ neighbor_embedding <- function(X = NULL,
   }
   if (!ret_extra) return(if (ret_model) head else Y)
   c(head, list(cost = res$cost, iterations = res$iterations,
-       converged = res$converged,
+       converged = res$converged, stopped = res$stopped,
        time = c(affinities = t_aff - t_start, init = t_init - t_aff,
                 optimize = t_end - t_init, total = t_end - t_start),
        P = P, gradient = grad_kind, eta = eta,
        eta_exaggerated = if (sampled) NULL else eta_exaggerated, exaggeration = exaggeration,
        stop_lying_iter = stop_lying_iter, gamma = cs$gamma, eps = cs$eps, a = cs$a,
        b = cs$b))
+}
+
+# The input affinities of resolve_inputs()'s points for t-SNE, LargeVis,
+# UMAP and t-UMAP, and the graph they come from: the affinities given as
+# `P` (ne_given_affinities()), or those of the graph (given, searched in the
+# data, or read from the distances; with ret_model, the index of the data
+# too). Returns list(P, graph, index).
+ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_threads,
+                          verbose, ret_model) {
+  if (!is.null(inputs$P)) {
+    return(list(P = ne_given_affinities(inputs$P, method), graph = NULL, index = NULL))
+  }
+  n <- inputs$n
+  graph <- inputs$graph
+  index <- NULL
+  # (only the data make an index)
+  ret_index <- ret_model && !is.null(inputs$data)
+  if (method %in% c("tsne", "largevis")) {
+    # all pairs up to 1,000 rows of data (of distances: a graph of every
+    # point), else the 3 * perplexity nearest
+    few <- n <= 1000 && neighbors == "knn"
+    if (is.null(graph) && (!few || !is.null(inputs$distances))) {
+      n_cols <- if (few) n else min(n, as.integer(ceiling(3 * perplexity)) + 1L)
+      found <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_index)
+      graph <- found$graph
+      index <- found$index
+    }
+    ne_msg(verbose, "neighbor_embedding: perplexity calibration (perplexity ", perplexity, ")")
+    P <- perplexity_of_inputs(list(data = inputs$data, graph = graph, n = n), perplexity,
+                              n_threads, verbose)$P
+  } else {
+    if (is.null(graph)) {
+      if (n_neighbors > n) {
+        stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ",
+                 n_neighbors, ")")
+      }
+      found <- ne_data_graph(inputs, n_neighbors, neighbors, n_threads, verbose, ret_index)
+      graph <- found$graph
+      index <- found$index
+    }
+    ne_msg(verbose, "neighbor_embedding: UMAP affinities")
+    P <- umap_of_graph(graph, n_threads = n_threads, verbose = verbose)$V
+  }
+  list(P = P, graph = graph, index = index)
+}
+
+# Affinities given as `P` (read_affinities()'s list), made what the method
+# lays out: without the diagonal; for t-SNE and LargeVis scaled to sum to 1,
+# as perplexity_affinities() gives them (a P that already does, to within
+# 1e-9, is used as it is, so that its layout is the one of the data it was
+# computed from); for UMAP and t-UMAP as they are, fuzzy memberships of at
+# most 1.
+ne_given_affinities <- function(affinities, method) {
+  P <- affinities$P
+  if (affinities$diagonal > 0) {
+    Matrix::diag(P) <- 0
+    P <- Matrix::drop0(P)
+  }
+  if (length(P@x) == 0 || max(P@x) <= 0) {
+    stop_arg("'P' has no positive affinities between different points")
+  }
+  if (method %in% c("tsne", "largevis")) {
+    total <- sum(P@x)
+    if (abs(total - 1) > 1e-9) P@x <- P@x / total
+  } else if (max(P@x) > 1) {
+    stop_arg("'P' must hold fuzzy memberships between 0 and 1 for method = \"", method,
+             "\" (its largest affinity is ", show_value(max(P@x)), "): give the output of ",
+             "umap_affinities(), or scale P")
+  }
+  P
+}
+
+# The layout settings as the glue reads them (src/costs.cpp,
+# src/pacmap.cpp, src/r_driver.h), the one place they are built: the
+# stepper ("gradient_descent", "sampled" or "adam"), max_iter, epoch
+# (steps between cost records; 0: the final cost alone), `rate` (the step
+# size eta, or the learning rate), the callback (called every
+# callback_every steps with the layout, its rows named `row_names`), and
+# the stepper's own settings, whose defaults are neighbor_embedding()'s (and,
+# for "adam", those of placing new points: a constant last phase).
+ne_layout_settings <- function(stepper, max_iter, epoch, rate, callback = NULL,
+                               callback_every = epoch, row_names = NULL, tol = 1e-7,
+                               eta_exaggerated = rate, momentum = 0.5, final_momentum = 0.8,
+                               mom_switch_iter = 250L, exaggeration = 1, stop_lying_iter = 0L,
+                               min_gain = 0.01, negative_sample_rate = 5L, gamma = 1,
+                               phases = c(0L, 0L, max_iter), local = FALSE,
+                               low_dist_thres = 10, constant = TRUE) {
+  driver <- list(stepper = stepper, max_iter = as.integer(max_iter), epoch = as.integer(epoch),
+                 callback = ne_callback(callback, row_names),
+                 callback_every = as.integer(callback_every))
+  c(driver, switch(stepper,
+    gradient_descent = list(tol = tol, eta = rate, eta_exaggerated = eta_exaggerated,
+                            momentum = momentum, final_momentum = final_momentum,
+                            mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
+                            stop_lying_iter = stop_lying_iter, min_gain = min_gain),
+    sampled = list(learning_rate = rate, negative_sample_rate = negative_sample_rate,
+                   gamma = gamma, seed = draw_seed()),
+    adam = list(learning_rate = rate, phases = as.integer(phases), local = local,
+                low_dist_thres = low_dist_thres, constant = constant)
+  ))
+}
+
+# `callback` of neighbor_embedding() and neighbor_embedding_transform():
+# NULL or a function.
+check_callback <- function(callback) {
+  if (!is.null(callback) && !is.function(callback)) {
+    stop_arg("'callback' must be a function(iteration, Y) or NULL (it is ", what_is(callback),
+             ")")
+  }
+  callback
+}
+
+# The callback as the glue calls it (src/r_driver.h): function(iteration, Y)
+# with Y the layout so far (an n x d matrix, the points' row names added),
+# returning TRUE when the user's callback returned FALSE, which stops the
+# run. An error in the callback stops the run with an error that names it.
+ne_callback <- function(callback, row_names) {
+  if (is.null(callback)) return(NULL)
+  function(iteration, Y) {
+    if (!is.null(row_names)) rownames(Y) <- row_names
+    out <- tryCatch(callback(iteration, Y), error = function(e) {
+      stop_arg("'callback' failed at iteration ", iteration, ": ", conditionMessage(e))
+    })
+    isFALSE(out)
+  }
 }
 
 # The gradient actually used: "auto" is exact up to ne_exact_max_n() points,
@@ -539,6 +694,17 @@ ne_exact_max_n <- function(method) {
 # graph_of_inputs()) or the locally scaled ones ("lsnn"); with `ret_index`
 # also the index that places new rows (neighbor_embedding_transform()).
 ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_index) {
+  if (!is.null(inputs$distances)) {
+    if (neighbors == "knn") {
+      return(list(graph = graph_of_inputs(inputs, n_cols, n_threads, verbose,
+                                          "neighbor_embedding"), index = NULL))
+    }
+    # as locally_scaled_knn(): the locally scaled among 50 extra candidates
+    n_near <- max(1L, min(n_cols, inputs$n - 1L))
+    enn <- graph_of_inputs(inputs, n_near + 51L, n_threads, verbose, "neighbor_embedding")
+    return(list(graph = enn_to_lsnn(enn, n_near, n_extra = 51L, n_threads = n_threads),
+                index = NULL))
+  }
   if (neighbors == "knn" && !ret_index) {
     return(list(graph = graph_of_inputs(inputs, n_cols, n_threads, verbose,
                                         "neighbor_embedding"), index = NULL))
@@ -582,7 +748,7 @@ ne_init <- function(init, data, P, n, k, init_sdev, verbose) {
     stop_arg("'init' must be \"spectral\", \"pca\", \"random\" or a matrix")
   }
   if (init == "pca" && is.null(data)) {
-    stop_arg("'init' = \"pca\" needs the data as 'X', not only a graph")
+    stop_arg("'init' = \"pca\" needs the data as 'X', not only a graph, distances or affinities")
   }
   ne_msg(verbose, "neighbor_embedding: ", init, " initialisation")
   Y <- switch(init,

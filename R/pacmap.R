@@ -58,7 +58,7 @@ pacmap_init <- function(init, data, pca, n, k, verbose) {
   if (!(is.character(init) && identical(init, "pca"))) {
     return(ne_init(init, data, NULL, n, k, 1e-4, verbose))
   }
-  if (is.null(data)) stop_arg("'init' = \"pca\" needs the data as 'X', not only a graph")
+  if (is.null(data)) stop_arg("'init' = \"pca\" needs the data as 'X', not only a graph, distances or affinities")
   ne_msg(verbose, "neighbor_embedding: pca initialisation")
   Y <- if (!is.null(pca) && !is.null(pca$center) && data$d >= k) {
     0.01 * dense_data(data)[, seq_len(k), drop = FALSE]
@@ -89,6 +89,14 @@ ne_pacmap <- function(inputs, method, a) {
   t_start <- proc.time()[["elapsed"]]
   n <- inputs$n
   verbose <- a$verbose
+  if (!is.null(inputs$P)) {
+    stop_arg("'P' is for t-SNE, LargeVis, UMAP and t-UMAP: PaCMAP and LocalMAP lay out pairs ",
+             "drawn from the data (give the data as 'X')")
+  }
+  if (!is.null(inputs$distances)) {
+    stop_arg("PaCMAP's mid-near pairs are drawn from the data: give the data as 'X', not ",
+             "their distances")
+  }
   if (is.null(inputs$data)) {
     stop_arg("PaCMAP's mid-near pairs are drawn from the data: give 'X' as well as 'nn_method'")
   }
@@ -134,9 +142,10 @@ ne_pacmap <- function(inputs, method, a) {
   phases <- a$phases
   max_iter <- if (is.null(a$max_iter)) sum(phases) else a$max_iter
   eta <- if (is.null(a$eta)) 1 else a$eta
-  layout <- list(phases = as.integer(phases), local = method == "localmap",
-                 low_dist_thres = a$low_dist_thres, constant = FALSE, max_iter = max_iter,
-                 epoch = a$epoch, learning_rate = eta)
+  layout <- ne_layout_settings("adam", max_iter, a$epoch, eta, callback = a$callback,
+                               row_names = row_names, phases = phases,
+                               local = method == "localmap", low_dist_thres = a$low_dist_thres,
+                               constant = FALSE)
   ne_msg(verbose, "neighbor_embedding: further pairs; optimizing (Adam, learning rate ",
          signif(eta, 4), ")")
   want_pairs <- (is.character(a$ret_extra) && "pairs" %in% a$ret_extra) || isTRUE(a$ret_extra)
@@ -172,6 +181,7 @@ ne_pacmap <- function(inputs, method, a) {
   }
   if (!a$ret_extra) return(if (a$ret_model) head else Y)
   c(head, list(cost = res$cost, iterations = res$iterations, converged = FALSE,
+               stopped = res$stopped,
                time = c(affinities = t_aff - t_start, init = t_init - t_aff,
                         optimize = t_end - t_init, total = t_end - t_start),
                pairs = pairs, nn = graph, gradient = "pairs", eta = eta, phases = phases,
@@ -281,7 +291,8 @@ pacmap_cost_gradient <- function(Y, pairs, method, weights, low_dist_thres, n_th
 # rows and its further pairs random other reference rows; it starts at the
 # mean of its near partners and moves under the last phase's weights (near
 # 1, further 1) against the fixed reference.
-pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verbose) {
+pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verbose,
+                             callback = NULL, epoch = 10L, row_names = NULL) {
   Y_ref <- model$embedding
   n_ref <- nrow(Y_ref)
   k <- min(model$n_neighbors, n_ref - 1L)
@@ -300,12 +311,13 @@ pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verb
   if (is.null(max_iter)) max_iter <- 100L
   if (is.null(eta)) eta <- 0.1 * model$eta
   pairs <- list(near = near, mid_near = matrix(0L, m, 0), further = further)
-  layout <- list(phases = c(0L, 0L, max_iter), local = FALSE, low_dist_thres = 10,
-                 constant = TRUE, max_iter = max_iter, epoch = if (verbose) 10L else 0L,
-                 learning_rate = eta)
+  layout <- ne_layout_settings("adam", max_iter, if (verbose) 10L else 0L, eta,
+                               callback = callback, callback_every = epoch,
+                               row_names = row_names)
   ne_msg(verbose, "neighbor_embedding_transform: placing ", m, " points (Adam)")
   res <- .pacmap_layout(rbind(Y_ref, Y0), n_ref, pairs, layout, seed, n_threads, verbose, FALSE)
   Y <- res$Y[n_ref + seq_len(m), , drop = FALSE]
   attr(Y, "cost") <- res$cost
+  attr(Y, "iterations") <- res$iterations
   Y
 }

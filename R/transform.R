@@ -35,7 +35,9 @@
 #' @param X_new The new data: a numeric matrix or data frame with the
 #'   columns of the data the model was fitted on. May be `NULL` when
 #'   `nn_method` is given.
-#' @param model The `model` element of `neighbor_embedding(..., ret_model =
+#' @param model What `neighbor_embedding(..., ret_model = TRUE)` returned
+#'   (with or without `ret_extra`), or its `model` element alone, as
+#'   `uwot::umap_transform()` takes the model of `uwot::umap(ret_model =
 #'   TRUE)`. It is checked whole (every element, its type and dimensions,
 #'   and its index) and a damaged model is refused with an error naming the
 #'   element.
@@ -57,30 +59,39 @@
 #'   quarter of its learning rate for a sampled model).
 #' @param n_threads Number of threads.
 #' @param verbose If `TRUE`, report the steps and the cost.
+#' @param callback `NULL`, or a function called every `epoch` iterations
+#'   with the iteration and the new points' coordinates so far (an
+#'   `nrow(X_new) x n_components` matrix with the row names of `X_new`), as
+#'   in [neighbor_embedding()]: returning `FALSE` stops the run there.
+#' @param epoch Iterations (epochs for a sampled model) between two calls of
+#'   `callback`.
 #' @param seed `NULL` (the default) to draw random numbers from R's generator, so
 #'   that [set.seed()] makes the result reproducible; or a whole number: the
 #'   result then depends on it alone, and R's generator is left as it was.
 #' @return An `nrow(X_new) x n_components` matrix of coordinates (row names
-#'   of `X_new` kept), with attribute `cost`, the cost history of the new
-#'   points.
+#'   of `X_new` kept), with attributes `cost`, the cost history of the new
+#'   points (named by iteration), and `iterations`, the iterations done.
 #' @seealso [neighbor_embedding()]
 #' @examples
 #' X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
 #' train <- seq(1, nrow(X), by = 2)
 #' set.seed(1)
 #' fit <- neighbor_embedding(X[train, ], "umap", ret_model = TRUE, max_iter = 200)
-#' Y_new <- neighbor_embedding_transform(X[-train, ], fit$model)
+#' Y_new <- neighbor_embedding_transform(X[-train, ], fit)
 #' plot(fit$embedding, col = "grey")
 #' points(Y_new, col = "red")
 #' @export
 neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
                                          max_iter = NULL, eta = NULL, n_threads = 1,
-                                         verbose = FALSE, seed = NULL) {
+                                         verbose = FALSE, seed = NULL, callback = NULL,
+                                         epoch = 10) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
-  if (missing(model)) stop_arg("'model' is missing: give the model of neighbor_embedding(..., ret_model = TRUE)")
+  if (missing(model)) stop_arg("'model' is missing: ", model_remedy)
   model <- check_model(model)
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
+  callback <- check_callback(callback)
+  epoch <- check_whole(epoch, "epoch", min = 1)
   if (!is.null(max_iter)) max_iter <- check_whole(max_iter, "max_iter", min = 0)
   if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
   Y_ref <- model$embedding
@@ -102,7 +113,7 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   }
   if (model$method %in% c("pacmap", "localmap")) {
     Y <- pacmap_transform(model, if (!is.null(new_data)) dense_or_rows(new_data), nn_method,
-                          max_iter, eta, n_threads, verbose)
+                          max_iter, eta, n_threads, verbose, callback, epoch, row_names)
     dimnames(Y) <- list(row_names, colnames(Y_ref))
     return(Y)
   }
@@ -130,14 +141,14 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   # its size (each new pair counts once); a quarter of its learning rate
   # for negative sampling, as uwot's transform
   if (is.null(eta)) eta <- if (sampled) model$eta / 4 else 2 * model$eta
+  # (the momentum switches early: the new points start near their place)
   layout <- if (sampled) {
-    list(stepper = "sampled", max_iter = max_iter, epoch = if (verbose) 10L else 0L,
-         learning_rate = eta, negative_sample_rate = model$negative_sample_rate,
-         gamma = model$sample_gamma, seed = draw_seed())
+    ne_layout_settings("sampled", max_iter, if (verbose) 10L else 0L, eta, callback, epoch,
+                       row_names, negative_sample_rate = model$negative_sample_rate,
+                       gamma = model$sample_gamma)
   } else {
-    list(stepper = "gradient_descent", max_iter = max_iter, epoch = 50L, tol = 1e-7,
-         eta = eta, eta_exaggerated = eta, momentum = 0.5, final_momentum = 0.8,
-         mom_switch_iter = 50L, exaggeration = 1, stop_lying_iter = 0L, min_gain = 0.01)
+    ne_layout_settings("gradient_descent", max_iter, 50L, eta, callback, epoch, row_names,
+                       mom_switch_iter = 50L)
   }
   # the grid's field of the reference is computed once, so it pays off much
   # earlier than in the embedding itself (where each iteration rebuilds it)
@@ -150,6 +161,7 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   Y <- res$Y
   dimnames(Y) <- list(row_names, colnames(Y_ref))
   attr(Y, "cost") <- res$cost
+  attr(Y, "iterations") <- res$iterations
   Y
 }
 
@@ -205,6 +217,32 @@ ne_model <- function(method, cost, gradient, embedding, index, neighbors, perple
 
 embedding_model_version <- 1L
 
+# What to pass as a model, for the messages that refuse one.
+model_remedy <- paste0("pass what neighbor_embedding(..., ret_model = TRUE) returns (or its ",
+                       "'model' element)")
+
+# The model in what neighbor_embedding(ret_model = TRUE) returned: the
+# model itself, or the list whose `model` element it is (any ret_extra).
+# Anything else is refused with what to pass instead.
+model_of <- function(x) {
+  if (inherits(x, "lsnn_embedding_model")) return(x)
+  if (is.list(x) && !is.data.frame(x) && inherits(x$model, "lsnn_embedding_model")) {
+    return(x$model)
+  }
+  what <- if (is.list(x) && !is.data.frame(x) && !is.null(x$embedding)) {
+    paste0("the result of neighbor_embedding() without a model (it was called without ",
+           "ret_model = TRUE): call it again with ret_model = TRUE and pass that result")
+  } else if (is.matrix(x) && is.numeric(x)) {
+    paste0("a matrix (an embedding holds no model): call neighbor_embedding(..., ",
+           "ret_model = TRUE) and pass what it returns (or its 'model' element)")
+  } else if (inherits(x, "lsnn_index")) {
+    paste0("an lsnn index (for extended_knn_query()), not an embedding model: ", model_remedy)
+  } else {
+    paste0(what_is(x), ", not an embedding model: ", model_remedy)
+  }
+  stop_arg("'model' is ", what)
+}
+
 #' @export
 print.lsnn_embedding_model <- function(x, ...) {
   cat(sprintf("lsnn embedding model: %s, %d points in %d dimensions, %s neighbours%s\n",
@@ -223,12 +261,13 @@ ne_model_costs <- list(tsne = "tsne", largevis = c("largevis", "largevis_exp"), 
 # dimensions, the method known, its settings in range, and its index (when
 # it has one) a valid index of one reference row per embedded point.
 check_model <- function(model) {
-  if (!inherits(model, "lsnn_embedding_model")) {
-    stop_arg("'model' must be the model of neighbor_embedding(..., ret_model = TRUE)")
+  model <- model_of(model)
+  remedy <- paste0("fit it again with neighbor_embedding(..., ret_model = TRUE) and pass ",
+                   "what that returns")
+  damaged <- function(...) {
+    stop_arg("'model' is damaged or not an lsnn model: ", ..., "; ", remedy)
   }
-  damaged <- function(...) stop_arg("'model' is damaged or not an lsnn model: ", ...)
   el <- function(x) paste0("'model$", x, "'")
-  remedy <- "fit it again with neighbor_embedding(..., ret_model = TRUE)"
   check_format_version(model$format_version, embedding_model_version, "model", damaged, remedy)
   method <- model$method
   if (!is_word(method, names(ne_model_costs))) {

@@ -89,9 +89,8 @@ lsnn_iter <- function(P, n, iters) {
   Y0 <- matrix(rnorm(n * 2, sd = 1e-4), n, 2)
   cost <- list(method = "tsne", gamma = 1, alpha = 1, a = 1, b = 1, eps = 0,
                gradient = "exact", grid = numeric(0))
-  layout <- list(stepper = "gradient_descent", max_iter = iters, epoch = 100000L, tol = 0,
-                 eta = n / 12, eta_exaggerated = n / 12, momentum = 0.5, final_momentum = 0.8, mom_switch_iter = 250L,
-                 exaggeration = 12, stop_lying_iter = 250L, min_gain = 0.01)
+  layout <- lsnn:::ne_layout_settings("gradient_descent", iters, 100000L, n / 12, tol = 0,
+                                      exaggeration = 12, stop_lying_iter = 250L)
   t <- elapsed(lsnn:::.optimize_layout(Y0, P, cost, layout, threads, FALSE, "auto"))
   t / iters
 }

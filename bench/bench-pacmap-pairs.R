@@ -31,8 +31,8 @@ random_pairs <- function(n) {
 }
 
 layout_settings <- function(steps, phases = c(steps, 100L, 250L), local = FALSE) {
-  list(phases = as.integer(phases), local = local, low_dist_thres = 10, constant = FALSE,
-       max_iter = as.integer(steps), epoch = 0L, learning_rate = 1)
+  lsnn:::ne_layout_settings("adam", steps, 0L, 1, phases = phases, local = local,
+                            constant = FALSE)
 }
 
 run_time <- function(Y, pairs, layout, threads, what) {

@@ -153,8 +153,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cost_gradient_cpp
-Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads, std::string simd);
-RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP PSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads, std::string simd, bool clean);
+RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP PSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP cleanSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -163,7 +163,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, P, cost, n_threads, simd));
+    Rcpp::traits::input_parameter< bool >::type clean(cleanSEXP);
+    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, P, cost, n_threads, simd, clean));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -258,16 +259,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// affinities_symmetric
-bool affinities_symmetric(Rcpp::S4 P, double tol, int n_threads);
-RcppExport SEXP _lsnn_affinities_symmetric(SEXP PSEXP, SEXP tolSEXP, SEXP n_threadsSEXP) {
+// affinity_check
+Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads);
+RcppExport SEXP _lsnn_affinity_check(SEXP PSEXP, SEXP tolSEXP, SEXP n_threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::S4 >::type P(PSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(affinities_symmetric(P, tol, n_threads));
+    rcpp_result_gen = Rcpp::wrap(affinity_check(P, tol, n_threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -347,6 +348,21 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     Rcpp::traits::input_parameter< int >::type block_rows(block_rowsSEXP);
     rcpp_result_gen = Rcpp::wrap(exact_knn_cpp(data, k, metric, n_threads, verbose, simd, block_rows));
+    return rcpp_result_gen;
+END_RCPP
+}
+// knn_of_distances_cpp
+Rcpp::List knn_of_distances_cpp(Rcpp::NumericVector d, int n, int k, int n_threads, bool verbose);
+RcppExport SEXP _lsnn_knn_of_distances_cpp(SEXP dSEXP, SEXP nSEXP, SEXP kSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(knn_of_distances_cpp(d, n, k, n_threads, verbose));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -691,20 +707,21 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_check_tile_rounds", (DL_FUNC) &_lsnn_check_tile_rounds, 1},
     {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
     {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
-    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 5},
+    {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 6},
     {"_lsnn_optimize_layout_cpp", (DL_FUNC) &_lsnn_optimize_layout_cpp, 7},
     {"_lsnn_place_points_cpp", (DL_FUNC) &_lsnn_place_points_cpp, 10},
     {"_lsnn_placement_cost_gradient", (DL_FUNC) &_lsnn_placement_cost_gradient, 8},
     {"_lsnn_far_field_defaults", (DL_FUNC) &_lsnn_far_field_defaults, 1},
     {"_lsnn_far_field_plan_cpp", (DL_FUNC) &_lsnn_far_field_plan_cpp, 4},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
-    {"_lsnn_affinities_symmetric", (DL_FUNC) &_lsnn_affinities_symmetric, 3},
+    {"_lsnn_affinity_check", (DL_FUNC) &_lsnn_affinity_check, 3},
     {"_lsnn_first_non_binary_cpp", (DL_FUNC) &_lsnn_first_non_binary_cpp, 1},
     {"_lsnn_matrix_fingerprint", (DL_FUNC) &_lsnn_matrix_fingerprint, 1},
     {"_lsnn_shard_rows", (DL_FUNC) &_lsnn_shard_rows, 4},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
     {"_lsnn_exact_knn_cpp", (DL_FUNC) &_lsnn_exact_knn_cpp, 7},
+    {"_lsnn_knn_of_distances_cpp", (DL_FUNC) &_lsnn_knn_of_distances_cpp, 5},
     {"_lsnn_knn_query_dense", (DL_FUNC) &_lsnn_knn_query_dense, 11},
     {"_lsnn_knn_query_sparse", (DL_FUNC) &_lsnn_knn_query_sparse, 15},
     {"_lsnn_local_scales_cpp", (DL_FUNC) &_lsnn_local_scales_cpp, 5},

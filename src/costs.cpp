@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernel_choice.h"
+#include "r_driver.h"
 #include "r_executor.h"
 #include "r_inputs.h"
 
@@ -87,14 +88,15 @@ lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
   return s;
 }
 
-// list(stepper = "gradient_descent" | "sampled", max_iter, epoch, tol, and
-// the stepper's own: eta, eta_exaggerated, momentum, final_momentum, mom_switch_iter,
-// exaggeration, stop_lying_iter, min_gain | learning_rate,
-// negative_sample_rate, gamma, seed)
-lsnn::LayoutSettings layout_settings(const Rcpp::List& layout) {
+// list(stepper = "gradient_descent" | "sampled", the driver's settings
+// (src/r_driver.h), tol, and the stepper's own: eta, eta_exaggerated,
+// momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter,
+// min_gain | learning_rate, negative_sample_rate, gamma, seed), for a layout
+// of n x d whose rows from `first` on are shown to the callback.
+lsnn::LayoutSettings layout_settings(const Rcpp::List& layout, std::size_t n, std::size_t d,
+                                     std::size_t first) {
   lsnn::LayoutSettings s;
-  s.driver.max_steps = whole(layout, "max_iter");
-  s.driver.epoch = whole(layout, "epoch");
+  s.driver = lsnn_r::driver_settings(layout, n, d, first);
   const std::string stepper = word(layout, "stepper");
   if (stepper == "gradient_descent") {
     s.stepper = lsnn::StepperKind::gradient_descent;
@@ -207,9 +209,11 @@ Rcpp::List far_field_plan_list(const lsnn::FarFieldPlan& plan) {
 
 }  // namespace
 
+// `clean`: P stores no diagonal entry and no zero (as .affinity_check()
+// found), so that the exact sum reads it in place.
 // [[Rcpp::export(.cost_gradient)]]
 Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads,
-                             std::string simd) {
+                             std::string simd, bool clean) {
   const std::size_t n = Y.nrow(), d = Y.ncol();
   lsnn_r::RExecutor ex(n_threads, false);
   Rcpp::NumericMatrix grad(n, d);
@@ -217,7 +221,7 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost,
   const lsnn::CostSettings settings = cost_settings(cost);
   const lsnn::SparseRows affinities = affinity_view(P);
   return lsnn_r::run_core([&]() {
-    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), settings, affinities, d);
+    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), settings, affinities, d, clean);
     const double value = ev.evaluate(Y.begin(), true, grad.begin(), pcost.begin(), ex);
     return lsnn_r::cost_gradient_list(value, grad, pcost);
   });
@@ -231,7 +235,8 @@ Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List co
   lsnn_r::RExecutor ex(n_threads, verbose);
   Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
   const lsnn::CostSettings cs = cost_settings(cost);
-  const lsnn::LayoutSettings ls = layout_settings(layout);
+  const lsnn::LayoutSettings ls =
+      layout_settings(layout, static_cast<std::size_t>(Y0.nrow()), d, 0);
   const lsnn::SparseRows affinities = affinity_view(P);
   return lsnn_r::run_core([&]() {
     lsnn::CostEvaluator objective(lsnn_r::cost_kernels(simd), cs, affinities, d);
@@ -241,7 +246,8 @@ Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List co
     trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
     return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
                               Rcpp::Named("iterations") = res.iterations,
-                              Rcpp::Named("converged") = res.converged);
+                              Rcpp::Named("converged") = res.converged,
+                              Rcpp::Named("stopped") = res.stopped);
   });
 }
 
@@ -256,8 +262,8 @@ Rcpp::List place_points_cpp(Rcpp::NumericMatrix Yref, Rcpp::NumericMatrix Ynew0,
                             int n_threads, bool verbose, std::string simd) {
   lsnn_r::RExecutor ex(n_threads, verbose);
   const lsnn::CostSettings cs = cost_settings(cost);
-  const lsnn::LayoutSettings ls = layout_settings(layout);
   PlacementLayout pl(Yref, Ynew0, row_ptr, col, val);
+  const lsnn::LayoutSettings ls = layout_settings(layout, pl.n, pl.d, pl.n_ref);
   return lsnn_r::run_core([&]() {
     lsnn::PlacementObjective objective(lsnn_r::cost_kernels(simd), cs, pl.P, pl.n_ref, pl.d,
                                        pl.Y.data(), ex);
@@ -266,7 +272,8 @@ Rcpp::List place_points_cpp(Rcpp::NumericMatrix Yref, Rcpp::NumericMatrix Ynew0,
     Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());
     trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
     return Rcpp::List::create(Rcpp::Named("Y") = pl.new_rows(pl.Y), Rcpp::Named("cost") = trace,
-                              Rcpp::Named("iterations") = res.iterations);
+                              Rcpp::Named("iterations") = res.iterations,
+                              Rcpp::Named("stopped") = res.stopped);
   });
 }
 
@@ -334,9 +341,31 @@ Rcpp::List far_field_plan_cpp(Rcpp::NumericMatrix Y, Rcpp::List cost, bool exagg
 // [[Rcpp::export(.cost_kernels_name)]]
 std::string cost_kernels_name(std::string simd) { return lsnn_r::cost_kernels(simd).name; }
 
-// [[Rcpp::export(.affinities_symmetric)]]
-bool affinities_symmetric(Rcpp::S4 P, double tol, int n_threads) {
+// check_affinities() of a dgCMatrix's slots, read in place: its columns are
+// the core's rows. Returns c(kind, column, row, value, mirror, diagonal,
+// zeros) (AffinityCheck; column and row 1-based, of the entry P[row, column]),
+// kind 1 (malformed) when the slots' lengths do not fit its dimensions.
+// [[Rcpp::export(.affinity_check)]]
+Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads) {
+  const Rcpp::IntegerVector dim = P.slot("Dim"), ptr = P.slot("p"), row = P.slot("i");
+  const Rcpp::NumericVector val = P.slot("x");
+  Rcpp::NumericVector out = {1, 0, 0, 0, 0, 0, 0};
+  if (dim.size() != 2 || dim[0] != dim[1] || ptr.size() != static_cast<R_xlen_t>(dim[1]) + 1 ||
+      row.size() != val.size()) {
+    return out;
+  }
   lsnn_r::RExecutor ex(n_threads, false);
-  const lsnn::SparseRows M = affinity_view(P);
-  return lsnn_r::run_core([&]() { return lsnn::is_symmetric(M, tol, ex); });
+  const std::size_t n = static_cast<std::size_t>(dim[0]);
+  const lsnn::SparseRows M{ptr.begin(), row.begin(), val.begin(), n, n};
+  const lsnn::AffinityCheck res = lsnn_r::run_core([&]() {
+    return lsnn::check_affinities(M, static_cast<std::size_t>(row.size()), tol, ex);
+  });
+  out[0] = static_cast<double>(res.kind);
+  out[1] = static_cast<double>(res.row) + 1.0;
+  out[2] = static_cast<double>(res.col) + 1.0;
+  out[3] = res.value;
+  out[4] = res.mirror;
+  out[5] = static_cast<double>(res.diagonal);
+  out[6] = static_cast<double>(res.zeros);
+  return out;
 }

@@ -1,7 +1,9 @@
-// Glue for the exact kNN search (inst/include/lsnn/exact_knn.h).
+// Glue for the exact kNN search (inst/include/lsnn/exact_knn.h) and the
+// exact graph of a dist object (graph_sort.h).
 #include <Rcpp.h>
 
 #include <lsnn/exact_knn.h>
+#include <lsnn/graph_sort.h>
 
 #include "graph_convert.h"
 #include "kernel_choice.h"
@@ -32,4 +34,22 @@ Rcpp::List exact_knn_cpp(Rcpp::List data, int k, std::string metric, int n_threa
   const auto rows = lsnn_r::row_data(data, lsnn::parse_metric(metric),
                                      lsnn_r::distance_kernels(simd));
   return run_exact(*rows, k, n_threads, verbose, block_rows);
+}
+
+// The k-column graph of the n points of a dist object's distances `d`
+// (R/checks.R has checked them: n (n - 1) / 2 finite non-negative values,
+// k <= n).
+// [[Rcpp::export(.knn_of_distances)]]
+Rcpp::List knn_of_distances_cpp(Rcpp::NumericVector d, int n, int k, int n_threads,
+                                bool verbose) {
+  if (n < 1 || k < 1 || k > n ||
+      static_cast<double>(d.size()) != static_cast<double>(n) * (n - 1) / 2) {
+    Rcpp::stop("internal: a dist object of %d points has n (n - 1) / 2 distances", n);
+  }
+  lsnn_r::RExecutor executor(n_threads, verbose);
+  lsnn::KnnGraph graph = lsnn_r::run_core([&] {
+    return lsnn::knn_of_distances(d.begin(), static_cast<std::size_t>(n),
+                                  static_cast<std::size_t>(k), executor);
+  });
+  return lsnn_r::graph_to_r(graph);
 }

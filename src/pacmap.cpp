@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernel_choice.h"
+#include "r_driver.h"
 #include "r_executor.h"
 #include "r_inputs.h"
 
@@ -130,13 +131,14 @@ Rcpp::List pacmap_cost_gradient_cpp(Rcpp::NumericMatrix Y, int fixed, Rcpp::List
 }
 
 // The layout of PaCMAP or LocalMAP from Y0 (n x d): points [0, fixed) stay
-// where they are. `pairs`: as pair_sets() reads them, except that a NULL
-// `further` is drawn here, `n_further` per row among all points, as
-// .pacmap_further() would draw them from `seed` (so that the largest set
-// never crosses into R unless asked for). `layout`: list(max_iter, epoch,
-// learning_rate) and the schedule's settings (pair_schedule()). Returns the
-// coordinates, the cost record and, when ret_further, the further pairs at
-// the end (LocalMAP redraws them).
+// where they are (and are not shown to the callback). `pairs`: as
+// pair_sets() reads them, except that a NULL `further` is drawn here,
+// `n_further` per row among all points, as .pacmap_further() would draw them
+// from `seed` (so that the largest set never crosses into R unless asked
+// for). `layout`: the driver's settings (src/r_driver.h), learning_rate and
+// the schedule's settings (pair_schedule()). Returns the coordinates, the
+// cost record and, when ret_further, the further pairs at the end (LocalMAP
+// redraws them).
 // [[Rcpp::export(.pacmap_layout)]]
 Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs,
                              Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads,
@@ -158,9 +160,8 @@ Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs
     sets = pair_sets(pairs, static_cast<std::size_t>(fixed));
   }
   const lsnn::PairSchedule schedule = pair_schedule(layout);
-  lsnn::DriverSettings driver;
-  driver.max_steps = Rcpp::as<int>(layout["max_iter"]);
-  driver.epoch = Rcpp::as<int>(layout["epoch"]);
+  const lsnn::DriverSettings driver =
+      lsnn_r::driver_settings(layout, n, d, static_cast<std::size_t>(fixed));
   lsnn::AdamStepperSettings adam;
   adam.learning_rate = Rcpp::as<double>(layout["learning_rate"]);
   return lsnn_r::run_core([&]() {
@@ -172,7 +173,7 @@ Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs
     trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
     return Rcpp::List::create(
         Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
-        Rcpp::Named("iterations") = res.iterations,
+        Rcpp::Named("iterations") = res.iterations, Rcpp::Named("stopped") = res.stopped,
         Rcpp::Named("further") = ret_further ? Rcpp::RObject(pair_matrix(
                                                    objective.pairs(lsnn::kFurther)))
                                              : Rcpp::RObject(R_NilValue));

@@ -159,7 +159,7 @@ test_that("the symmetry check of P is entry by entry, in O(nnz)", {
   expect_error(cost_gradient(Y, Matrix::drop0(Matrix::Matrix(Pm, sparse = TRUE))),
                "'P' must be symmetric")
   # the same answer for any number of threads
-  expect_identical(lsnn:::affinities_symmetric(Pr, 1L), lsnn:::affinities_symmetric(Pr, 2L))
+  expect_identical(lsnn:::.affinity_check(Pr, 1e-14, 1L), lsnn:::.affinity_check(Pr, 1e-14, 2L))
 })
 
 test_that("cost_gradient rejects bad input", {
@@ -190,4 +190,95 @@ test_that("the cost kernels follow the lsnn.simd option", {
   on.exit(options(old))
   expect_identical(lsnn:::.cost_kernels_name("generic"), "generic")
   expect_identical(lsnn:::.cost_kernels_name("auto"), simd_kernels())
+})
+
+test_that("the one-pass check of P finds every kind of problem, in any tile", {
+  check <- function(P, threads = 1L) lsnn:::.affinity_check(P, 1e-14, threads)
+  set.seed(3)
+  for (n in c(5, 70, 300)) {
+    for (density in c(0.05, 0.5, 1)) {
+      A <- Matrix::rsparsematrix(n, n, density, rand.x = function(k) runif(k, 0.1, 1))
+      S <- methods::as(Matrix::drop0(A + Matrix::t(A)), "generalMatrix")
+      S <- methods::as(S, "CsparseMatrix")
+      Matrix::diag(S) <- 0
+      S <- Matrix::drop0(S)
+      if (length(S@x) < 2) next
+      info <- paste(n, density)
+      ok <- check(S)
+      expect_identical(ok[1], 0, info = info)
+      expect_identical(ok[6:7], c(0, 0), info = info)
+      expect_identical(check(S, 2L), ok, info = info)
+      tr <- Matrix::summary(S)
+      for (k in unique(c(1, nrow(tr), sample(nrow(tr), min(3, nrow(tr)))))) {
+        i <- tr$i[k]
+        j <- tr$j[k]
+        # one side changed, or gone
+        B <- S
+        B[i, j] <- S[i, j] * 1.5
+        res <- check(B)
+        expect_identical(res[1], 4, info = info)
+        expect_true(all(sort(res[2:3]) == sort(c(i, j))), info = info)
+        B[i, j] <- 0
+        B <- Matrix::drop0(B)
+        res <- check(B)
+        expect_identical(res[1], 4, info = info)
+        expect_true(all(sort(res[2:3]) == sort(c(i, j))), info = info)
+        # not finite, negative
+        B <- S
+        B@x[k] <- NaN
+        expect_identical(check(B)[1], 2, info = info)
+        B@x[k] <- -1
+        expect_identical(check(B)[1], 3, info = info)
+        # an explicit zero facing a missing entry is symmetric, and counted
+        B <- S
+        B@x[k] <- 0
+        B[j, i] <- 0
+        B <- methods::as(B, "CsparseMatrix")
+        res <- check(B)
+        expect_identical(res[1], 0, info = info)
+      }
+      # the diagonal is counted, not compared
+      D <- S
+      Matrix::diag(D) <- 2
+      expect_identical(check(D)[c(1, 6, 7)], c(0, n, 0), info = info)
+    }
+  }
+  # damaged slots
+  P <- methods::as(Matrix::Matrix(diag(3) + 1, sparse = TRUE), "generalMatrix")
+  bad <- P
+  bad@i[2] <- 7L
+  expect_identical(check(bad)[1:2], c(1, 1))
+  bad <- P
+  bad@i[1:2] <- bad@i[2:1]
+  expect_identical(check(bad)[1:2], c(1, 1))
+  bad <- P
+  bad@p[4] <- 8L
+  expect_identical(check(bad)[1:2], c(1, 4))
+})
+
+test_that("cost_gradient() reads a clean P in place, with the copy's result", {
+  # rows of every length modulo 4: a kNN graph's, and all pairs of 27 points
+  pr <- make_problem(n = 27)
+  Y <- spread_coords(pr$n, 2)
+  P <- methods::as(pr$P, "CsparseMatrix")
+  for (A in list(pr$V, P)) {
+    expect_true(lsnn:::read_affinities(A, "P")$clean)
+    for (method in c("tsne", "largevis", "umap")) {
+      cost <- lsnn:::ne_cost_list(lsnn:::ne_cost_settings(method), "exact")
+      for (d in 1:3) {
+        Yd <- spread_coords(pr$n, d)
+        copy <- lsnn:::.cost_gradient(Yd, A, cost, 1L, "auto", FALSE)
+        expect_identical(lsnn:::.cost_gradient(Yd, A, cost, 1L, "auto", TRUE), copy,
+                         info = paste(method, d))
+        expect_identical(lsnn:::.cost_gradient(Yd, A, cost, 2L, "generic", TRUE),
+                         lsnn:::.cost_gradient(Yd, A, cost, 2L, "generic", FALSE))
+      }
+    }
+  }
+  expect_true(length(unique(diff(pr$V@p) %% 4)) > 1)
+  # a diagonal or a stored zero: the copy without them
+  Pd <- P
+  Matrix::diag(Pd) <- 1
+  expect_false(lsnn:::read_affinities(Pd, "P")$clean)
+  expect_equal(cost_gradient(Y, Pd), cost_gradient(Y, P), tolerance = 1e-12)
 })

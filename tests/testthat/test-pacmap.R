@@ -211,8 +211,8 @@ test_that("PaCMAP's pair sums are the same for 1 and 2 threads", {
   }
   # a LocalMAP layout through its redraws of the further pairs (after steps
   # 11 and 21), and new points placed against fixed ones
-  layout <- list(phases = c(5L, 5L, 15L), local = TRUE, low_dist_thres = 10,
-                 constant = FALSE, max_iter = 25L, epoch = 5L, learning_rate = 1)
+  layout <- lsnn:::ne_layout_settings("adam", 25L, 5L, 1, phases = c(5L, 5L, 15L),
+                                      local = TRUE, constant = FALSE)
   Y0 <- matrix(rnorm(n * 2, sd = 5), n)
   run <- function(threads) {
     lsnn:::.pacmap_layout(Y0, 0L, pairs, layout, c(3L, 4L), threads, FALSE, TRUE)
@@ -224,8 +224,7 @@ test_that("PaCMAP's pair sums are the same for 1 and 2 threads", {
   new_pairs <- list(near = matrix(sample.int(n, m * 6, TRUE), m),
                     mid_near = matrix(0L, m, 0),
                     further = matrix(sample.int(n, m * 9, TRUE), m))
-  placing <- list(phases = c(0L, 0L, 20L), local = FALSE, low_dist_thres = 10,
-                  constant = TRUE, max_iter = 20L, epoch = 0L, learning_rate = 0.1)
+  placing <- lsnn:::ne_layout_settings("adam", 20L, 0L, 0.1)
   Y1 <- rbind(one$Y, matrix(rnorm(m * 2), m))
   place <- function(threads) {
     lsnn:::.pacmap_layout(Y1, n, new_pairs, placing, c(5L, 6L), threads, FALSE, FALSE)

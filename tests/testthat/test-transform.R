@@ -158,3 +158,49 @@ test_that("bad arguments to neighbor_embedding_transform() name themselves", {
   expect_error(neighbor_embedding_transform(new, model, eta = 0), "'eta'")
   expect_error(neighbor_embedding_transform(new[, 1:3], model), "'X_new'|'query'")
 })
+
+test_that("the whole result of neighbor_embedding(ret_model = TRUE) is a model", {
+  tf <- transform_fit("umap")
+  new <- tf$X[-tf$keep, ]
+  set.seed(3)
+  ref <- neighbor_embedding_transform(new, tf$fit$model)
+  set.seed(3)
+  expect_identical(neighbor_embedding_transform(new, tf$fit), ref)
+  # with ret_extra, in either form
+  set.seed(1)
+  fit <- neighbor_embedding(tf$X[tf$keep, ], "umap", perplexity = 10, ret_model = TRUE,
+                            max_iter = 300, ret_extra = TRUE)
+  expect_identical(fit$embedding, tf$fit$embedding)
+  set.seed(3)
+  expect_identical(neighbor_embedding_transform(new, fit), ref)
+  set.seed(1)
+  fit <- neighbor_embedding(tf$X[tf$keep, ], "umap", perplexity = 10, ret_model = TRUE,
+                            max_iter = 300, ret_extra = c("nn", "P"))
+  set.seed(3)
+  expect_identical(neighbor_embedding_transform(new, fit), ref)
+  expect_identical(attr(ref, "iterations"), as.integer(tail(names(attr(ref, "cost")), 1)))
+})
+
+test_that("every error about a model says what to pass instead", {
+  tf <- transform_fit("tsne")
+  new <- tf$X[-tf$keep, ]
+  remedy <- "pass what neighbor_embedding\\(\\.\\.\\., ret_model = TRUE\\) returns"
+  expect_error(neighbor_embedding_transform(new), paste0("^'model' is missing: ", remedy))
+  expect_error(neighbor_embedding_transform(new, list()), remedy)
+  expect_error(neighbor_embedding_transform(new, "model"), remedy)
+  expect_error(neighbor_embedding_transform(new, tf$fit$embedding),
+               "^'model' is a matrix \\(an embedding holds no model\\): call neighbor_embedding")
+  no_model <- neighbor_embedding(tf$X[tf$keep, ], "umap", max_iter = 10, ret_extra = TRUE)
+  expect_error(neighbor_embedding_transform(new, no_model),
+               "without ret_model = TRUE\\): call it again with ret_model = TRUE")
+  index <- extended_knn(tf$X, 5, nn_kind = "exact", ret_index = TRUE)$index
+  expect_error(neighbor_embedding_transform(new, index), paste0("an lsnn index .*", remedy))
+  damaged <- tf$fit
+  damaged$model$method <- "pca"
+  expect_error(neighbor_embedding_transform(new, damaged),
+               paste0("^'model' is damaged or not an lsnn model: 'model\\$method' must be one ",
+                      "of .*; fit it again with neighbor_embedding\\(\\.\\.\\., ret_model = TRUE\\)"))
+  old <- tf$fit$model
+  old$format_version <- 0L
+  expect_error(neighbor_embedding_transform(new, old), "fit it again with neighbor_embedding")
+})

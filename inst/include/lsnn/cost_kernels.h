@@ -26,7 +26,9 @@ struct PairProblem {
   const double* Y;
   // The sparse input affinities, CSR (P is symmetric, so this is also its
   // CSC form): row i holds col[ptr[i] .. ptr[i + 1]) with values val, no
-  // diagonal entry, each row padded with zeros to a multiple of 4 entries.
+  // diagonal entry, each row padded with zeros (at column i) to a multiple
+  // of 4 entries, or not padded: the kernels then take the end of the row
+  // as if it were.
   const int* ptr;
   const int* col;
   const double* val;

@@ -313,13 +313,8 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
       store(accp + 4 * c, zero);
     }
     d4 acc_cost = zero, acc_sum = zero;
-    const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
-    for (int e = e0; e < e1; e += 4) {
-      const std::size_t jl[4] = {static_cast<std::size_t>(prob.col[e]),
-                                 static_cast<std::size_t>(prob.col[e + 1]),
-                                 static_cast<std::size_t>(prob.col[e + 2]),
-                                 static_cast<std::size_t>(prob.col[e + 3])};
-      const d4 p0 = load(prob.val + e);
+    // four entries: columns jl, affinities p0 (0 in lanes off the row)
+    auto step = [&](const std::size_t* jl, d4 p0) __attribute__((always_inline)) {
       const l4 live = as_mask(p0 > zero);
       d4 s = zero;
       for (std::size_t c = 0; c < d; ++c) {
@@ -336,6 +331,26 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
         const d4 t = splat(yi[c]) - d4{yc[jl[0]], yc[jl[1]], yc[jl[2]], yc[jl[3]]};
         store(accp + 4 * c, load(accp + 4 * c) + coef * t);
       }
+    };
+    const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
+    const int whole = e0 + ((e1 - e0) & ~3);
+    for (int e = e0; e < whole; e += 4) {
+      const std::size_t jl[4] = {static_cast<std::size_t>(prob.col[e]),
+                                 static_cast<std::size_t>(prob.col[e + 1]),
+                                 static_cast<std::size_t>(prob.col[e + 2]),
+                                 static_cast<std::size_t>(prob.col[e + 3])};
+      step(jl, load(prob.val + e));
+    }
+    if (whole < e1) {
+      // the end of a row that is not padded (P read in place): the missing
+      // lanes hold what padding would, the row itself at affinity 0
+      std::size_t jl[4] = {i, i, i, i};
+      double pv[4] = {0.0, 0.0, 0.0, 0.0};
+      for (int u = 0; whole + u < e1; ++u) {
+        jl[u] = static_cast<std::size_t>(prob.col[whole + u]);
+        pv[u] = prob.val[whole + u];
+      }
+      step(jl, load(pv));
     }
     for (std::size_t c = 0; c < d; ++c) out.attraction[c * n + i] = hsum(load(accp + 4 * c));
     out.cost[i] = Cost ? hsum(acc_cost) : 0.0;

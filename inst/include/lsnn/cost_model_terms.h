@@ -28,7 +28,9 @@ struct TsneModel {
   }
   V attraction(V s) const { return weight(s); }
   V sparse_coefficient(V s, V p) const { return p * weight(s); }
-  V sparse_cost(V s, V p) const { return p * (Math::log(p) + Math::log(one + s)); }
+  // p log(p / w) in one logarithm (p <= 1 and 1 + s >= 1: no overflow or
+  // underflow that the two logarithms would avoid)
+  V sparse_cost(V s, V p) const { return p * Math::log(p * (one + s)); }
 };
 
 template <typename Math>

@@ -75,8 +75,13 @@ struct CostSettings {
 
 class CostEvaluator {
  public:
+  // `clean`: P stores no diagonal entry and no zero, so that the exact sum
+  // reads it where it is (cost_gradient() evaluates once; a copy of the
+  // all-pairs affinities of 5,000 points cost more than the evaluation).
+  // Otherwise, and for the approximation (which stores the points in its
+  // own order), the evaluator keeps its own copy of P.
   CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
-                const SparseRows& P, std::size_t d)
+                const SparseRows& P, std::size_t d, bool clean = false)
       : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
     if (d_ == 0) throw std::invalid_argument("the embedding needs at least one dimension");
     stride_ = (n_ + 3) & ~static_cast<std::size_t>(3);
@@ -93,7 +98,16 @@ class CostEvaluator {
     sparse_cost_.assign(n_, 0.0);
     row_sum_.assign(n_, 0.0);
     number_points();
-    pad_affinities();
+    if (clean && !approximate()) {
+      p_ptr_ = P_.ptr;
+      p_col_ = P_.col;
+      p_val_ = P_.val;
+    } else {
+      pad_affinities();
+      p_ptr_ = ptr_.data();
+      p_col_ = col_.data();
+      p_val_ = val_.data();
+    }
     // the tiles are only needed by the exact sum
     if (!approximate()) make_schedule();
     GridSettings gs = default_grid(settings_.params.method);
@@ -105,6 +119,10 @@ class CostEvaluator {
     grid_ = gs;
     rep_ = FarField(settings_.params, gs, &kernels_);
   }
+
+  // (it may point into its own copy of P)
+  CostEvaluator(const CostEvaluator&) = delete;
+  CostEvaluator& operator=(const CostEvaluator&) = delete;
 
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
@@ -146,9 +164,9 @@ class CostEvaluator {
     prob.d = d;
     prob.stride = stride;
     prob.Y = coords_.data();
-    prob.ptr = ptr_.data();
-    prob.col = col_.data();
-    prob.val = val_.data();
+    prob.ptr = p_ptr_;
+    prob.col = p_col_;
+    prob.val = p_val_;
     prob.p_scale = p_scale_;
 
     const bool tsne = normalised(settings_.params.method);
@@ -321,6 +339,10 @@ class CostEvaluator {
   std::vector<std::size_t> order_;
   std::vector<int> ptr_, col_;
   std::vector<double> val_;
+  // the affinities the kernels read: the copy above, or P itself
+  const int* p_ptr_ = nullptr;
+  const int* p_col_ = nullptr;
+  const double* p_val_ = nullptr;
   std::vector<std::vector<Tile>> rounds_;
   GridSettings grid_;  // the grid outside early exaggeration
   FarField rep_;

@@ -120,6 +120,39 @@ std::size_t best_candidates(const CandidateLists& c, std::size_t n, std::size_t 
   return static_cast<std::size_t>(std::count(short_row.begin(), short_row.end(), 1));
 }
 
+// The exact graph of k columns (the row itself first, at distance 0, then
+// its k - 1 nearest other rows by (distance, row number), the exact search's
+// tie rule) of n points given by their distances as R's dist object stores
+// them: the pairs i > j column by column, d(i, j) at position
+// j n - j (j + 1) / 2 + i - j - 1. Row i reads its distances to the rows
+// after it in one run and those before it one per column; O(n) per row.
+template <typename Executor>
+KnnGraph knn_of_distances(const double* d, std::size_t n, std::size_t k, Executor& executor) {
+  KnnGraph g(n, k);
+  if (k == 0) return g;
+  batched_for(executor, n, 1024, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<double, int>> row;
+    for (std::size_t i = begin; i < end; ++i) {
+      row.clear();
+      for (std::size_t j = 0; j < i; ++j) {
+        row.emplace_back(d[j * n - j * (j + 1) / 2 + i - j - 1], static_cast<int>(j));
+      }
+      const double* after = d + (i * n - i * (i + 1) / 2);
+      for (std::size_t j = i + 1; j < n; ++j) row.emplace_back(after[j - i - 1], static_cast<int>(j));
+      const auto head = row.begin() + static_cast<std::ptrdiff_t>(k - 1);
+      if (k - 1 < row.size()) std::nth_element(row.begin(), head, row.end());
+      std::sort(row.begin(), head);
+      g.index(i, 0) = static_cast<int>(i);
+      g.distance(i, 0) = 0.0;
+      for (std::size_t c = 1; c < k; ++c) {
+        g.index(i, c) = row[c - 1].second;
+        g.distance(i, c) = row[c - 1].first;
+      }
+    }
+  });
+  return g;
+}
+
 }  // namespace lsnn
 
 #endif  // LSNN_GRAPH_SORT_H

@@ -32,6 +32,12 @@
 // `stop_lying_iter` (early exaggeration, through the objective's phase hook),
 // with its own step size `eta_exaggerated`.
 //
+// The caller may watch the run: DriverSettings::observer, when set, is
+// called after every `observe_every`-th step on the calling thread (between
+// steps, never while threads run) with the steps done and Y, and ends the
+// run there by returning true (the result says so in `stopped`). It sees
+// Y only: the run does not depend on it otherwise.
+//
 // Coordinates that stop being finite (a step size, exaggeration or starting
 // scale so large that the squared distances overflow) end the run with
 // std::runtime_error rather than return NaN.
@@ -46,6 +52,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -77,6 +84,10 @@ struct GradientDescentSettings {
   double rescale_spread = 1e-4;
 };
 
+// A look at the layout during a run: called with the steps done and Y
+// (n x d, column-major, read only); returns true to stop the run.
+using LayoutObserver = std::function<bool(int done, const double* Y)>;
+
 // The driver's own settings.
 struct DriverSettings {
   int max_steps = 1000;
@@ -86,6 +97,9 @@ struct DriverSettings {
   // only between records both after step tol_after
   double tol = 1e-7;
   int tol_after = 0;
+  // steps between two calls of the observer (when set)
+  int observe_every = 0;
+  LayoutObserver observer;
 };
 
 struct OptimizerResult {
@@ -93,6 +107,7 @@ struct OptimizerResult {
   std::vector<double> cost;      // the cost after that many iterations
   int iterations = 0;            // iterations done
   bool converged = false;        // stopped by the tolerance
+  bool stopped = false;          // stopped by the observer
 };
 
 
@@ -176,6 +191,10 @@ OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
     if (!all_finite(Y, nd)) throw_diverged(iter);
     res.iterations = iter;
     history.set(static_cast<std::size_t>(iter));
+    if (s.observer && s.observe_every > 0 && iter % s.observe_every == 0 && s.observer(iter, Y)) {
+      res.stopped = true;
+      break;
+    }
   }
   objective.set_exaggeration(1.0);
   // the cost of the final coordinates
