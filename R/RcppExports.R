@@ -5,8 +5,12 @@
     .Call(`_lsnn_perplexity_data`, X, perplexity, n_threads, simd, verbose)
 }
 
-.perplexity_graph <- function(idx, dist, perplexity, n_threads, simd, verbose) {
-    .Call(`_lsnn_perplexity_graph`, idx, dist, perplexity, n_threads, simd, verbose)
+.perplexity_rows <- function(idx, dist, perplexity, n_threads, simd, verbose) {
+    .Call(`_lsnn_perplexity_rows`, idx, dist, perplexity, n_threads, simd, verbose)
+}
+
+.symmetric_perplexity <- function(p, i, x, n_threads) {
+    .Call(`_lsnn_symmetric_perplexity`, p, i, x, n_threads)
 }
 
 .umap_graph <- function(idx, dist, local_connectivity, bandwidth, mix, n_threads, verbose) {

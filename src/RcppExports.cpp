@@ -26,9 +26,9 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// perplexity_graph
-Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, int n_threads, std::string simd, bool verbose);
-RcppExport SEXP _lsnn_perplexity_graph(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
+// perplexity_rows
+Rcpp::List perplexity_rows(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity, int n_threads, std::string simd, bool verbose);
+RcppExport SEXP _lsnn_perplexity_rows(SEXP idxSEXP, SEXP distSEXP, SEXP perplexitySEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP verboseSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -38,7 +38,21 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(perplexity_graph(idx, dist, perplexity, n_threads, simd, verbose));
+    rcpp_result_gen = Rcpp::wrap(perplexity_rows(idx, dist, perplexity, n_threads, simd, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
+// symmetric_perplexity
+Rcpp::List symmetric_perplexity(Rcpp::IntegerVector p, Rcpp::IntegerVector i, Rcpp::NumericVector x, int n_threads);
+RcppExport SEXP _lsnn_symmetric_perplexity(SEXP pSEXP, SEXP iSEXP, SEXP xSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type p(pSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(symmetric_perplexity(p, i, x, n_threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -699,7 +713,8 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 5},
-    {"_lsnn_perplexity_graph", (DL_FUNC) &_lsnn_perplexity_graph, 6},
+    {"_lsnn_perplexity_rows", (DL_FUNC) &_lsnn_perplexity_rows, 6},
+    {"_lsnn_symmetric_perplexity", (DL_FUNC) &_lsnn_symmetric_perplexity, 4},
     {"_lsnn_umap_graph", (DL_FUNC) &_lsnn_umap_graph, 7},
     {"_lsnn_query_affinities", (DL_FUNC) &_lsnn_query_affinities, 8},
     {"_lsnn_umap_ab_fit", (DL_FUNC) &_lsnn_umap_ab_fit, 2},

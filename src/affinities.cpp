@@ -60,23 +60,60 @@ Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, int n_threa
   });
 }
 
-// [[Rcpp::export(.perplexity_graph)]]
-Rcpp::List perplexity_graph(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
-                            double perplexity, int n_threads, std::string simd, bool verbose) {
+// The conditional rows p_{j|i} of a graph, as CSR slots (R's vectors,
+// filled in place), with the precisions.
+// [[Rcpp::export(.perplexity_rows)]]
+Rcpp::List perplexity_rows(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, double perplexity,
+                           int n_threads, std::string simd, bool verbose) {
   const std::size_t n = idx.nrow();
   lsnn::CalibrationSettings s;
   s.perplexity = perplexity;
   lsnn_r::RExecutor ex(n_threads, verbose);
   const lsnn::GraphView g = lsnn_r::graph_view(idx, dist, idx.ncol());
+  const R_xlen_t room = static_cast<R_xlen_t>(lsnn::graph_entries(g));
   Rcpp::NumericVector beta(n);
+  Rcpp::IntegerVector p(Rcpp::no_init(n + 1)), i(Rcpp::no_init(room));
+  Rcpp::NumericVector x(Rcpp::no_init(room));
   return lsnn_r::run_core([&]() {
     std::size_t n_failed = 0;
-    const lsnn::CsrMatrix P =
-        lsnn::perplexity_graph(lsnn_r::cost_kernels(simd), g, s, beta.begin(), n_failed, ex);
-    Rcpp::List out = csr_list(P);
-    out["beta"] = beta;
-    out["n_failed"] = static_cast<double>(n_failed);
+    const std::size_t nnz = lsnn::perplexity_rows_into(
+        lsnn_r::cost_kernels(simd), g, s, beta.begin(), n_failed,
+        lsnn::CsrArrays{p.begin(), i.begin(), x.begin()}, ex);
+    Rcpp::List out = Rcpp::List::create(Rcpp::Named("p") = p, Rcpp::Named("i") = i,
+                                        Rcpp::Named("x") = x, Rcpp::Named("beta") = beta,
+                                        Rcpp::Named("n_failed") = static_cast<double>(n_failed));
+    if (nnz < static_cast<std::size_t>(room)) {
+      out["i"] = Rcpp::IntegerVector(i.begin(), i.begin() + nnz);
+      out["x"] = Rcpp::NumericVector(x.begin(), x.begin() + nnz);
+    }
     return out;
+  });
+}
+
+// The symmetric P of .perplexity_rows()'s rows (n x n, CSR slots), scaled to
+// sum 1, written straight into R's vectors.
+// [[Rcpp::export(.symmetric_perplexity)]]
+Rcpp::List symmetric_perplexity(Rcpp::IntegerVector p, Rcpp::IntegerVector i,
+                                Rcpp::NumericVector x, int n_threads) {
+  const std::size_t n = static_cast<std::size_t>(p.size()) - 1;
+  if (p.size() < 1 || p[0] != 0 || p[n] != i.size() || i.size() != x.size()) {
+    Rcpp::stop("internal: malformed conditional affinities");
+  }
+  lsnn_r::RExecutor ex(n_threads, false);
+  const lsnn::SparseRows C{p.begin(), i.begin(), x.begin(), n, n};
+  Rcpp::IntegerVector sp(Rcpp::no_init(n + 1)), si;
+  Rcpp::NumericVector sx;
+  return lsnn_r::run_core([&]() {
+    lsnn::symmetric_perplexity_into(
+        C,
+        [&](std::size_t nnz) {
+          si = Rcpp::IntegerVector(Rcpp::no_init(static_cast<R_xlen_t>(nnz)));
+          sx = Rcpp::NumericVector(Rcpp::no_init(static_cast<R_xlen_t>(nnz)));
+          return lsnn::CsrArrays{sp.begin(), si.begin(), sx.begin()};
+        },
+        ex);
+    return Rcpp::List::create(Rcpp::Named("p") = sp, Rcpp::Named("i") = si,
+                              Rcpp::Named("x") = sx);
   });
 }
 

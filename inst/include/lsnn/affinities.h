@@ -214,17 +214,38 @@ inline CsrMatrix graph_pattern(const GraphView& g, std::vector<std::size_t>& col
   return M;
 }
 
+// The number of neighbour entries of a graph (see graph_row_neighbours()).
+inline std::size_t graph_entries(const GraphView& g) {
+  std::vector<std::size_t> cols;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < g.n; ++i) {
+    graph_row_neighbours(g, i, cols);
+    total += cols.size();
+  }
+  return total;
+}
+
 // The conditional affinities p_{j|i} of each row of a kNN graph (each row
-// sums to 1; rows sorted by column), calibrated to the perplexity; beta
-// (length n) receives the precisions.
+// sums to 1; rows sorted by column), calibrated to the perplexity, into
+// arrays of room for graph_entries(g) entries; returns the entries kept
+// (fewer only when a row lists a neighbour twice). beta (length n)
+// receives the precisions.
 template <typename Executor>
-CsrMatrix perplexity_rows(const CostKernels& k, const GraphView& g,
-                          const CalibrationSettings& s, double* beta,
-                          std::size_t& n_failed, Executor& executor) {
+std::size_t perplexity_rows_into(const CostKernels& k, const GraphView& g,
+                                 const CalibrationSettings& s, double* beta,
+                                 std::size_t& n_failed, CsrArrays C, Executor& executor) {
   const double* dist = g.dist;
   const std::size_t n = g.n, kcols = g.k;
-  std::vector<std::size_t> column;
-  CsrMatrix C = graph_pattern(g, column);
+  {
+    std::vector<std::size_t> cols;
+    std::size_t total = 0;
+    C.ptr[0] = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      graph_row_neighbours(g, i, cols);
+      for (std::size_t c : cols) C.col[total++] = g.idx[c * n + i] - g.base;
+      C.ptr[i + 1] = checked_nnz(total);
+    }
+  }
   std::vector<unsigned char> failed(n, 0);
   double biggest = 0.0;
   for (std::size_t t = 0; t < n * kcols; ++t) biggest = std::max(biggest, dist[t]);
@@ -238,10 +259,11 @@ CsrMatrix perplexity_rows(const CostKernels& k, const GraphView& g,
       executor, nchunks, 64,
       [&](std::size_t cb, std::size_t ce) {
         std::vector<double> d;
+        std::vector<std::size_t> cols;
         for (std::size_t i = cb * chunk; i < std::min(n, ce * chunk); ++i) {
-          const std::size_t* cols = column.data() + C.ptr[i];
-          const std::size_t m = static_cast<std::size_t>(C.ptr[i + 1] - C.ptr[i]);
-          double* p = C.val.data() + C.ptr[i];
+          graph_row_neighbours(g, i, cols);
+          const std::size_t m = cols.size();
+          double* p = C.val + C.ptr[i];
           if (m == 0) {
             beta[i] = NAN;
             continue;
@@ -263,21 +285,44 @@ CsrMatrix perplexity_rows(const CostKernels& k, const GraphView& g,
   for (unsigned char f : failed) n_failed += f;
   for (std::size_t i = 0; i < n; ++i) beta[i] = unscale_beta(beta[i], unit);
   phase.finish(calibration_summary(n, s.perplexity, n_failed));
-  sort_rows(C, false);
+  return sort_rows(n, C, false);
+}
+
+// perplexity_rows_into() as a matrix of its own.
+template <typename Executor>
+CsrMatrix perplexity_rows(const CostKernels& k, const GraphView& g,
+                          const CalibrationSettings& s, double* beta,
+                          std::size_t& n_failed, Executor& executor) {
+  CsrMatrix C;
+  C.n = g.n;
+  const std::size_t room = graph_entries(g);
+  C.ptr.resize(g.n + 1);
+  C.col.resize(room);
+  C.val.resize(room);
+  const std::size_t nnz = perplexity_rows_into(
+      k, g, s, beta, n_failed, CsrArrays{C.ptr.data(), C.col.data(), C.val.data()}, executor);
+  C.col.resize(nnz);
+  C.val.resize(nnz);
   return C;
 }
 
-// Perplexity-calibrated P over a kNN graph (idx 0-based, n x k
-// column-major, dist alongside): the conditional rows, symmetrised and
-// scaled to sum 1. beta (length n) receives the precisions.
-template <typename Executor>
-CsrMatrix perplexity_graph(const CostKernels& k, const GraphView& g,
-                           const CalibrationSettings& s, double* beta,
-                           std::size_t& n_failed, Executor& executor) {
-  const CsrMatrix C = perplexity_rows(k, g, s, beta, n_failed, executor);
-  CsrMatrix P = symmetrise(C.rows(), [](double x, double y) { return x + y; }, executor);
-  scale_to_sum_one(P);
-  return P;
+// The symmetric P of conditional rows (perplexity_rows()): (p_{j|i} +
+// p_{i|j}) scaled to sum 1, into the arrays of alloc(nnz) (see
+// symmetrise_into()).
+template <typename Executor, typename Alloc>
+void symmetric_perplexity_into(const SparseRows& C, Alloc alloc, Executor& executor) {
+  std::size_t nnz = 0;
+  double* val = nullptr;
+  symmetrise_into(
+      C, [](double x, double y) { return x + y; },
+      [&](std::size_t m) {
+        const CsrArrays out = alloc(m);
+        nnz = m;
+        val = out.val;
+        return out;
+      },
+      executor);
+  scale_to_sum_one(val, nnz);
 }
 
 namespace detail {

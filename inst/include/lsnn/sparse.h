@@ -4,6 +4,7 @@
 #define LSNN_SPARSE_H
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -48,14 +49,25 @@ inline int checked_nnz(std::size_t nnz) {
   return static_cast<int>(nnz);
 }
 
+// The arrays of a square sparse matrix that the caller owns and the core
+// fills (R's vectors, so that a result is not copied once more): ptr of
+// n + 1 entries, col and val of as many as the matrix stores.
+struct CsrArrays {
+  int* ptr;
+  int* col;
+  double* val;
+};
+
 // Sorts each row by column; duplicate columns are combined by sum or max.
-inline void sort_rows(CsrMatrix& M, bool dup_max) {
-  std::vector<int> newptr(M.n + 1, 0);
+// Returns the entries kept (ptr is rewritten, the rows moved up).
+inline std::size_t sort_rows(std::size_t n, CsrArrays M, bool dup_max) {
   std::vector<std::pair<int, double>> buf;
   std::size_t out = 0;
-  for (std::size_t i = 0; i < M.n; ++i) {
+  int begin = M.ptr[0];
+  for (std::size_t i = 0; i < n; ++i) {
+    const int end = M.ptr[i + 1];
     buf.clear();
-    for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) buf.emplace_back(M.col[e], M.val[e]);
+    for (int e = begin; e < end; ++e) buf.emplace_back(M.col[e], M.val[e]);
     std::sort(buf.begin(), buf.end(),
               [](const std::pair<int, double>& x, const std::pair<int, double>& y) {
                 return x.first < y.first;
@@ -70,104 +82,167 @@ inline void sort_rows(CsrMatrix& M, bool dup_max) {
         ++out;
       }
     }
-    newptr[i + 1] = static_cast<int>(out);
+    begin = end;
+    M.ptr[i + 1] = static_cast<int>(out);
   }
-  M.ptr.swap(newptr);
-  M.col.resize(out);
-  M.val.resize(out);
+  return out;
 }
 
-// The transpose of a square matrix.
-inline CsrMatrix transpose(const SparseRows& M) {
-  const std::size_t nnz = static_cast<std::size_t>(M.ptr[M.n]);
-  CsrMatrix T;
-  T.n = M.n;
-  T.ptr.assign(M.n + 1, 0);
-  for (std::size_t e = 0; e < nnz; ++e) ++T.ptr[static_cast<std::size_t>(M.col[e]) + 1];
-  for (std::size_t i = 0; i < M.n; ++i) T.ptr[i + 1] += T.ptr[i];
-  T.col.resize(nnz);
-  T.val.resize(nnz);
-  std::vector<int> next(T.ptr.begin(), T.ptr.end() - 1);
-  for (std::size_t i = 0; i < M.n; ++i) {
-    for (int e = M.ptr[i]; e < M.ptr[i + 1]; ++e) {
-      const int pos = next[static_cast<std::size_t>(M.col[e])]++;
-      T.col[pos] = static_cast<int>(i);
-      T.val[pos] = M.val[e];
-    }
-  }
-  return T;  // rows come out sorted, as the rows of M are visited in order
+inline void sort_rows(CsrMatrix& M, bool dup_max) {
+  const std::size_t nnz = sort_rows(M.n, CsrArrays{M.ptr.data(), M.col.data(), M.val.data()}, dup_max);
+  M.col.resize(nnz);
+  M.val.resize(nnz);
 }
+
+namespace detail {
+
+// The position of column c in row r of M (rows sorted, each column once),
+// or -1.
+inline int find_in_row(const SparseRows& M, std::size_t r, int c) {
+  const int* first = M.col + M.ptr[r];
+  const int* last = M.col + M.ptr[r + 1];
+  const int* at = std::lower_bound(first, last, c);
+  return at != last && *at == c ? static_cast<int>(at - M.col) : -1;
+}
+
+}  // namespace detail
 
 // S_ij = combine(M_ij, M_ji) over the union of both patterns (a missing entry
 // is 0), dropping exact zeros and the diagonal. M (square) must have its
-// rows sorted.
-template <typename Executor, typename Combine>
-CsrMatrix symmetrise(const SparseRows& M, Combine combine, Executor& executor) {
-  const CsrMatrix T = transpose(M);
+// rows sorted, each column at most once. S's arrays come from
+// alloc(nnz) (a CsrArrays with room for n + 1 offsets and nnz entries).
+//
+// No transpose is formed: an entry's mirror M_ji is found by binary search
+// in row j, and row i of S is M's row i (entries whose mirror exists
+// combined with it) merged with the entries j -> i that have none, placed at
+// the end of row i's span by one pass over the rows in order (so sorted)
+// and then merged forward in place. Memory: M, S and a byte per entry of M.
+template <typename Executor, typename Combine, typename Alloc>
+void symmetrise_into(const SparseRows& M, Combine combine, Alloc alloc, Executor& executor) {
   const std::size_t n = M.n;
-  std::vector<std::size_t> counts(n, 0);
-  auto merge_row = [&](std::size_t i, int* col, double* val) {
-    int a = M.ptr[i], ae = M.ptr[i + 1], b = T.ptr[i], be = T.ptr[i + 1];
-    std::size_t cnt = 0;
-    while (a < ae || b < be) {
-      int c;
-      double x = 0.0, y = 0.0;
-      if (b >= be || (a < ae && M.col[a] < T.col[b])) {
-        c = M.col[a];
-        x = M.val[a++];
-      } else if (a >= ae || T.col[b] < M.col[a]) {
-        c = T.col[b];
-        y = T.val[b++];
-      } else {
-        c = M.col[a];
-        x = M.val[a++];
-        y = T.val[b++];
-      }
-      if (static_cast<std::size_t>(c) == i) continue;
-      const double v = combine(x, y);
-      if (v == 0.0) continue;
-      if (col != nullptr) {
-        col[cnt] = c;
-        val[cnt] = v;
-      }
-      ++cnt;
-    }
-    return cnt;
-  };
-  executor.parallel_for(
-      0, n,
-      [&](std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i) counts[i] = merge_row(i, nullptr, nullptr);
-      },
-      256);
-  CsrMatrix S;
-  S.n = n;
-  S.ptr.assign(n + 1, 0);
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    total += counts[i];
-    S.ptr[i + 1] = checked_nnz(total);
-  }
-  S.col.resize(total);
-  S.val.resize(total);
+  const std::size_t nnz_m = n > 0 ? static_cast<std::size_t>(M.ptr[n]) : 0;
+  // per entry of M: 1 if its mirror is stored, 2 if it has none and makes an
+  // entry of its column's row; per row: entries of its own kept, entries
+  // without a mirror that land in it
+  std::vector<unsigned char> kind(nnz_m, 0);
+  std::vector<int> own(n, 0);
+  std::vector<std::atomic<int>> lonely(n);
+  for (auto& c : lonely) c.store(0, std::memory_order_relaxed);
   executor.parallel_for(
       0, n,
       [&](std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; ++i) {
-          merge_row(i, S.col.data() + S.ptr[i], S.val.data() + S.ptr[i]);
+          int kept = 0;
+          for (int a = M.ptr[i]; a < M.ptr[i + 1]; ++a) {
+            const std::size_t j = static_cast<std::size_t>(M.col[a]);
+            if (j == i) continue;
+            const int m = detail::find_in_row(M, j, static_cast<int>(i));
+            if (m >= 0) {
+              kind[a] = 1;
+              kept += combine(M.val[a], M.val[m]) != 0.0;
+            } else {
+              kept += combine(M.val[a], 0.0) != 0.0;
+              if (combine(0.0, M.val[a]) != 0.0) {
+                kind[a] = 2;
+                lonely[j].fetch_add(1, std::memory_order_relaxed);
+              }
+            }
+          }
+          own[i] = kept;
         }
       },
       256);
+  std::vector<int> ptr(n + 1, 0);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    total += static_cast<std::size_t>(own[i]) + static_cast<std::size_t>(lonely[i].load());
+    ptr[i + 1] = checked_nnz(total);
+  }
+  std::vector<std::atomic<int>>().swap(lonely);
+  const CsrArrays S = alloc(total);
+  std::copy(ptr.begin(), ptr.end(), S.ptr);
+  // the entries without a mirror, at the end of their rows' spans, in the
+  // order of the rows they come from (one pass: each span fills in order)
+  std::vector<int> next(n);
+  for (std::size_t i = 0; i < n; ++i) next[i] = ptr[i] + own[i];
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int a = M.ptr[i]; a < M.ptr[i + 1]; ++a) {
+      if (kind[a] != 2) continue;
+      const int at = next[static_cast<std::size_t>(M.col[a])]++;
+      S.col[at] = static_cast<int>(i);
+      S.val[at] = combine(0.0, M.val[a]);
+    }
+  }
+  std::vector<int>().swap(next);
+  // each row: its own entries merged with those, forward: the write
+  // position never passes the next entry read from the end of the span
+  executor.parallel_for(
+      0, n,
+      [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) {
+          int a = M.ptr[i];
+          const int ae = M.ptr[i + 1];
+          int r = ptr[i] + own[i], w = ptr[i];
+          const int re = ptr[i + 1];
+          while (a < ae || r < re) {
+            if (a < ae) {
+              const int c = M.col[a];
+              const std::size_t j = static_cast<std::size_t>(c);
+              if (j == i) {
+                ++a;
+                continue;
+              }
+              if (r >= re || c < S.col[r]) {
+                double v;
+                if (kind[a] == 1) {
+                  v = combine(M.val[a], M.val[detail::find_in_row(M, j, static_cast<int>(i))]);
+                } else {
+                  v = combine(M.val[a], 0.0);
+                }
+                ++a;
+                if (v == 0.0) continue;
+                S.col[w] = c;
+                S.val[w] = v;
+                ++w;
+                continue;
+              }
+            }
+            S.col[w] = S.col[r];
+            S.val[w] = S.val[r];
+            ++w;
+            ++r;
+          }
+        }
+      },
+      256);
+}
+
+template <typename Executor, typename Combine>
+CsrMatrix symmetrise(const SparseRows& M, Combine combine, Executor& executor) {
+  CsrMatrix S;
+  S.n = M.n;
+  symmetrise_into(
+      M, combine,
+      [&](std::size_t nnz) {
+        S.ptr.resize(S.n + 1);
+        S.col.resize(nnz);
+        S.val.resize(nnz);
+        return CsrArrays{S.ptr.data(), S.col.data(), S.val.data()};
+      },
+      executor);
   return S;
 }
 
-inline void scale_to_sum_one(CsrMatrix& M) {
+// Divides the values by their sum (taken in order), when positive.
+inline void scale_to_sum_one(double* val, std::size_t nnz) {
   double total = 0.0;
-  for (double v : M.val) total += v;
+  for (std::size_t e = 0; e < nnz; ++e) total += val[e];
   if (total > 0.0) {
-    for (double& v : M.val) v /= total;
+    for (std::size_t e = 0; e < nnz; ++e) val[e] /= total;
   }
 }
+
+inline void scale_to_sum_one(CsrMatrix& M) { scale_to_sum_one(M.val.data(), M.val.size()); }
 
 // What check_affinities() found wrong with a square sparse matrix, in the
 // order it looks: its arrays (ptr not starting at 0, decreasing or not
