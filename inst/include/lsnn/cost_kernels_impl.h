@@ -334,12 +334,13 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
     };
     const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
     const int whole = e0 + ((e1 - e0) & ~3);
+    const double* const vals = prob.val + (prob.val_start != nullptr ? prob.val_start[i] : e0);
     for (int e = e0; e < whole; e += 4) {
       const std::size_t jl[4] = {static_cast<std::size_t>(prob.col[e]),
                                  static_cast<std::size_t>(prob.col[e + 1]),
                                  static_cast<std::size_t>(prob.col[e + 2]),
                                  static_cast<std::size_t>(prob.col[e + 3])};
-      step(jl, load(prob.val + e));
+      step(jl, load(vals + (e - e0)));
     }
     if (whole < e1) {
       // the end of a row that is not padded (P read in place): the missing
@@ -348,7 +349,7 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
       double pv[4] = {0.0, 0.0, 0.0, 0.0};
       for (int u = 0; whole + u < e1; ++u) {
         jl[u] = static_cast<std::size_t>(prob.col[whole + u]);
-        pv[u] = prob.val[whole + u];
+        pv[u] = vals[whole - e0 + u];
       }
       step(jl, load(pv));
     }

@@ -78,8 +78,11 @@ class CostEvaluator {
   // `clean`: P stores no diagonal entry and no zero, so that the exact sum
   // reads it where it is (cost_gradient() evaluates once; a copy of the
   // all-pairs affinities of 5,000 points cost more than the evaluation).
-  // Otherwise, and for the approximation (which stores the points in its
-  // own order), the evaluator keeps its own copy of P.
+  // The approximation stores the points in its own order: it keeps its own
+  // columns of P, renumbered, and reads the values where they are when P
+  // stores no diagonal entry and no zero (P is the largest thing a layout
+  // holds: at 1e6 points about 150 entries a point, 1.8 GB). Otherwise the
+  // evaluator keeps its own copy of P.
   CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
                 const SparseRows& P, std::size_t d, bool clean = false)
       : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
@@ -102,6 +105,12 @@ class CostEvaluator {
       p_ptr_ = P_.ptr;
       p_col_ = P_.col;
       p_val_ = P_.val;
+    } else if (approximate() && stores_no_zeros()) {
+      renumber_columns();
+      p_ptr_ = ptr_.data();
+      p_col_ = col_.data();
+      p_val_ = P_.val;
+      p_val_start_ = val_start_.data();
     } else {
       pad_affinities();
       p_ptr_ = ptr_.data();
@@ -167,6 +176,7 @@ class CostEvaluator {
     prob.ptr = p_ptr_;
     prob.col = p_col_;
     prob.val = p_val_;
+    prob.val_start = p_val_start_;
     prob.p_scale = p_scale_;
 
     const bool tsne = normalised(settings_.params.method);
@@ -313,6 +323,40 @@ class CostEvaluator {
     }
   }
 
+  // Whether P stores no diagonal entry and no zero (every entry is kept).
+  bool stores_no_zeros() const {
+    for (std::size_t i = 0; i < n_; ++i) {
+      for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
+        if (static_cast<std::size_t>(P_.col[e]) == i || !(P_.val[e] > 0.0)) return false;
+      }
+    }
+    return true;
+  }
+
+  // P's columns in the stored order, without padding (the kernels take an
+  // unpadded row's end as padding would be): position k's row holds the
+  // positions of its neighbours, in the order P stores them, and its values
+  // are P's own from val_start_[k] on.
+  void renumber_columns() {
+    std::vector<int> rank(n_);
+    for (std::size_t k = 0; k < n_; ++k) rank[order_[k]] = static_cast<int>(k);
+    ptr_.assign(n_ + 1, 0);
+    val_start_.assign(n_, 0);
+    for (std::size_t k = 0; k < n_; ++k) {
+      const std::size_t i = order_[k];
+      val_start_[k] = P_.ptr[i];
+      ptr_[k + 1] = ptr_[k] + (P_.ptr[i + 1] - P_.ptr[i]);
+    }
+    col_.resize(static_cast<std::size_t>(ptr_[n_]));
+    for (std::size_t k = 0; k < n_; ++k) {
+      const std::size_t i = order_[k];
+      int* to = col_.data() + ptr_[k];
+      for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
+        *to++ = rank[static_cast<std::size_t>(P_.col[e])];
+      }
+    }
+  }
+
   // Blocks of `block_` points, paired in the rounds of tile_schedule.h.
   void make_schedule() {
     const std::size_t nb = (n_ + block_ - 1) / block_;
@@ -337,12 +381,13 @@ class CostEvaluator {
   std::vector<double> coords_, repulsion_, normaliser_, pair_cost_;
   std::vector<double> attraction_, sparse_cost_, row_sum_;
   std::vector<std::size_t> order_;
-  std::vector<int> ptr_, col_;
+  std::vector<int> ptr_, col_, val_start_;
   std::vector<double> val_;
   // the affinities the kernels read: the copy above, or P itself
   const int* p_ptr_ = nullptr;
   const int* p_col_ = nullptr;
   const double* p_val_ = nullptr;
+  const int* p_val_start_ = nullptr;
   std::vector<std::vector<Tile>> rounds_;
   GridSettings grid_;  // the grid outside early exaggeration
   FarField rep_;
