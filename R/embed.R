@@ -356,10 +356,12 @@ neighbor_embedding <- function(X = NULL,
   if (pacmap) return(ne_pacmap(inputs, method, pacmap_settings))
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
   aff <- ne_affinities(inputs, method, perplexity, n_neighbors, neighbors, n_threads, verbose,
-                       ret_model)
+                       ret_model, keep_graph = is.character(ret_extra) && "nn" %in% ret_extra)
   P <- aff$P
   graph <- aff$graph
   index <- aff$index
+  rm(aff)
+  collect_garbage()
   t_aff <- proc.time()[["elapsed"]]
 
   # ---- method settings ----
@@ -463,9 +465,10 @@ neighbor_embedding <- function(X = NULL,
 # UMAP and t-UMAP, and the graph they come from: the affinities given as
 # `P` (ne_given_affinities()), or those of the graph (given, searched in the
 # data, or read from the distances; with ret_model, the index of the data
-# too). Returns list(P, graph, index).
+# too). Returns list(P, graph, index); the graph NULL unless `keep_graph`
+# (it is let go as soon as it has served: see below).
 ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_threads,
-                          verbose, ret_model) {
+                          verbose, ret_model, keep_graph = TRUE) {
   if (!is.null(inputs$P)) {
     return(list(P = ne_given_affinities(inputs$P, method), graph = NULL, index = NULL))
   }
@@ -480,28 +483,47 @@ ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_
     few <- n <= 1000 && neighbors == "knn"
     if (is.null(graph) && (!few || !is.null(inputs$distances))) {
       n_cols <- if (few) n else min(n, as.integer(ceiling(3 * perplexity)) + 1L)
-      found <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_index)
-      graph <- found$graph
-      index <- found$index
+      graph <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_index)
+      index <- graph$index
+      graph <- graph$graph
     }
     ne_msg(verbose, "neighbor_embedding: perplexity calibration (perplexity ", perplexity, ")")
-    P <- perplexity_of_inputs(list(data = inputs$data, graph = graph, n = n), perplexity,
-                              n_threads, verbose)$P
+    if (is.null(graph)) {
+      P <- perplexity_of_inputs(list(data = inputs$data, graph = NULL, n = n), perplexity,
+                                n_threads, verbose)$P
+    } else {
+      # the graph goes before P is made: at 1e6 points of 90 neighbours the
+      # graph (1.1 GB), the conditional rows (1.1 GB) and P (1.8 GB) would
+      # otherwise be held at once
+      rows <- perplexity_rows_of_graph(graph, perplexity, n_threads, verbose)
+      if (!keep_graph) {
+        graph <- NULL
+        collect_garbage()
+      }
+      P <- symmetric_perplexity(rows, n_threads)
+    }
   } else {
     if (is.null(graph)) {
       if (n_neighbors > n) {
         stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ",
                  n_neighbors, ")")
       }
-      found <- ne_data_graph(inputs, n_neighbors, neighbors, n_threads, verbose, ret_index)
-      graph <- found$graph
-      index <- found$index
+      graph <- ne_data_graph(inputs, n_neighbors, neighbors, n_threads, verbose, ret_index)
+      index <- graph$index
+      graph <- graph$graph
     }
     ne_msg(verbose, "neighbor_embedding: UMAP affinities")
     P <- umap_of_graph(graph, n_threads = n_threads, verbose = verbose)$V
   }
-  list(P = P, graph = graph, index = index)
+  list(P = P, graph = if (keep_graph) graph, index = index)
 }
+
+# R frees what it no longer references only when it collects, and the
+# memory the core allocates (the layout's) never makes it collect: the large
+# objects a run has let go (its neighbour graph, the conditional affinities)
+# are freed here, before the next large allocation, rather than held to the
+# end.
+collect_garbage <- function() invisible(gc(verbose = FALSE))
 
 # Affinities given as `P` (read_affinities()'s list), made what the method
 # lays out: without the diagonal; for t-SNE and LargeVis scaled to sum to 1,
