@@ -100,6 +100,16 @@ class NeighbourHeaps {
   std::uint8_t* flags(std::size_t row) { return &flag_[row * cap_]; }
   const std::uint8_t* flags(std::size_t row) const { return &flag_[row * cap_]; }
 
+  // Frees the scores and flags, keeping each row's members and size: for a
+  // last pass that reads the members only (of the 9 bytes an entry takes,
+  // 5 go).
+  void release_scores() {
+    std::vector<float>().swap(value_);
+    std::vector<std::uint8_t>().swap(flag_);
+    std::vector<float>().swap(top_);
+    std::vector<float>().swap(ceiling_);
+  }
+
   bool contains(std::size_t row, int index) const {
     return kernels_->contains_index(indices(row), size_[row], index);
   }

@@ -799,7 +799,9 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   // (sparse rows are scored pair by pair: a smaller one); one step for
   // those, then one per tree built and one per tree searched.
   Phase<Executor> forest_phase(executor, "approx kNN: forest", 2 * par.n_trees + 1);
-  const ScoreSpace space(data, executor);
+  // (freed before the final pass, which scores pairs from `data`)
+  std::unique_ptr<const ScoreSpace> space_owner(new ScoreSpace(data, executor));
+  const ScoreSpace& space = *space_owner;
   checkpoint(executor);
   const bool use_sample = par.target_recall < 1.0;
   const detail::RecallSample sample =
@@ -845,7 +847,12 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
     phase.finish(msg.str());
   }
 
-  // 3. Exact distances.
+  // 3. Exact distances. The score space and the lists' scores are not read
+  // again: freed first, as the pass holds the lists, a buffer of distances
+  // and the graph at once (at 1e6 rows of 50 columns and 90 neighbours: 0.2
+  // GB of space, 0.8 of lists, 0.7 of distances, 1.1 of graph).
+  space_owner.reset();
+  heaps.release_scores();
   KnnGraph graph;
   {
     Phase<Executor> phase(executor, "approx kNN: exact distances", n);
