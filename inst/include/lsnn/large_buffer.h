@@ -77,6 +77,23 @@ bool operator!=(const LargeAllocator<T>&, const LargeAllocator<U>&) {
 template <typename T>
 using large_vector = std::vector<T, LargeAllocator<T>>;
 
+// Makes `v` hold at least `size` elements (`fill` in all of them when
+// `filled`, else those beyond its old size value-initialised) for a caller
+// that overwrites what they hold. When it must grow, its old storage goes
+// first: a vector that grows copies its elements into the new storage,
+// holding both (at the far field's scale, hundreds of MB at once).
+template <typename T>
+void grow_discarding(large_vector<T>& v, std::size_t size) {
+  if (v.size() >= size) return;
+  if (v.capacity() < size) large_vector<T>().swap(v);
+  v.resize(size);
+}
+template <typename T>
+void assign_discarding(large_vector<T>& v, std::size_t size, const T& fill) {
+  if (v.capacity() < size) large_vector<T>().swap(v);
+  v.assign(size, fill);
+}
+
 }  // namespace lsnn
 
 #endif

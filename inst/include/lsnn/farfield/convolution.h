@@ -88,7 +88,7 @@ class GridConvolution {
     const std::vector<std::size_t>& start = grid_->box_start();
     const std::vector<std::size_t>& order = grid_->order();
     large_vector<double>& charges = work().charges;
-    charges.assign(m * nodes, 0.0);
+    assign_discarding(charges, m * nodes, 0.0);
     // one task per row of boxes: the rows' nodes are disjoint
     executor.parallel_for(
         0, sh.boxes[1],
@@ -115,7 +115,7 @@ class GridConvolution {
         1);
     large_vector<cplx>& spectra = work().charge_spectra;
     const std::size_t S = sh.spectrum_size();
-    if (spectra.size() < m * S) spectra.resize(m * S);
+    grow_discarding(spectra, m * S);
     fft_.forward(plane(), charges.data(), m, nodes, sh.nodes[1], M0, spectra.data(), executor);
   }
 
@@ -175,7 +175,7 @@ class GridConvolution {
     const GridShape& sh = grid_->shape();
     const std::size_t nout = kslot.size(), nodes = sh.node_count(), n = grid_->points();
     large_vector<double>& pot = work().potentials;
-    if (pot.size() < nout * nodes) pot.resize(nout * nodes);
+    grow_discarding(pot, nout * nodes);
     inverse(kslot, cslot, pot.data(), executor);
     if (separated()) {
       components_.remove(*grid_, *removal_, spatial_, work().charges.data(), pot.data(), kslot,
@@ -256,7 +256,7 @@ class GridConvolution {
     const bool two = sh.dims == 2, near = sh.near_field;
     const double s0 = sh.node_spacing(0), s1 = two ? sh.node_spacing(1) : 0.0;
     large_vector<double>& values = work().kernel_values;
-    values.assign(L0 * L1, 0.0);
+    assign_discarding(values, L0 * L1, 0.0);
     double* kg = values.data();
     auto offset = [](std::size_t k, std::size_t L, double s, bool& live) {
       live = true;
@@ -321,7 +321,7 @@ class GridConvolution {
     const std::size_t S = sh.spectrum_size(), nout = kslot.size();
     const std::size_t kept = sh.dims == 2 ? sh.spectrum_columns() * sh.nodes[1] : S;
     large_vector<cplx>& products = work().products;
-    if (products.size() < kept) products.resize(kept);
+    grow_discarding(products, kept);
     const cplx* ch = work().charge_spectra.data();
     for (std::size_t o = 0; o < nout; ++o) {
       const cplx* kh = kernels_[kslot[o]]->data();
