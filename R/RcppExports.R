@@ -37,8 +37,8 @@
     .Call(`_lsnn_check_nnd_steps`, x, k, n_trees, leaf_size, max_candidates, simd)
 }
 
-.cost_gradient <- function(Y, P, cost, n_threads, simd, clean) {
-    .Call(`_lsnn_cost_gradient_cpp`, Y, P, cost, n_threads, simd, clean)
+.cost_gradient <- function(Y, P, cost, n_threads, simd, tol) {
+    .Call(`_lsnn_cost_gradient_cpp`, Y, P, cost, n_threads, simd, tol)
 }
 
 .optimize_layout <- function(Y0, P, cost, layout, n_threads, verbose, simd) {

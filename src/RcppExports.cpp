@@ -153,8 +153,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cost_gradient_cpp
-Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads, std::string simd, bool clean);
-RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP PSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP cleanSEXP) {
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads, std::string simd, double tol);
+RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP PSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP tolSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -163,8 +163,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    Rcpp::traits::input_parameter< bool >::type clean(cleanSEXP);
-    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, P, cost, n_threads, simd, clean));
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, P, cost, n_threads, simd, tol));
     return rcpp_result_gen;
 END_RCPP
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,37 @@ lsnn::SparseRows affinity_view(const Rcpp::S4& P) {
   return lsnn::SparseRows{ptr.begin(), col.begin(), val.begin(), n, n};
 }
 
+// Whether the slots of the dgCMatrix P have the lengths its dimensions ask
+// for (square; p of n + 1; i and x of one length, *nnz), so that the core
+// may read them.
+bool affinity_slots_fit(const Rcpp::S4& P, std::size_t* nnz) {
+  const Rcpp::IntegerVector dim = P.slot("Dim"), ptr = P.slot("p"), row = P.slot("i");
+  const Rcpp::NumericVector val = P.slot("x");
+  *nnz = static_cast<std::size_t>(row.size());
+  return dim.size() == 2 && dim[0] == dim[1] && dim[0] >= 0 &&
+         ptr.size() == static_cast<R_xlen_t>(dim[1]) + 1 && row.size() == val.size();
+}
+
+// What check_vector() reports for slots that do not fit: kind 1, column 0.
+lsnn::AffinityCheck malformed_slots() {
+  lsnn::AffinityCheck c;
+  c.kind = lsnn::AffinityCheck::malformed;
+  c.row = std::numeric_limits<std::size_t>::max();
+  return c;
+}
+
+// An AffinityCheck for R (affinity_problem()): c(kind, column, row, value,
+// mirror, diagonal, zeros), column and row 1-based, of the entry P[row,
+// column].
+Rcpp::NumericVector check_vector(const lsnn::AffinityCheck& c) {
+  const bool slots = c.row == std::numeric_limits<std::size_t>::max();
+  return Rcpp::NumericVector{static_cast<double>(c.kind),
+                             slots ? 0.0 : static_cast<double>(c.row) + 1.0,
+                             slots ? 0.0 : static_cast<double>(c.col) + 1.0,
+                             c.value, c.mirror, static_cast<double>(c.diagonal),
+                             static_cast<double>(c.zeros)};
+}
+
 // The layout of a placement (placement.h): the reference rows, then the new
 // points' rows; P's rows empty for the reference, then the new points'
 // CSR rows (0-based reference columns).
@@ -209,21 +241,34 @@ Rcpp::List far_field_plan_list(const lsnn::FarFieldPlan& plan) {
 
 }  // namespace
 
-// `clean`: P stores no diagonal entry and no zero (as .affinity_check()
-// found), so that the exact sum reads it in place.
+// The cost and gradient at Y under P (a dgCMatrix of Y's size, not yet
+// checked): checked in the same pass (lsnn::checked_cost_gradient()).
+// Returns the list of cost_gradient_list() and `check` (check_vector()), or
+// only `check` when it found a problem.
 // [[Rcpp::export(.cost_gradient)]]
 Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads,
-                             std::string simd, bool clean) {
+                             std::string simd, double tol) {
   const std::size_t n = Y.nrow(), d = Y.ncol();
+  std::size_t nnz = 0;
+  if (!affinity_slots_fit(P, &nnz) || affinity_view(P).n != n) {
+    return Rcpp::List::create(Rcpp::Named("check") = check_vector(malformed_slots()));
+  }
   lsnn_r::RExecutor ex(n_threads, false);
   Rcpp::NumericMatrix grad(n, d);
   Rcpp::NumericVector pcost(n);
   const lsnn::CostSettings settings = cost_settings(cost);
   const lsnn::SparseRows affinities = affinity_view(P);
   return lsnn_r::run_core([&]() {
-    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), settings, affinities, d, clean);
-    const double value = ev.evaluate(Y.begin(), true, grad.begin(), pcost.begin(), ex);
-    return lsnn_r::cost_gradient_list(value, grad, pcost);
+    lsnn::AffinityCheck found;
+    const double value =
+        lsnn::checked_cost_gradient(lsnn_r::cost_kernels(simd), settings, affinities, nnz, tol,
+                                    Y.begin(), d, grad.begin(), pcost.begin(), found, ex);
+    if (found.kind != lsnn::AffinityCheck::ok) {
+      return Rcpp::List::create(Rcpp::Named("check") = check_vector(found));
+    }
+    Rcpp::List out = lsnn_r::cost_gradient_list(value, grad, pcost);
+    out["check"] = check_vector(found);
+    return out;
   });
 }
 
@@ -342,30 +387,15 @@ Rcpp::List far_field_plan_cpp(Rcpp::NumericMatrix Y, Rcpp::List cost, bool exagg
 std::string cost_kernels_name(std::string simd) { return lsnn_r::cost_kernels(simd).name; }
 
 // check_affinities() of a dgCMatrix's slots, read in place: its columns are
-// the core's rows. Returns c(kind, column, row, value, mirror, diagonal,
-// zeros) (AffinityCheck; column and row 1-based, of the entry P[row, column]),
-// kind 1 (malformed) when the slots' lengths do not fit its dimensions.
+// the core's rows. Returns check_vector()'s c(kind, column, row, value,
+// mirror, diagonal, zeros).
 // [[Rcpp::export(.affinity_check)]]
 Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads) {
-  const Rcpp::IntegerVector dim = P.slot("Dim"), ptr = P.slot("p"), row = P.slot("i");
-  const Rcpp::NumericVector val = P.slot("x");
-  Rcpp::NumericVector out = {1, 0, 0, 0, 0, 0, 0};
-  if (dim.size() != 2 || dim[0] != dim[1] || ptr.size() != static_cast<R_xlen_t>(dim[1]) + 1 ||
-      row.size() != val.size()) {
-    return out;
-  }
+  std::size_t nnz = 0;
+  if (!affinity_slots_fit(P, &nnz)) return check_vector(malformed_slots());
   lsnn_r::RExecutor ex(n_threads, false);
-  const std::size_t n = static_cast<std::size_t>(dim[0]);
-  const lsnn::SparseRows M{ptr.begin(), row.begin(), val.begin(), n, n};
-  const lsnn::AffinityCheck res = lsnn_r::run_core([&]() {
-    return lsnn::check_affinities(M, static_cast<std::size_t>(row.size()), tol, ex);
-  });
-  out[0] = static_cast<double>(res.kind);
-  out[1] = static_cast<double>(res.row) + 1.0;
-  out[2] = static_cast<double>(res.col) + 1.0;
-  out[3] = res.value;
-  out[4] = res.mirror;
-  out[5] = static_cast<double>(res.diagonal);
-  out[6] = static_cast<double>(res.zeros);
-  return out;
+  const lsnn::SparseRows M = affinity_view(P);
+  return check_vector(lsnn_r::run_core([&]() {
+    return lsnn::check_affinities(M, nnz, tol, ex);
+  }));
 }

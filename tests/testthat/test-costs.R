@@ -193,7 +193,16 @@ test_that("the cost kernels follow the lsnn.simd option", {
 })
 
 test_that("the one-pass check of P finds every kind of problem, in any tile", {
-  check <- function(P, threads = 1L) lsnn:::.affinity_check(P, 1e-14, threads)
+  # .affinity_check() and the check cost_gradient() makes while it sums P
+  # must find the same problem
+  cost <- lsnn:::ne_cost_list(lsnn:::ne_cost_settings("tsne"), "exact")
+  check <- function(P, threads = 1L) {
+    res <- lsnn:::.affinity_check(P, 1e-14, threads)
+    Y <- matrix(seq_len(2 * nrow(P)) / 7, nrow(P))
+    in_pass <- lsnn:::.cost_gradient(Y, P, cost, threads, "auto", 1e-14)$check
+    expect_identical(in_pass[1:5], res[1:5])
+    res
+  }
   set.seed(3)
   for (n in c(5, 70, 300)) {
     for (density in c(0.05, 0.5, 1)) {
@@ -261,22 +270,36 @@ test_that("cost_gradient() reads a clean P in place, with the copy's result", {
   pr <- make_problem(n = 27)
   Y <- spread_coords(pr$n, 2)
   P <- methods::as(pr$P, "CsparseMatrix")
+  tol <- lsnn:::affinity_tol
+  # the same entries and a stored zero, which the in-place sum does not
+  # leave out: summed from the copy
+  with_zero <- function(A) {
+    tr <- Matrix::summary(A)
+    Matrix::sparseMatrix(i = c(tr$i, 1), j = c(tr$j, 1), x = c(tr$x, 0), dims = dim(A))
+  }
+  result <- function(...) {
+    res <- lsnn:::.cost_gradient(...)
+    expect_identical(res$check[1], 0)
+    res$check <- NULL
+    res
+  }
   for (A in list(pr$V, P)) {
     expect_true(lsnn:::read_affinities(A, "P")$clean)
+    Az <- with_zero(A)
+    expect_false(lsnn:::read_affinities(Az, "P")$clean)
     for (method in c("tsne", "largevis", "umap")) {
       cost <- lsnn:::ne_cost_list(lsnn:::ne_cost_settings(method), "exact")
       for (d in 1:3) {
         Yd <- spread_coords(pr$n, d)
-        copy <- lsnn:::.cost_gradient(Yd, A, cost, 1L, "auto", FALSE)
-        expect_identical(lsnn:::.cost_gradient(Yd, A, cost, 1L, "auto", TRUE), copy,
-                         info = paste(method, d))
-        expect_identical(lsnn:::.cost_gradient(Yd, A, cost, 2L, "generic", TRUE),
-                         lsnn:::.cost_gradient(Yd, A, cost, 2L, "generic", FALSE))
+        copy <- result(Yd, Az, cost, 1L, "auto", tol)
+        expect_identical(result(Yd, A, cost, 1L, "auto", tol), copy, info = paste(method, d))
+        expect_identical(result(Yd, A, cost, 2L, "generic", tol),
+                         result(Yd, Az, cost, 2L, "generic", tol))
       }
     }
   }
   expect_true(length(unique(diff(pr$V@p) %% 4)) > 1)
-  # a diagonal or a stored zero: the copy without them
+  # a diagonal: the copy without it
   Pd <- P
   Matrix::diag(Pd) <- 1
   expect_false(lsnn:::read_affinities(Pd, "P")$clean)

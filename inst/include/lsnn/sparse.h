@@ -198,6 +198,51 @@ inline std::uint64_t pair_hash(std::uint64_t a, std::uint64_t b, double value) {
   return z ^ (z >> 32);
 }
 
+// The sums check_affinities() keeps over rows: of the hashes of the entries
+// above the diagonal and of those below it (transposed), and the counts of
+// stored zeros and diagonal entries.
+struct RowSums {
+  std::uint64_t above = 0, below = 0;
+  std::size_t zeros = 0, diagonal = 0;
+  void add(const RowSums& o) {
+    above += o.above;
+    below += o.below;
+    zeros += o.zeros;
+    diagonal += o.diagonal;
+  }
+};
+
+// Row i of the square matrix M (n = M.n, nnz entries in all) into `sums`.
+// False when the row's range in ptr is out of order or beyond nnz, or it
+// holds a column out of range or not increasing, or a value that is not
+// finite or is below 0 (check_affinities() then says which). Reads nothing
+// outside the arrays: the row's range is checked first.
+inline bool sum_row(const SparseRows& M, std::size_t i, std::size_t nnz, RowSums& sums) {
+  const std::size_t n = M.n;
+  const int e0 = M.ptr[i], e1 = M.ptr[i + 1];
+  if (e0 < 0 || e1 < e0 || static_cast<std::size_t>(e1) > nnz) return false;
+  // (a problem is only noted here: the loop stays simple)
+  bool bad = false;
+  int last = -1;
+  for (int e = e0; e < e1; ++e) {
+    const int c = M.col[e];
+    const double v = M.val[e];
+    bad |= c <= last || static_cast<std::size_t>(c) >= n;
+    bad |= !(v >= 0.0 && v <= std::numeric_limits<double>::max());
+    last = c;
+    sums.zeros += v == 0.0;
+    const std::size_t j = static_cast<std::size_t>(c);
+    if (j > i) {
+      sums.above += pair_hash(i, j, v);
+    } else if (j < i) {
+      sums.below += pair_hash(j, i, v);
+    } else {
+      ++sums.diagonal;
+    }
+  }
+  return !bad;
+}
+
 // Whether the entries of the well-formed square matrix M in rows [r0, r1)
 // equal their transposes to a relative `tol`, comparing each entry (i, j)
 // of those rows with (j, i) through a cursor per row j that only moves
@@ -225,6 +270,29 @@ inline bool rows_symmetric(const SparseRows& M, std::size_t r0, std::size_t r1, 
     }
   }
   return true;
+}
+
+// The comparison of every entry of the well-formed square matrix M with its
+// transpose (rows_symmetric()), in blocks of rows: the first problem of the
+// first block that has one, or `ok` (what the caller found so far) if none.
+template <typename Executor>
+AffinityCheck check_symmetry(const SparseRows& M, double tol, const AffinityCheck& ok,
+                             Executor& executor) {
+  const std::size_t n = M.n, blocks = std::min<std::size_t>(n, 64);
+  std::vector<AffinityCheck> found(blocks);
+  executor.parallel_for(
+      0, blocks,
+      [&](std::size_t b0, std::size_t b1) {
+        std::vector<int> cursor(n);
+        for (std::size_t b = b0; b < b1; ++b) {
+          rows_symmetric(M, n * b / blocks, n * (b + 1) / blocks, tol, cursor, found[b]);
+        }
+      },
+      1);
+  for (const AffinityCheck& f : found) {
+    if (f.kind != AffinityCheck::ok) return f;
+  }
+  return ok;
 }
 
 // The checks of a matrix of affinities, square, of nnz stored entries, in
@@ -263,58 +331,37 @@ AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
       [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b) {
           AffinityCheck& f = found[b];
-          std::uint64_t up = 0, down = 0;
-          std::size_t zeros = 0, diagonal = 0;
+          RowSums sums;
           for (std::size_t i = n * b / blocks; i < n * (b + 1) / blocks; ++i) {
+            if (sum_row(M, i, nnz, sums)) continue;
             const int e0 = M.ptr[i], e1 = M.ptr[i + 1];
-            if (e1 < e0 || static_cast<std::size_t>(e1) > nnz) {
+            if (e0 < 0 || e1 < e0 || static_cast<std::size_t>(e1) > nnz) {
               f = AffinityCheck{AffinityCheck::malformed, i, 0, 0.0, 0.0, 0, 0};
               break;
             }
-            // (a problem is only noted here: the loop stays simple, and the
-            // row is read again to find it)
-            bool bad = false;
+            // the row is read again to find its problem
             int last = -1;
             for (int e = e0; e < e1; ++e) {
               const int c = M.col[e];
-              const double v = M.val[e];
-              bad |= c <= last || static_cast<std::size_t>(c) >= n;
-              bad |= !(v >= 0.0 && v <= std::numeric_limits<double>::max());
+              if (c <= last || static_cast<std::size_t>(c) >= n) {
+                f = AffinityCheck{AffinityCheck::malformed, i, 0, 0.0, 0.0, 0, 0};
+                break;
+              }
               last = c;
-              zeros += v == 0.0;
-              const std::size_t j = static_cast<std::size_t>(c);
-              if (j > i) {
-                up += pair_hash(i, j, v);
-              } else if (j < i) {
-                down += pair_hash(j, i, v);
-              } else {
-                ++diagonal;
+              const double v = M.val[e];
+              if (!(v >= 0.0 && v <= std::numeric_limits<double>::max())) {
+                f = AffinityCheck{std::isfinite(v) ? AffinityCheck::negative
+                                                   : AffinityCheck::not_finite,
+                                  i, static_cast<std::size_t>(c), v, 0.0, 0, 0};
+                break;
               }
             }
-            if (bad) {
-              last = -1;
-              for (int e = e0; e < e1; ++e) {
-                const int c = M.col[e];
-                if (c <= last || static_cast<std::size_t>(c) >= n) {
-                  f = AffinityCheck{AffinityCheck::malformed, i, 0, 0.0, 0.0, 0, 0};
-                  break;
-                }
-                last = c;
-                const double v = M.val[e];
-                if (!(v >= 0.0 && v <= std::numeric_limits<double>::max())) {
-                  f = AffinityCheck{std::isfinite(v) ? AffinityCheck::negative
-                                                     : AffinityCheck::not_finite,
-                                    i, static_cast<std::size_t>(c), v, 0.0, 0, 0};
-                  break;
-                }
-              }
-              break;
-            }
+            break;
           }
-          above[b] = up;
-          below[b] = down;
-          f.zeros = zeros;
-          f.diagonal = diagonal;
+          above[b] = sums.above;
+          below[b] = sums.below;
+          f.zeros = sums.zeros;
+          f.diagonal = sums.diagonal;
         }
       },
       1);
@@ -326,20 +373,7 @@ AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
     up += above[b];
     down += below[b];
   }
-  if (up == down) return out;
-  executor.parallel_for(
-      0, blocks,
-      [&](std::size_t b0, std::size_t b1) {
-        std::vector<int> cursor(n);
-        for (std::size_t b = b0; b < b1; ++b) {
-          rows_symmetric(M, n * b / blocks, n * (b + 1) / blocks, tol, cursor, found[b]);
-        }
-      },
-      1);
-  for (const AffinityCheck& f : found) {
-    if (f.kind != AffinityCheck::ok) return f;
-  }
-  return out;
+  return up == down ? out : check_symmetry(M, tol, out, executor);
 }
 
 }  // namespace lsnn
