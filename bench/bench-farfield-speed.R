@@ -9,7 +9,7 @@
 # data: "fmnist" (the 70,000 Fashion-MNIST images / 255; default) or a
 # number of generated points (generate_clusters(), 50 columns). The graph is
 # lsnn's approximate 90-NN graph (the default t-SNE graph at perplexity 30),
-# made once with library A and kept in LSNN_BENCH_DIR (default: a temporary
+# made once with library B and kept in LSNN_BENCH_DIR (default: a temporary
 # directory); the start is 1e-4 times the first two principal components.
 # iterations: default 750 (exaggeration for the first 250). runs: default 2
 # per build. Prints each run's optimisation time, each build's median, their
@@ -41,14 +41,14 @@ run_in <- function(lib, code) {
 }
 
 if (!file.exists(inputs)) {
-  cat("graph and start of", data, "with", libs[1], "\n")
-  run_in(libs[1], c(
+  cat("graph and start of", data, "with", libs[2], "\n")
+  run_in(libs[2], c(
     sprintf("source(%s)", deparse(file.path(script_dir, "common.R"))),
     "suppressPackageStartupMessages(library(lsnn))",
     sprintf("data <- %s", deparse(data)),
-    "X <- if (data == 'fmnist') fashion_data()$X / 255 else generate_clusters(as.numeric(data))",
+    "X <- if (data == 'fmnist') fashion_data() / 255 else generate_clusters(as.numeric(data))",
     "g <- extended_knn(X, n_neighbors = 90, n_extra = 0, nn_kind = 'approx', n_threads = 2, seed = 1)",
-    "pc <- prcomp(X[, seq_len(min(ncol(X), 100))], rank. = 2)$x",
+    "pc <- prcomp(X, rank. = 2)$x",
     "Y0 <- 1e-4 * pc / sd(pc[, 1])",
     sprintf("saveRDS(list(graph = g, Y0 = Y0), %s, compress = FALSE)", deparse(inputs))
   ))
