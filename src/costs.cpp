@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -145,25 +144,18 @@ bool affinity_slots_fit(const Rcpp::S4& P, std::size_t* nnz) {
          ptr.size() == static_cast<R_xlen_t>(dim[1]) + 1 && row.size() == val.size();
 }
 
-// What check_vector() reports for slots that do not fit: kind 1, column 0.
-lsnn::AffinityCheck malformed_slots() {
-  lsnn::AffinityCheck c;
-  c.kind = lsnn::AffinityCheck::malformed;
-  c.row = std::numeric_limits<std::size_t>::max();
-  return c;
-}
-
 // An AffinityCheck for R (affinity_problem()): c(kind, column, row, value,
 // mirror, diagonal, zeros), column and row 1-based, of the entry P[row,
 // column].
 Rcpp::NumericVector check_vector(const lsnn::AffinityCheck& c) {
-  const bool slots = c.row == std::numeric_limits<std::size_t>::max();
-  return Rcpp::NumericVector{static_cast<double>(c.kind),
-                             slots ? 0.0 : static_cast<double>(c.row) + 1.0,
-                             slots ? 0.0 : static_cast<double>(c.col) + 1.0,
-                             c.value, c.mirror, static_cast<double>(c.diagonal),
-                             static_cast<double>(c.zeros)};
+  return Rcpp::NumericVector{static_cast<double>(c.kind), static_cast<double>(c.row) + 1.0,
+                             static_cast<double>(c.col) + 1.0, c.value, c.mirror,
+                             static_cast<double>(c.diagonal), static_cast<double>(c.zeros)};
 }
+
+// What affinity_problem() reads for slots that do not fit their dimensions:
+// kind 1 (malformed), no column.
+Rcpp::NumericVector misfit_slots() { return Rcpp::NumericVector{1, 0, 0, 0, 0, 0, 0}; }
 
 // The layout of a placement (placement.h): the reference rows, then the new
 // points' rows; P's rows empty for the reference, then the new points'
@@ -251,7 +243,7 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost,
   const std::size_t n = Y.nrow(), d = Y.ncol();
   std::size_t nnz = 0;
   if (!affinity_slots_fit(P, &nnz) || affinity_view(P).n != n) {
-    return Rcpp::List::create(Rcpp::Named("check") = check_vector(malformed_slots()));
+    return Rcpp::List::create(Rcpp::Named("check") = misfit_slots());
   }
   lsnn_r::RExecutor ex(n_threads, false);
   Rcpp::NumericMatrix grad(n, d);
@@ -392,7 +384,7 @@ std::string cost_kernels_name(std::string simd) { return lsnn_r::cost_kernels(si
 // [[Rcpp::export(.affinity_check)]]
 Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads) {
   std::size_t nnz = 0;
-  if (!affinity_slots_fit(P, &nnz)) return check_vector(malformed_slots());
+  if (!affinity_slots_fit(P, &nnz)) return misfit_slots();
   lsnn_r::RExecutor ex(n_threads, false);
   const lsnn::SparseRows M = affinity_view(P);
   return check_vector(lsnn_r::run_core([&]() {
