@@ -65,8 +65,12 @@
     .Call(`_lsnn_cost_kernels_name`, simd)
 }
 
-.affinity_check <- function(P, tol, n_threads) {
-    .Call(`_lsnn_affinity_check`, P, tol, n_threads)
+.affinity_sums <- function(P, simd) {
+    .Call(`_lsnn_affinity_sums`, P, simd)
+}
+
+.affinity_check <- function(P, tol, n_threads, simd) {
+    .Call(`_lsnn_affinity_check`, P, tol, n_threads, simd)
 }
 
 .first_non_binary <- function(x) {

@@ -778,7 +778,7 @@ check_coords <- function(Y, name = "Y") {
 read_affinities <- function(P, name = "P", n = NULL, against = "the coordinates have",
                             n_threads = 1L, tol = affinity_tol) {
   P <- affinity_matrix(P, name, n, against)
-  res <- .affinity_check(P, tol, n_threads)
+  res <- .affinity_check(P, tol, n_threads, simd_option())
   if (res[1] != 0) affinity_problem(res, name, dim(P), tol)
   list(P = P, diagonal = res[6], clean = res[6] == 0 && res[7] == 0)
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -378,16 +379,36 @@ Rcpp::List far_field_plan_cpp(Rcpp::NumericMatrix Y, Rcpp::List cost, bool exagg
 // [[Rcpp::export(.cost_kernels_name)]]
 std::string cost_kernels_name(std::string simd) { return lsnn_r::cost_kernels(simd).name; }
 
+// The sums the check of affinities compares (CostKernels::affinity_rows over
+// all rows of a well-formed dgCMatrix), for tests that the kernel builds
+// agree: c(above, below) in hexadecimal, then the stored zeros and diagonal
+// entries; NA when a row fails its checks.
+// [[Rcpp::export(.affinity_sums)]]
+Rcpp::CharacterVector affinity_sums(Rcpp::S4 P, std::string simd) {
+  std::size_t nnz = 0;
+  if (!affinity_slots_fit(P, &nnz)) Rcpp::stop("the slots of P do not fit its dimensions");
+  const lsnn::SparseRows M = affinity_view(P);
+  lsnn::RowSums sums;
+  if (!lsnn_r::cost_kernels(simd).affinity_rows(M.ptr, M.col, M.val, M.n, nnz, 0, M.n, sums)) {
+    return Rcpp::CharacterVector(4, NA_STRING);
+  }
+  char above[17], below[17];
+  std::snprintf(above, sizeof above, "%016llx", static_cast<unsigned long long>(sums.above));
+  std::snprintf(below, sizeof below, "%016llx", static_cast<unsigned long long>(sums.below));
+  return Rcpp::CharacterVector::create(above, below, std::to_string(sums.zeros),
+                                       std::to_string(sums.diagonal));
+}
+
 // check_affinities() of a dgCMatrix's slots, read in place: its columns are
 // the core's rows. Returns check_vector()'s c(kind, column, row, value,
 // mirror, diagonal, zeros).
 // [[Rcpp::export(.affinity_check)]]
-Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads) {
+Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads, std::string simd) {
   std::size_t nnz = 0;
   if (!affinity_slots_fit(P, &nnz)) return misfit_slots();
   lsnn_r::RExecutor ex(n_threads, false);
   const lsnn::SparseRows M = affinity_view(P);
   return check_vector(lsnn_r::run_core([&]() {
-    return lsnn::check_affinities(M, nnz, tol, ex);
+    return lsnn::check_affinities(lsnn_r::cost_kernels(simd), M, nnz, tol, ex);
   }));
 }

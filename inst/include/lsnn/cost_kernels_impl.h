@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <type_traits>
 
@@ -112,33 +113,27 @@ inline d4 vexp(d4 x) {
 }
 
 // log(x) for normal x > 0 (and -inf for x <= 0): x = 2^e m with m in
-// [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172,
-// by its series to s^21.
+// [sqrt(1/2), sqrt(2)) (adding 1 - sqrt(1/2) to the bits carries into the
+// exponent exactly when m would reach sqrt(2)), log m = 2 atanh(s),
+// s = (m - 1) / (m + 1), |s| < 0.172: 2 s (1 + z g(z)), z = s^2, where g is
+// a least-squares fit of degree 6 to (atanh(s) / s - 1) / z on Chebyshev
+// nodes of [0, 0.0295] (its error moves log m by under 1e-17 relatively).
 inline d4 vlog(d4 x) {
   const l4 nonpos = as_mask(x <= splat(0.0));
-  const l4 xb = bits(x);
-  l4 e = (xb >> 52) - 1023;
-  d4 m = from_bits((xb & 0x000FFFFFFFFFFFFFLL) | 0x3FF0000000000000LL);
-  const l4 big = as_mask(m > splat(1.4142135623730951));
-  m = select(big, m * splat(0.5), m);
-  e = e - big;  // big lanes are -1
+  const std::int64_t root_half = 0x3FE6A09E667F3BCDLL;  // the bits of sqrt(1/2)
+  const l4 xb = bits(x) + (0x3FF0000000000000LL - root_half);
+  const l4 e = (xb >> 52) - 1023;
+  const d4 m = from_bits((xb & 0x000FFFFFFFFFFFFFLL) + root_half);
   const d4 magic = splat(kMagic);
   const d4 ed = from_bits(e + bits(magic)) - magic;
   const d4 f = m - splat(1.0);
   const d4 s = f / (splat(2.0) + f);
-  const d4 z = s * s;
-  d4 q = splat(1.0 / 21.0);
-  q = q * z + splat(1.0 / 19.0);
-  q = q * z + splat(1.0 / 17.0);
-  q = q * z + splat(1.0 / 15.0);
-  q = q * z + splat(1.0 / 13.0);
-  q = q * z + splat(1.0 / 11.0);
-  q = q * z + splat(1.0 / 9.0);
-  q = q * z + splat(1.0 / 7.0);
-  q = q * z + splat(1.0 / 5.0);
-  q = q * z + splat(1.0 / 3.0);
-  q = q * z + splat(1.0);
-  const d4 logm = splat(2.0) * s * q;
+  const d4 z = s * s, w = z * z;
+  const d4 g01 = splat(0.33333333333333348532) + z * splat(0.19999999999949503354);
+  const d4 g23 = splat(0.14285714313086528717) + z * splat(0.11111105553063545233);
+  const d4 g45 = splat(0.090914455025248854017) + z * splat(0.076658323996531310531);
+  const d4 g = g01 + w * (g23 + w * (g45 + w * splat(0.073085466187791016986)));
+  const d4 logm = splat(2.0) * (s + s * (z * g));
   const d4 r = ed * splat(kLn2Hi) + (ed * splat(kLn2Lo) + logm);
   return select(nonpos, splat(-HUGE_VAL), r);
 }
@@ -307,6 +302,10 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
   LaneBuffers<DC> buf(d);
   double* const accp = buf.acc;
   double* const yi = buf.yi;
+  // For a fixed number of coordinates the attraction is summed in local
+  // vectors, which the compiler keeps in registers (the buffers are memory:
+  // a store and a load on every step's chain).
+  d4 acc[DC > 0 ? DC : 1];
   for (std::size_t i = r0; i < r1; ++i) {
     for (std::size_t c = 0; c < d; ++c) {
       yi[c] = Y[c * stride + i];
@@ -335,6 +334,17 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
     const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
     const int whole = e0 + ((e1 - e0) & ~3);
     for (int e = e0; e < whole; e += 4) {
+      if constexpr (Cost) {
+        // The cost takes a logarithm per entry, long enough for the entries
+        // a group of rows ahead (the in-pass check of costs.h reads them
+        // next) to arrive from memory meanwhile. (Integer arithmetic: the
+        // address may lie past the arrays; a prefetch never faults.)
+        constexpr std::uintptr_t ahead = 8192;
+        __builtin_prefetch(reinterpret_cast<const void*>(
+                               reinterpret_cast<std::uintptr_t>(prob.val + e) + 8 * ahead), 0, 2);
+        __builtin_prefetch(reinterpret_cast<const void*>(
+                               reinterpret_cast<std::uintptr_t>(prob.col + e) + 4 * ahead), 0, 2);
+      }
       const std::size_t jl[4] = {static_cast<std::size_t>(prob.col[e]),
                                  static_cast<std::size_t>(prob.col[e + 1]),
                                  static_cast<std::size_t>(prob.col[e + 2]),
@@ -352,7 +362,9 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
       }
       step(jl, load(pv));
     }
-    for (std::size_t c = 0; c < d; ++c) out.attraction[c * n + i] = hsum(load(accp + 4 * c));
+    for (std::size_t c = 0; c < d; ++c) {
+      out.attraction[c * n + i] = hsum(load(accp + 4 * c));
+    }
     out.cost[i] = Cost ? hsum(acc_cost) : 0.0;
     out.row_sum[i] = hsum(acc_sum);
   }
@@ -487,10 +499,164 @@ inline void sqdist_rows(const double* X, std::size_t n, std::size_t D,
 
 }  // namespace costk
 
+namespace costk {
+
+// The check of affinities (CostKernels::affinity_rows), eight entries at a
+// time. The hash of an entry with pair {a, b} (a < b) and value bits
+// (hi, lo), in 32-bit words:
+//   x = lo ^ (a K1 + b K2),  y = hi ^ (a K3 + b K4),
+//   H = x y + (x 2^32 + y)   (modulo 2^64; x y is exact).
+// The product makes H non-linear in the entry, so that differences between
+// the above and below sums do not cancel by construction; the added
+// concatenation keeps H injective in (x, y) when one factor is 0. It takes
+// 32-bit multiplications only, which AVX2 does on eight lanes.
+constexpr std::uint32_t kHashK1 = 0x9E3779B9u, kHashK2 = 0x85EBCA6Bu, kHashK3 = 0xC2B2AE35u,
+                        kHashK4 = 0x27D4EB2Fu;
+
+inline std::uint64_t hash_words(std::uint64_t x, std::uint64_t y) {
+  return x * y + ((x << 32) | y);
+}
+
+inline std::uint64_t pair_hash(std::uint32_t a, std::uint32_t b, double value) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const std::uint32_t x = static_cast<std::uint32_t>(bits) ^ (a * kHashK1 + b * kHashK2);
+  const std::uint32_t y = static_cast<std::uint32_t>(bits >> 32) ^ (a * kHashK3 + b * kHashK4);
+  return hash_words(x, y);
+}
+
+typedef std::uint32_t w8 __attribute__((vector_size(32)));
+typedef std::int32_t i8 __attribute__((vector_size(32)));
+typedef std::uint64_t u4 __attribute__((vector_size(32)));
+
+template <typename To, typename From>
+inline To vec_cast(From v) {
+  static_assert(sizeof(To) == sizeof(From), "vector width");
+  To r;
+  std::memcpy(&r, &v, sizeof(r));
+  return r;
+}
+
+template <typename V, typename T>
+inline V splat_as(T x) {
+  V v;
+  for (std::size_t k = 0; k < sizeof(V) / sizeof(x); ++k) v[k] = x;
+  return v;
+}
+
+// The products of the low 32 bits of each 64-bit lane.
+inline u4 mul_low_words(u4 a, u4 b) {
+#if defined(LSNN_KERNEL_AVX2)
+  return vec_cast<u4>(__builtin_ia32_pmuludq256(vec_cast<i8>(a), vec_cast<i8>(b)));
+#else
+  const u4 low = splat_as<u4>(std::uint64_t{0xFFFFFFFFu});
+  return (a & low) * (b & low);
+#endif
+}
+
+// The state of one row's checks: the last column read, and whether any
+// column or value so far was bad.
+struct RowScan {
+  int last = -1;
+  bool bad = false;
+  std::size_t zeros = 0;
+};
+
+// Entries [e, end) of row i whose pairs are all {j, i} (j < i: `above`
+// false) or all {i, j} (j > i): their hash sum. With the pair's other end
+// c = i fixed, x's key is j Kj + c Kc, for the K of j's and of c's place.
+inline std::uint64_t hash_run(const int* col, const double* val, int e, int end,
+                              std::uint32_t i, bool above, std::uint32_t n, RowScan& scan) {
+  const std::uint32_t kxj = above ? kHashK2 : kHashK1, kyj = above ? kHashK4 : kHashK3;
+  const std::uint32_t cx = i * (above ? kHashK1 : kHashK2), cy = i * (above ? kHashK3 : kHashK4);
+  const w8 vkx = splat_as<w8>(kxj), vky = splat_as<w8>(kyj), vcx = splat_as<w8>(cx),
+           vcy = splat_as<w8>(cy), top = splat_as<w8>(n - 1);
+  const d4 zero = splat(0.0), huge = splat(std::numeric_limits<double>::max());
+  const u4 low = splat_as<u4>(std::uint64_t{0xFFFFFFFFu});
+  u4 sum = splat_as<u4>(std::uint64_t{0});
+  i8 bad_col = splat_as<i8>(0);
+  l4 bad_val = splat_as<l4>(std::int64_t{0}), zeros = splat_as<l4>(std::int64_t{0});
+  for (; e + 8 <= end; e += 8) {
+    i8 j;
+    std::memcpy(&j, col + e, sizeof j);
+    const d4 v0 = load(val + e), v1 = load(val + e + 4);
+    const i8 prev = __builtin_shuffle(j, splat_as<i8>(scan.last), i8{8, 0, 1, 2, 3, 4, 5, 6});
+    scan.last = j[7];
+    bad_col |= (j <= prev) | (vec_cast<w8>(j) > top);
+    bad_val |= as_mask(~((v0 >= zero) & (v0 <= huge))) | as_mask(~((v1 >= zero) & (v1 <= huge)));
+    zeros -= as_mask(v0 == zero);
+    zeros -= as_mask(v1 == zero);
+    const w8 a = vec_cast<w8>(v0), b = vec_cast<w8>(v1);
+    const w8 lo = __builtin_shuffle(a, b, w8{0, 2, 4, 6, 8, 10, 12, 14});
+    const w8 hi = __builtin_shuffle(a, b, w8{1, 3, 5, 7, 9, 11, 13, 15});
+    const w8 uj = vec_cast<w8>(j);
+    const u4 x = vec_cast<u4>(lo ^ (uj * vkx + vcx));
+    const u4 y = vec_cast<u4>(hi ^ (uj * vky + vcy));
+    // even entries in the low words of the lanes, odd ones in the high words
+    const u4 xe = x & low, ye = y & low, xo = x >> 32, yo = y >> 32;
+    sum += mul_low_words(xe, ye) + ((xe << 32) | ye);
+    sum += mul_low_words(xo, yo) + ((xo << 32) | yo);
+  }
+  std::uint64_t out = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+  for (int k = 0; k < 8; ++k) scan.bad |= bad_col[k] != 0;
+  for (int k = 0; k < 4; ++k) {
+    scan.bad |= bad_val[k] != 0;
+    scan.zeros += static_cast<std::size_t>(zeros[k]);
+  }
+  for (; e < end; ++e) {
+    const int c = col[e];
+    const double v = val[e];
+    scan.bad |= c <= scan.last || static_cast<std::uint32_t>(c) > n - 1;
+    scan.bad |= !(v >= 0.0 && v <= std::numeric_limits<double>::max());
+    scan.last = c;
+    scan.zeros += v == 0.0;
+    const std::uint32_t j = static_cast<std::uint32_t>(c);
+    out += above ? pair_hash(i, j, v) : pair_hash(j, i, v);
+  }
+  return out;
+}
+
+inline bool affinity_rows(const int* ptr, const int* col, const double* val, std::size_t n,
+                          std::size_t nnz, std::size_t r0, std::size_t r1, RowSums& sums) {
+  for (std::size_t i = r0; i < r1; ++i) {
+    const int e0 = ptr[i], e1 = ptr[i + 1];
+    if (e0 < 0 || e1 < e0 || static_cast<std::size_t>(e1) > nnz) return false;
+    // the row's entries below the diagonal come first (when the row is not
+    // sorted the scan says so, whatever the split)
+    const int row = static_cast<int>(i);
+    int lo = e0, hi = e1;
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (col[mid] < row) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    RowScan scan;
+    const std::uint32_t ui = static_cast<std::uint32_t>(i), un = static_cast<std::uint32_t>(n);
+    sums.below += hash_run(col, val, e0, lo, ui, false, un, scan);
+    if (lo < e1 && col[lo] == row) {
+      const double v = val[lo];
+      scan.bad |= row <= scan.last || !(v >= 0.0 && v <= std::numeric_limits<double>::max());
+      scan.zeros += v == 0.0;
+      scan.last = row;
+      ++sums.diagonal;
+      ++lo;
+    }
+    sums.above += hash_run(col, val, lo, e1, ui, true, un, scan);
+    sums.zeros += scan.zeros;
+    if (scan.bad) return false;
+  }
+  return true;
+}
+
+}  // namespace costk
+
 inline const CostKernels& cost_kernels() {
   static const CostKernels table = {
       &costk::pair_tile, &costk::sparse_rows, &costk::near_run, &costk::gauss_moments,
-      &costk::sqdist_rows,
+      &costk::sqdist_rows, &costk::affinity_rows,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"
 #else

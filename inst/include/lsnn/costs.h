@@ -76,7 +76,8 @@ struct CostSettings {
 
 // check_affinities()'s first pass made inside CostEvaluator::evaluate()'s
 // pass over P read in place, so that P crosses memory once: each group of
-// rows is checked (sum_row()) and then summed while it is in the cache.
+// rows is checked (CostKernels::affinity_rows) and then summed while it is
+// in the cache.
 // After a row that fails, or holds a diagonal entry or a zero (which the
 // in-place sum does not leave out), nothing more of its thread's rows is
 // summed and `clean` is false: the caller then checks P on its own and, if
@@ -213,14 +214,16 @@ class CostEvaluator {
           RowSums sums;
           bool ok = true;
           for (std::size_t r0 = b; r0 < e && ok;) {
-            // rows of about 8,192 entries (96 KB) at a time
-            std::size_t r1 = r0, entries = 0;
-            while (r1 < e && entries < 8192 && ok) {
-              ok = sum_row(P_, r1, check->nnz, sums);
-              entries += static_cast<std::size_t>(P_.ptr[r1 + 1] - P_.ptr[r1]);
+            // rows of about 8,192 entries (96 KB) at a time (ptr is not yet
+            // checked: the count only chooses where the group ends)
+            std::size_t r1 = r0;
+            long long entries = 0;
+            while (r1 < e && entries < 8192) {
+              entries += std::max(0LL, static_cast<long long>(P_.ptr[r1 + 1]) - P_.ptr[r1]);
               ++r1;
             }
-            ok = ok && sums.diagonal == 0 && sums.zeros == 0;
+            ok = kernels_.affinity_rows(P_.ptr, P_.col, P_.val, n, check->nnz, r0, r1, sums) &&
+                 sums.diagonal == 0 && sums.zeros == 0;
             if (ok) kernels_.sparse_rows(prob, r0, r1, want_cost, ssums);
             r0 = r1;
           }
@@ -413,7 +416,7 @@ double checked_cost_gradient(const CostKernels& kernels, const CostSettings& set
       return cost;
     }
   }
-  check = check_affinities(P, nnz, tol, executor);
+  check = check_affinities(kernels, P, nnz, tol, executor);
   if (check.kind != AffinityCheck::ok) return NAN;
   CostEvaluator copied(kernels, settings, P, d, false);
   return copied.evaluate(Y, true, grad, pcost, executor);

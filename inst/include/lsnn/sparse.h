@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost_kernels.h"
 #include "parallel.h"
 
 namespace lsnn {
@@ -186,63 +187,6 @@ struct AffinityCheck {
   std::size_t diagonal = 0, zeros = 0;
 };
 
-// A 64-bit hash of a stored pair {a, b} (a < b) and the bits of its value:
-// the pair spread by a multiplication, the value's bits mixed in, then a
-// xor-shift, multiply, xor-shift round (sums of such hashes are compared,
-// so the last steps must not be linear).
-inline std::uint64_t pair_hash(std::uint64_t a, std::uint64_t b, double value) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  std::uint64_t z = ((a << 32) | b) * 0x9E3779B97F4A7C15ULL ^ bits;
-  z = (z ^ (z >> 29)) * 0xBF58476D1CE4E5B9ULL;
-  return z ^ (z >> 32);
-}
-
-// The sums check_affinities() keeps over rows: of the hashes of the entries
-// above the diagonal and of those below it (transposed), and the counts of
-// stored zeros and diagonal entries.
-struct RowSums {
-  std::uint64_t above = 0, below = 0;
-  std::size_t zeros = 0, diagonal = 0;
-  void add(const RowSums& o) {
-    above += o.above;
-    below += o.below;
-    zeros += o.zeros;
-    diagonal += o.diagonal;
-  }
-};
-
-// Row i of the square matrix M (n = M.n, nnz entries in all) into `sums`.
-// False when the row's range in ptr is out of order or beyond nnz, or it
-// holds a column out of range or not increasing, or a value that is not
-// finite or is below 0 (check_affinities() then says which). Reads nothing
-// outside the arrays: the row's range is checked first.
-inline bool sum_row(const SparseRows& M, std::size_t i, std::size_t nnz, RowSums& sums) {
-  const std::size_t n = M.n;
-  const int e0 = M.ptr[i], e1 = M.ptr[i + 1];
-  if (e0 < 0 || e1 < e0 || static_cast<std::size_t>(e1) > nnz) return false;
-  // (a problem is only noted here: the loop stays simple)
-  bool bad = false;
-  int last = -1;
-  for (int e = e0; e < e1; ++e) {
-    const int c = M.col[e];
-    const double v = M.val[e];
-    bad |= c <= last || static_cast<std::size_t>(c) >= n;
-    bad |= !(v >= 0.0 && v <= std::numeric_limits<double>::max());
-    last = c;
-    sums.zeros += v == 0.0;
-    const std::size_t j = static_cast<std::size_t>(c);
-    if (j > i) {
-      sums.above += pair_hash(i, j, v);
-    } else if (j < i) {
-      sums.below += pair_hash(j, i, v);
-    } else {
-      ++sums.diagonal;
-    }
-  }
-  return !bad;
-}
-
 // Whether the entries of the well-formed square matrix M in rows [r0, r1)
 // equal their transposes to a relative `tol`, comparing each entry (i, j)
 // of those rows with (j, i) through a cursor per row j that only moves
@@ -303,18 +247,21 @@ AffinityCheck check_symmetry(const SparseRows& M, double tol, const AffinityChec
 // The transpose is not read in that pass: comparing each entry with (j, i)
 // jumps to another row for every entry, for the all-pairs affinities of
 // t-SNE a cache miss per entry, several times the time of the pass. Instead
-// the pass sums a hash of every entry above the diagonal, (i, j, value),
-// and of every entry below it transposed, (j, i, value), modulo 2^64. A
-// matrix equal to its transpose bit for bit (as symmetrised affinities are)
-// has equal sums; when they differ the entries are compared with their
+// the pass (the kernels' affinity_rows) sums a hash of every entry above the
+// diagonal and of every entry below it, transposed, modulo 2^64. A matrix
+// equal to its transpose bit for bit (as symmetrised affinities are) has
+// equal sums; when they differ the entries are compared with their
 // transposes (rows_symmetric(), O(nnz) with a cursor per row), which finds
-// the entry or accepts a matrix symmetric to within `tol`. Two different
-// sets of entries with equal sums are as likely as a collision of a 64-bit
-// hash. The first problem of the first block of rows that has one is
-// reported, so that the answer does not depend on the number of threads.
+// the entry or accepts a matrix symmetric to within `tol`. The hash of an
+// entry is injective in either 32-bit half of its value, so one entry that
+// differs from its transpose in one half always shows; otherwise several
+// differences go unseen only if their hashes happen to cancel, as likely as
+// a collision of a 64-bit hash. The first problem of the first block of
+// rows that has one is reported, so that the answer does not depend on the
+// number of threads.
 template <typename Executor>
-AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
-                               Executor& executor) {
+AffinityCheck check_affinities(const CostKernels& kernels, const SparseRows& M, std::size_t nnz,
+                               double tol, Executor& executor) {
   AffinityCheck out;
   const std::size_t n = M.n;
   if (M.d != n || M.ptr[0] != 0 || static_cast<std::size_t>(M.ptr[n]) != nnz) {
@@ -333,7 +280,7 @@ AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
           AffinityCheck& f = found[b];
           RowSums sums;
           for (std::size_t i = n * b / blocks; i < n * (b + 1) / blocks; ++i) {
-            if (sum_row(M, i, nnz, sums)) continue;
+            if (kernels.affinity_rows(M.ptr, M.col, M.val, n, nnz, i, i + 1, sums)) continue;
             const int e0 = M.ptr[i], e1 = M.ptr[i + 1];
             if (e0 < 0 || e1 < e0 || static_cast<std::size_t>(e1) > nnz) {
               f = AffinityCheck{AffinityCheck::malformed, i, 0, 0.0, 0.0, 0, 0};
