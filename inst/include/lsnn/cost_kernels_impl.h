@@ -308,10 +308,6 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
   LaneBuffers<DC> buf(d);
   double* const accp = buf.acc;
   double* const yi = buf.yi;
-  // For a fixed number of coordinates the attraction is summed in local
-  // vectors, which the compiler keeps in registers (the buffers are memory:
-  // a store and a load on every step's chain).
-  d4 acc[DC > 0 ? DC : 1];
   for (std::size_t i = r0; i < r1; ++i) {
     for (std::size_t c = 0; c < d; ++c) {
       yi[c] = Y[c * stride + i];
@@ -368,9 +364,7 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
       }
       step(jl, load(pv));
     }
-    for (std::size_t c = 0; c < d; ++c) {
-      out.attraction[c * n + i] = hsum(load(accp + 4 * c));
-    }
+    for (std::size_t c = 0; c < d; ++c) out.attraction[c * n + i] = hsum(load(accp + 4 * c));
     out.cost[i] = Cost ? hsum(acc_cost) : 0.0;
     out.row_sum[i] = hsum(acc_sum);
   }
@@ -503,10 +497,6 @@ inline void sqdist_rows(const double* X, std::size_t n, std::size_t D,
   }
 }
 
-}  // namespace costk
-
-namespace costk {
-
 // The check of affinities (CostKernels::affinity_rows), eight entries at a
 // time. The hash of an entry with pair {a, b} (a < b) and value bits
 // (hi, lo), in 32-bit words:
@@ -560,12 +550,19 @@ inline u4 mul_low_words(u4 a, u4 b) {
 #endif
 }
 
-// The state of one row's checks: the last column read, and whether any
-// column or value so far was bad.
+// The state of one row's checks: the last column read, whether any column
+// or value so far was bad, and the stored zeros.
 struct RowScan {
   int last = -1;
   bool bad = false;
   std::size_t zeros = 0;
+  // one entry (column c of n, value v), checked one at a time
+  void note(int c, double v, std::uint32_t n) {
+    bad |= c <= last || static_cast<std::uint32_t>(c) > n - 1;
+    bad |= !(v >= 0.0 && v <= std::numeric_limits<double>::max());
+    last = c;
+    zeros += v == 0.0;
+  }
 };
 
 // Entries [e, end) of row i whose pairs are all {j, i} (j < i: `above`
@@ -612,10 +609,7 @@ inline std::uint64_t hash_run(const int* col, const double* val, int e, int end,
   for (; e < end; ++e) {
     const int c = col[e];
     const double v = val[e];
-    scan.bad |= c <= scan.last || static_cast<std::uint32_t>(c) > n - 1;
-    scan.bad |= !(v >= 0.0 && v <= std::numeric_limits<double>::max());
-    scan.last = c;
-    scan.zeros += v == 0.0;
+    scan.note(c, v, n);
     const std::uint32_t j = static_cast<std::uint32_t>(c);
     out += above ? pair_hash(i, j, v) : pair_hash(j, i, v);
   }
@@ -643,10 +637,7 @@ inline bool affinity_rows(const int* ptr, const int* col, const double* val, std
     const std::uint32_t ui = static_cast<std::uint32_t>(i), un = static_cast<std::uint32_t>(n);
     sums.below += hash_run(col, val, e0, lo, ui, false, un, scan);
     if (lo < e1 && col[lo] == row) {
-      const double v = val[lo];
-      scan.bad |= row <= scan.last || !(v >= 0.0 && v <= std::numeric_limits<double>::max());
-      scan.zeros += v == 0.0;
-      scan.last = row;
+      scan.note(row, val[lo], un);
       ++sums.diagonal;
       ++lo;
     }
