@@ -41,8 +41,8 @@
     .Call(`_lsnn_check_nnd_steps`, x, k, n_trees, leaf_size, max_candidates, simd)
 }
 
-.cost_gradient <- function(Y, P, cost, n_threads, simd, clean) {
-    .Call(`_lsnn_cost_gradient_cpp`, Y, P, cost, n_threads, simd, clean)
+.cost_gradient <- function(Y, P, cost, n_threads, simd, tol) {
+    .Call(`_lsnn_cost_gradient_cpp`, Y, P, cost, n_threads, simd, tol)
 }
 
 .optimize_layout <- function(Y0, P, cost, layout, n_threads, verbose, simd) {
@@ -69,8 +69,12 @@
     .Call(`_lsnn_cost_kernels_name`, simd)
 }
 
-.affinity_check <- function(P, tol, n_threads) {
-    .Call(`_lsnn_affinity_check`, P, tol, n_threads)
+.affinity_sums <- function(P, simd) {
+    .Call(`_lsnn_affinity_sums`, P, simd)
+}
+
+.affinity_check <- function(P, tol, n_threads, simd) {
+    .Call(`_lsnn_affinity_check`, P, tol, n_threads, simd)
 }
 
 .first_non_binary <- function(x) {

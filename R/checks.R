@@ -774,9 +774,23 @@ check_coords <- function(Y, name = "Y") {
 # by .affinity_check() in one pass over the stored entries, O(nnz) (the
 # first problem is named with its entry). Returns list(P, diagonal, clean):
 # the number of stored diagonal entries, and whether P stores neither
-# diagonal entries nor zeros (the exact cost then reads it in place).
+# diagonal entries nor zeros.
 read_affinities <- function(P, name = "P", n = NULL, against = "the coordinates have",
-                            n_threads = 1L, tol = 100 * .Machine$double.eps) {
+                            n_threads = 1L, tol = affinity_tol) {
+  P <- affinity_matrix(P, name, n, against)
+  res <- .affinity_check(P, tol, n_threads, simd_option())
+  if (res[1] != 0) affinity_problem(res, name, dim(P), tol)
+  list(P = P, diagonal = res[6], clean = res[6] == 0 && res[7] == 0)
+}
+
+# The relative difference between an affinity and its transpose that counts
+# as asymmetric.
+affinity_tol <- 100 * .Machine$double.eps
+
+# read_affinities()'s first half: P as a general dgCMatrix of the right
+# size, its entries not yet checked (cost_gradient() checks them in the
+# pass that sums them).
+affinity_matrix <- function(P, name = "P", n = NULL, against = "the coordinates have") {
   if (is.data.frame(P)) P <- as.matrix(P)
   if (!(is.matrix(P) && is.numeric(P)) && !inherits(P, "Matrix")) {
     stop_arg("'", name, "' must be a numeric matrix or a sparse Matrix (it is ", what_is(P), ")")
@@ -792,24 +806,26 @@ read_affinities <- function(P, name = "P", n = NULL, against = "the coordinates 
     P <- tryCatch(as_general_sparse(P, "CsparseMatrix"), error = function(e) NULL)
     if (is.null(P)) stop_arg("'", name, "' must be a numeric matrix or a sparse Matrix")
   }
-  res <- .affinity_check(P, tol, n_threads)
-  if (res[1] != 0) {
-    entry <- function(r, c) paste0(name, "[", r, ", ", c, "]")
-    col <- res[2]
-    row <- res[3]
-    stop_arg(switch(res[1],
-      paste0("'", name, "' is a damaged sparse matrix: its slots p and i do not describe a ",
-             "valid dgCMatrix", if (col <= d[2]) paste0(" (column ", col, ")"),
-             "; build it with Matrix::sparseMatrix()"),
-      paste0("'", name, "' must be finite (no NA, NaN or Inf): ", entry(row, col), " is ",
-             show_value(res[4])),
-      paste0("'", name, "' must be non-negative: ", entry(row, col), " = ", show_value(res[4])),
-      paste0("'", name, "' must be symmetric: ", entry(row, col), " = ", show_value(res[4]),
-             " but ", entry(col, row), " = ", show_value(res[5]), " (a relative difference ",
-             "above ", signif(tol, 3), "); symmetrise it, e.g. (", name, " + t(", name, ")) / 2")
-    ))
-  }
-  list(P = P, diagonal = res[6], clean = res[6] == 0 && res[7] == 0)
+  P
+}
+
+# The error for what the check of affinities found (res: .affinity_check()'s
+# c(kind, column, row, value, mirror, ...)) in `name`, of dimensions d.
+affinity_problem <- function(res, name, d, tol) {
+  entry <- function(r, c) paste0(name, "[", r, ", ", c, "]")
+  col <- res[2]
+  row <- res[3]
+  stop_arg(switch(res[1],
+    paste0("'", name, "' is a damaged sparse matrix: its slots p and i do not describe a ",
+           "valid dgCMatrix", if (col <= d[2]) paste0(" (column ", col, ")"),
+           "; build it with Matrix::sparseMatrix()"),
+    paste0("'", name, "' must be finite (no NA, NaN or Inf): ", entry(row, col), " is ",
+           show_value(res[4])),
+    paste0("'", name, "' must be non-negative: ", entry(row, col), " = ", show_value(res[4])),
+    paste0("'", name, "' must be symmetric: ", entry(row, col), " = ", show_value(res[4]),
+           " but ", entry(col, row), " = ", show_value(res[5]), " (a relative difference ",
+           "above ", signif(tol, 3), "); symmetrise it, e.g. (", name, " + t(", name, ")) / 2")
+  ))
 }
 
 # Generated data that cannot fit in memory is an error naming the argument:

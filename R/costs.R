@@ -55,10 +55,11 @@
 #' @param Y The output coordinates, an n x d numeric matrix.
 #' @param P Symmetric input affinities, n x n: a dense matrix or a sparse
 #'   `Matrix` (zeros need not be stored). The diagonal is ignored. It is
-#'   checked in one pass over its stored entries (finite, non-negative,
-#'   symmetric to a relative 100 machine epsilons entry by entry; an error
-#'   names the first entry that is not), and a `dgCMatrix` is read where it
-#'   is, without a copy: a call costs about one evaluation, also in loops.
+#'   checked (finite, non-negative, symmetric to a relative 100 machine
+#'   epsilons entry by entry; an error names the first entry that is not) in
+#'   the same pass over its stored entries that sums them, and a `dgCMatrix`
+#'   is read where it is, without a copy: a call costs about one
+#'   evaluation, also in loops.
 #'   For `"pacmap"` and `"localmap"`, the pair sets (see above).
 #' @param method One of `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`,
 #'   `"pacmap"`, `"localmap"`.
@@ -139,12 +140,15 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
   if (method %in% c("pacmap", "localmap")) {
     return(pacmap_cost_gradient(Y, P, method, weights, low_dist_thres, n_threads))
   }
-  # (checked in one pass over P's entries, read in place when it is a dgCMatrix)
-  affinities <- read_affinities(P, "P", nrow(Y), n_threads = n_threads)
+  P <- affinity_matrix(P, "P", nrow(Y))
   cost <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                            alpha = alpha, spread = spread, min_dist = min_dist)
-  res <- .cost_gradient(Y, affinities$P, ne_cost_list(cost, gradient), n_threads, simd_option(),
-                        affinities$clean)
+  # (P's entries are checked as read_affinities() checks them, in the pass
+  # that sums them, read in place when P is a dgCMatrix)
+  res <- .cost_gradient(Y, P, ne_cost_list(cost, gradient), n_threads, simd_option(),
+                        affinity_tol)
+  if (res$check[1] != 0) affinity_problem(res$check, "P", dim(P), affinity_tol)
+  res$check <- NULL
   dimnames(res$gradient) <- dimnames(Y)
   res
 }

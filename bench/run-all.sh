@@ -28,6 +28,7 @@ run exact Rscript bench/bench-exact.R
 run approx Rscript bench/bench-approx.R
 run sparse Rscript bench/bench-sparse.R
 run embed Rscript bench/bench-embed.R
+run cost-gradient Rscript bench/bench-cost-gradient.R
 run quality Rscript bench/bench-quality.R
 run transform Rscript bench/bench-transform.R
 run method-comparison Rscript bench/method-comparison.R

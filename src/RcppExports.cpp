@@ -167,8 +167,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cost_gradient_cpp
-Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads, std::string simd, bool clean);
-RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP PSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP cleanSEXP) {
+Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads, std::string simd, double tol);
+RcppExport SEXP _lsnn_cost_gradient_cpp(SEXP YSEXP, SEXP PSEXP, SEXP costSEXP, SEXP n_threadsSEXP, SEXP simdSEXP, SEXP tolSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -177,8 +177,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::List >::type cost(costSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    Rcpp::traits::input_parameter< bool >::type clean(cleanSEXP);
-    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, P, cost, n_threads, simd, clean));
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cost_gradient_cpp(Y, P, cost, n_threads, simd, tol));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -273,16 +273,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// affinity_sums
+Rcpp::CharacterVector affinity_sums(Rcpp::S4 P, std::string simd);
+RcppExport SEXP _lsnn_affinity_sums(SEXP PSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::S4 >::type P(PSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(affinity_sums(P, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 // affinity_check
-Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads);
-RcppExport SEXP _lsnn_affinity_check(SEXP PSEXP, SEXP tolSEXP, SEXP n_threadsSEXP) {
+Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_affinity_check(SEXP PSEXP, SEXP tolSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::S4 >::type P(PSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(affinity_check(P, tol, n_threads));
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(affinity_check(P, tol, n_threads, simd));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -729,7 +742,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_far_field_defaults", (DL_FUNC) &_lsnn_far_field_defaults, 1},
     {"_lsnn_far_field_plan_cpp", (DL_FUNC) &_lsnn_far_field_plan_cpp, 4},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
-    {"_lsnn_affinity_check", (DL_FUNC) &_lsnn_affinity_check, 3},
+    {"_lsnn_affinity_sums", (DL_FUNC) &_lsnn_affinity_sums, 2},
+    {"_lsnn_affinity_check", (DL_FUNC) &_lsnn_affinity_check, 4},
     {"_lsnn_first_non_binary_cpp", (DL_FUNC) &_lsnn_first_non_binary_cpp, 1},
     {"_lsnn_matrix_fingerprint", (DL_FUNC) &_lsnn_matrix_fingerprint, 1},
     {"_lsnn_shard_rows", (DL_FUNC) &_lsnn_shard_rows, 4},

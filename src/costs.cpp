@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,30 @@ lsnn::SparseRows affinity_view(const Rcpp::S4& P) {
   return lsnn::SparseRows{ptr.begin(), col.begin(), val.begin(), n, n};
 }
 
+// Whether the slots of the dgCMatrix P have the lengths its dimensions ask
+// for (square; p of n + 1; i and x of one length, *nnz), so that the core
+// may read them.
+bool affinity_slots_fit(const Rcpp::S4& P, std::size_t* nnz) {
+  const Rcpp::IntegerVector dim = P.slot("Dim"), ptr = P.slot("p"), row = P.slot("i");
+  const Rcpp::NumericVector val = P.slot("x");
+  *nnz = static_cast<std::size_t>(row.size());
+  return dim.size() == 2 && dim[0] == dim[1] && dim[0] >= 0 &&
+         ptr.size() == static_cast<R_xlen_t>(dim[1]) + 1 && row.size() == val.size();
+}
+
+// An AffinityCheck for R (affinity_problem()): c(kind, column, row, value,
+// mirror, diagonal, zeros), column and row 1-based, of the entry P[row,
+// column].
+Rcpp::NumericVector check_vector(const lsnn::AffinityCheck& c) {
+  return Rcpp::NumericVector{static_cast<double>(c.kind), static_cast<double>(c.row) + 1.0,
+                             static_cast<double>(c.col) + 1.0, c.value, c.mirror,
+                             static_cast<double>(c.diagonal), static_cast<double>(c.zeros)};
+}
+
+// What affinity_problem() reads for slots that do not fit their dimensions:
+// kind 1 (malformed), no column.
+Rcpp::NumericVector misfit_slots() { return Rcpp::NumericVector{1, 0, 0, 0, 0, 0, 0}; }
+
 // The layout of a placement (placement.h): the reference rows, then the new
 // points' rows; P's rows empty for the reference, then the new points'
 // CSR rows (0-based reference columns).
@@ -209,21 +234,34 @@ Rcpp::List far_field_plan_list(const lsnn::FarFieldPlan& plan) {
 
 }  // namespace
 
-// `clean`: P stores no diagonal entry and no zero (as .affinity_check()
-// found), so that the exact sum reads it in place.
+// The cost and gradient at Y under P (a dgCMatrix of Y's size, not yet
+// checked): checked in the same pass (lsnn::checked_cost_gradient()).
+// Returns the list of cost_gradient_list() and `check` (check_vector()), or
+// only `check` when it found a problem.
 // [[Rcpp::export(.cost_gradient)]]
 Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost, int n_threads,
-                             std::string simd, bool clean) {
+                             std::string simd, double tol) {
   const std::size_t n = Y.nrow(), d = Y.ncol();
+  std::size_t nnz = 0;
+  if (!affinity_slots_fit(P, &nnz) || affinity_view(P).n != n) {
+    return Rcpp::List::create(Rcpp::Named("check") = misfit_slots());
+  }
   lsnn_r::RExecutor ex(n_threads, false);
   Rcpp::NumericMatrix grad(n, d);
   Rcpp::NumericVector pcost(n);
   const lsnn::CostSettings settings = cost_settings(cost);
   const lsnn::SparseRows affinities = affinity_view(P);
   return lsnn_r::run_core([&]() {
-    lsnn::CostEvaluator ev(lsnn_r::cost_kernels(simd), settings, affinities, d, clean);
-    const double value = ev.evaluate(Y.begin(), true, grad.begin(), pcost.begin(), ex);
-    return lsnn_r::cost_gradient_list(value, grad, pcost);
+    lsnn::AffinityCheck found;
+    const double value =
+        lsnn::checked_cost_gradient(lsnn_r::cost_kernels(simd), settings, affinities, nnz, tol,
+                                    Y.begin(), d, grad.begin(), pcost.begin(), found, ex);
+    if (found.kind != lsnn::AffinityCheck::ok) {
+      return Rcpp::List::create(Rcpp::Named("check") = check_vector(found));
+    }
+    Rcpp::List out = lsnn_r::cost_gradient_list(value, grad, pcost);
+    out["check"] = check_vector(found);
+    return out;
   });
 }
 
@@ -341,31 +379,36 @@ Rcpp::List far_field_plan_cpp(Rcpp::NumericMatrix Y, Rcpp::List cost, bool exagg
 // [[Rcpp::export(.cost_kernels_name)]]
 std::string cost_kernels_name(std::string simd) { return lsnn_r::cost_kernels(simd).name; }
 
-// check_affinities() of a dgCMatrix's slots, read in place: its columns are
-// the core's rows. Returns c(kind, column, row, value, mirror, diagonal,
-// zeros) (AffinityCheck; column and row 1-based, of the entry P[row, column]),
-// kind 1 (malformed) when the slots' lengths do not fit its dimensions.
-// [[Rcpp::export(.affinity_check)]]
-Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads) {
-  const Rcpp::IntegerVector dim = P.slot("Dim"), ptr = P.slot("p"), row = P.slot("i");
-  const Rcpp::NumericVector val = P.slot("x");
-  Rcpp::NumericVector out = {1, 0, 0, 0, 0, 0, 0};
-  if (dim.size() != 2 || dim[0] != dim[1] || ptr.size() != static_cast<R_xlen_t>(dim[1]) + 1 ||
-      row.size() != val.size()) {
-    return out;
+// The sums the check of affinities compares (CostKernels::affinity_rows over
+// all rows of a well-formed dgCMatrix), for tests that the kernel builds
+// agree: c(above, below) in hexadecimal, then the stored zeros and diagonal
+// entries; NA when a row fails its checks.
+// [[Rcpp::export(.affinity_sums)]]
+Rcpp::CharacterVector affinity_sums(Rcpp::S4 P, std::string simd) {
+  std::size_t nnz = 0;
+  if (!affinity_slots_fit(P, &nnz)) Rcpp::stop("the slots of P do not fit its dimensions");
+  const lsnn::SparseRows M = affinity_view(P);
+  lsnn::RowSums sums;
+  if (!lsnn_r::cost_kernels(simd).affinity_rows(M.ptr, M.col, M.val, M.n, nnz, 0, M.n, sums)) {
+    return Rcpp::CharacterVector(4, NA_STRING);
   }
+  char above[17], below[17];
+  std::snprintf(above, sizeof above, "%016llx", static_cast<unsigned long long>(sums.above));
+  std::snprintf(below, sizeof below, "%016llx", static_cast<unsigned long long>(sums.below));
+  return Rcpp::CharacterVector::create(above, below, std::to_string(sums.zeros),
+                                       std::to_string(sums.diagonal));
+}
+
+// check_affinities() of a dgCMatrix's slots, read in place: its columns are
+// the core's rows. Returns check_vector()'s c(kind, column, row, value,
+// mirror, diagonal, zeros).
+// [[Rcpp::export(.affinity_check)]]
+Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads, std::string simd) {
+  std::size_t nnz = 0;
+  if (!affinity_slots_fit(P, &nnz)) return misfit_slots();
   lsnn_r::RExecutor ex(n_threads, false);
-  const std::size_t n = static_cast<std::size_t>(dim[0]);
-  const lsnn::SparseRows M{ptr.begin(), row.begin(), val.begin(), n, n};
-  const lsnn::AffinityCheck res = lsnn_r::run_core([&]() {
-    return lsnn::check_affinities(M, static_cast<std::size_t>(row.size()), tol, ex);
-  });
-  out[0] = static_cast<double>(res.kind);
-  out[1] = static_cast<double>(res.row) + 1.0;
-  out[2] = static_cast<double>(res.col) + 1.0;
-  out[3] = res.value;
-  out[4] = res.mirror;
-  out[5] = static_cast<double>(res.diagonal);
-  out[6] = static_cast<double>(res.zeros);
-  return out;
+  const lsnn::SparseRows M = affinity_view(P);
+  return check_vector(lsnn_r::run_core([&]() {
+    return lsnn::check_affinities(lsnn_r::cost_kernels(simd), M, nnz, tol, ex);
+  }));
 }

@@ -8,11 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-demo}"
 
-debs="r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-matrix r-cran-uwot
-      r-cran-rspectra r-cran-irlba r-cran-knitr r-cran-rmarkdown r-cran-png r-cran-testthat
-      r-cran-cli r-cran-future r-cran-future.apply pandoc dataset-fashion-mnist"
-cran='c("Rcpp", "RcppEigen", "RcppParallel", "Matrix", "uwot", "RSpectra", "irlba",
-        "knitr", "rmarkdown", "png", "testthat", "cli", "future", "future.apply")'
+# shellcheck source=tools/dependencies.sh
+. tools/dependencies.sh
+debs="$lsnn_debs r-cran-testthat"
+cran="$lsnn_cran, \"testthat\""
+need=no
+command -v pandoc >/dev/null && [ -d /usr/share/datasets/fashion-mnist ] || need=yes
 
 # The packages of lsnn's Bioconductor and Seurat adapters (LsnnParam(),
 # as_seurat_neighbor()): suggested only, their tests skip without them. The
@@ -20,34 +21,12 @@ cran='c("Rcpp", "RcppEigen", "RcppParallel", "Matrix", "uwot", "RSpectra", "irlb
 # they are left to the user.
 adapter_debs="r-bioc-biocneighbors r-bioc-scater r-bioc-scran r-bioc-bluster
               r-bioc-singlecellexperiment r-cran-seurat"
-adapters='c("BiocNeighbors", "scater", "scran", "bluster", "SingleCellExperiment", "Seurat")'
-
-missing=$(Rscript -e "p <- $cran; cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])")
-on_debian_as_root() {
-  [ -f /etc/debian_version ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null
-}
-if [ "$what" = test ] && on_debian_as_root; then
-  missing_adapters=$(Rscript -e "p <- $adapters
-    cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])")
-  if [ -n "$missing_adapters" ]; then
-    debs="$debs $adapter_debs"
-    missing="$missing $missing_adapters"
-  fi
+adapters='"BiocNeighbors", "scater", "scran", "bluster", "SingleCellExperiment", "Seurat"'
+if [ "$what" = test ] && on_debian_as_root && [ -n "$(missing_r_packages "$adapters")" ]; then
+  debs="$debs $adapter_debs"
+  need=yes
 fi
-# pandoc builds the vignettes; Debian's Fashion-MNIST is optional data the
-# LSNN vignette and the demo use when present.
-if on_debian_as_root && { [ -n "${missing// /}" ] || ! command -v pandoc >/dev/null ||
-                          [ ! -d /usr/share/datasets/fashion-mnist ]; }; then
-  echo "lsnn setup: installing from Debian: $debs" | tr -s ' \n' ' '; echo
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  # shellcheck disable=SC2086
-  apt-get install -y -qq --no-install-recommends $debs >/dev/null
-elif [ -n "${missing// /}" ]; then
-  echo "lsnn setup: installing from CRAN: $missing"
-  Rscript -e "p <- $cran; p <- p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)];
-    install.packages(p, repos = 'https://cloud.r-project.org')"
-fi
+install_missing "lsnn setup" "$debs" "$cran" "$need"
 
 # Build the source tarball (which runs and keeps the vignettes) and install
 # from it, so that vignette(package = "lsnn") lists them; both steps compile,

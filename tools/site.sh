@@ -25,35 +25,20 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-debs="r-cran-rcpp r-cran-rcppeigen r-cran-rcppparallel r-cran-matrix r-cran-uwot
-      r-cran-rspectra r-cran-irlba r-cran-knitr r-cran-rmarkdown r-cran-png r-cran-cli
-      r-cran-future r-cran-future.apply r-cran-pkgdown r-cran-downlit r-cran-ragg
-      r-cran-xml2 pandoc libjs-mathjax chromium fonts-dejavu-core dataset-fashion-mnist"
-cran='c("Rcpp", "RcppEigen", "RcppParallel", "Matrix", "uwot", "RSpectra", "irlba",
-        "knitr", "rmarkdown", "png", "cli", "future", "future.apply", "pkgdown",
-        "downlit", "ragg", "xml2")'
-
+# shellcheck source=tools/dependencies.sh
+. tools/dependencies.sh
 find_chromium() {
   for c in "${CHROMIUM:-}" chromium chromium-browser google-chrome; do
     if [ -n "$c" ] && command -v "$c" >/dev/null; then echo "$c"; return; fi
   done
 }
-on_debian_as_root() {
-  [ -f /etc/debian_version ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null
-}
-missing=$(Rscript -e "p <- $cran; cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])")
-if on_debian_as_root && { [ -n "$missing" ] || ! command -v pandoc >/dev/null ||
-     [ -z "$(find_chromium)" ] || [ ! -f /usr/share/javascript/mathjax/MathJax.js ]; }; then
-  echo "lsnn site: installing from Debian: $debs" | tr -s ' \n' ' '; echo
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  # shellcheck disable=SC2086
-  apt-get install -y -qq --no-install-recommends $debs >/dev/null
-elif [ -n "$missing" ]; then
-  echo "lsnn site: installing from CRAN: $missing"
-  Rscript -e "p <- $cran; p <- p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)];
-    install.packages(p, repos = 'https://cloud.r-project.org')"
-fi
+need=no
+command -v pandoc >/dev/null && [ -n "$(find_chromium)" ] &&
+  [ -f /usr/share/javascript/mathjax/MathJax.js ] || need=yes
+install_missing "lsnn site" \
+  "$lsnn_debs r-cran-pkgdown r-cran-downlit r-cran-ragg r-cran-xml2 libjs-mathjax chromium
+   fonts-dejavu-core" \
+  "$lsnn_cran, \"pkgdown\", \"downlit\", \"ragg\", \"xml2\"" "$need"
 
 start=$(date +%s)
 if [ -z "$lib" ]; then

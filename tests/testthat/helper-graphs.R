@@ -52,3 +52,15 @@ clusters_apart <- function(Y, label) {
   min_between <- min(D[!same])
   min_between > max_within
 }
+
+# X written as shards of rows_per_shard rows and its exact sharded LSNN graph
+# (11 neighbours among 20 extra), each in a new temporary directory.
+# Returns list(shards, graph, dirs); the caller removes `dirs`.
+sharded_lsnn_case <- function(X, rows_per_shard) {
+  dirs <- c(tempfile("shards"), tempfile("graph"))
+  shards <- write_shards(X, dirs[1], rows_per_shard = rows_per_shard)
+  list(shards = shards,
+       graph = locally_scaled_knn_sharded(shards, n_neighbors = 11, n_extra = 20,
+                                          nn_kind = "exact", out_dir = dirs[2]),
+       dirs = dirs)
+}

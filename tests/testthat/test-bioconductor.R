@@ -11,6 +11,13 @@ bioc_data <- function(n = 300, d = 6, seed = 1) {
   X
 }
 
+# X as a SingleCellExperiment whose "PCA" is X itself.
+bioc_sce <- function(X) {
+  sce <- SingleCellExperiment::SingleCellExperiment(assays = list(logcounts = t(X)))
+  SingleCellExperiment::reducedDim(sce, "PCA") <- X
+  sce
+}
+
 test_that("LsnnParam() checks its arguments and shows its settings", {
   skip_if_not_installed("BiocNeighbors")
   p <- LsnnParam()
@@ -245,8 +252,7 @@ test_that("scater's runUMAP() with BNPARAM = LsnnParam() gives the layout of nn_
   skip_if_not_installed("SingleCellExperiment")
   skip_if_not_installed("uwot")
   X <- bioc_data()
-  sce <- SingleCellExperiment::SingleCellExperiment(assays = list(logcounts = t(X)))
-  SingleCellExperiment::reducedDim(sce, "PCA") <- X
+  sce <- bioc_sce(X)
   set.seed(42)
   via_param <- scater::runUMAP(sce, dimred = "PCA", n_neighbors = 15, external_neighbors = TRUE,
                                BNPARAM = LsnnParam(kind = "lsnn", nn_kind = "exact"))
@@ -268,8 +274,7 @@ test_that("scater's runTSNE() takes lsnn's neighbours", {
   skip_if_not_installed("SingleCellExperiment")
   skip_if_not_installed("Rtsne")
   X <- bioc_data()
-  sce <- SingleCellExperiment::SingleCellExperiment(assays = list(logcounts = t(X)))
-  SingleCellExperiment::reducedDim(sce, "PCA") <- X
+  sce <- bioc_sce(X)
   set.seed(3)
   sce <- scater::runTSNE(sce, dimred = "PCA", perplexity = 10, external_neighbors = TRUE,
                          BNPARAM = LsnnParam(kind = "lsnn", nn_kind = "exact"))

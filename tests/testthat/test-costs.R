@@ -159,7 +159,8 @@ test_that("the symmetry check of P is entry by entry, in O(nnz)", {
   expect_error(cost_gradient(Y, Matrix::drop0(Matrix::Matrix(Pm, sparse = TRUE))),
                "'P' must be symmetric")
   # the same answer for any number of threads
-  expect_identical(lsnn:::.affinity_check(Pr, 1e-14, 1L), lsnn:::.affinity_check(Pr, 1e-14, 2L))
+  expect_identical(lsnn:::.affinity_check(Pr, 1e-14, 1L, "auto"),
+                   lsnn:::.affinity_check(Pr, 1e-14, 2L, "auto"))
 })
 
 test_that("cost_gradient rejects bad input", {
@@ -193,7 +194,20 @@ test_that("the cost kernels follow the lsnn.simd option", {
 })
 
 test_that("the one-pass check of P finds every kind of problem, in any tile", {
-  check <- function(P, threads = 1L) lsnn:::.affinity_check(P, 1e-14, threads)
+  # .affinity_check() and the check cost_gradient() makes while it sums P
+  # must find the same problem
+  cost <- lsnn:::ne_cost_list(lsnn:::ne_cost_settings("tsne"), "exact")
+  # (and both kernel builds)
+  check <- function(P, threads = 1L) {
+    res <- lsnn:::.affinity_check(P, 1e-14, threads, "auto")
+    expect_identical(lsnn:::.affinity_check(P, 1e-14, threads, "generic"), res)
+    Y <- matrix(seq_len(2 * nrow(P)) / 7, nrow(P))
+    for (simd in c("auto", "generic")) {
+      in_pass <- lsnn:::.cost_gradient(Y, P, cost, threads, simd, 1e-14)$check
+      expect_identical(in_pass[1:5], res[1:5])
+    }
+    res
+  }
   set.seed(3)
   for (n in c(5, 70, 300)) {
     for (density in c(0.05, 0.5, 1)) {
@@ -256,27 +270,87 @@ test_that("the one-pass check of P finds every kind of problem, in any tile", {
   expect_identical(check(bad)[1:2], c(1, 4))
 })
 
+test_that("the check's hash sums agree between kernel builds and see every change", {
+  sums <- function(P, simd = "auto") lsnn:::.affinity_sums(P, simd)
+  set.seed(11)
+  # rows of every length modulo 8 (the kernel's vector width), both sides
+  # of the diagonal
+  for (n in c(3, 9, 40, 130)) {
+    A <- Matrix::rsparsematrix(n, n, 0.4, rand.x = function(k) runif(k, 0.1, 1))
+    S <- methods::as(methods::as(Matrix::drop0(A + Matrix::t(A)), "generalMatrix"),
+                     "CsparseMatrix")
+    info <- paste("n =", n)
+    s <- sums(S)
+    expect_identical(sums(S, "generic"), s, info = info)
+    expect_identical(s[1], s[2], info = info)
+    # one entry off the diagonal changed in its low bits only, or in its
+    # exponent only
+    off <- which(S@i != rep(seq_len(n) - 1L, diff(S@p)))
+    for (k in unique(c(off[1], off[length(off)], off[sample(length(off), 5)]))) {
+      for (factor in c(1 + 2^-50, 2)) {
+        B <- S
+        B@x[k] <- B@x[k] * factor
+        b <- sums(B)
+        expect_false(b[1] == b[2], info = paste(info, k, factor))
+        expect_identical(sums(B, "generic"), b, info = info)
+        # the transpose swaps the two sums
+        expect_identical(sums(methods::as(Matrix::t(B), "CsparseMatrix"))[1:2], b[2:1],
+                         info = info)
+      }
+    }
+    # stored zeros and the diagonal are counted
+    D <- S
+    Matrix::diag(D) <- 1
+    D@x[1] <- 0
+    expect_identical(sums(D)[3:4], c("1", as.character(n)), info = info)
+    expect_identical(sums(D, "generic"), sums(D), info = info)
+  }
+  # a column out of order or a negative value fails the row
+  P <- methods::as(Matrix::Matrix(matrix(1, 12, 12), sparse = TRUE), "generalMatrix")
+  bad <- P
+  bad@i[3:4] <- bad@i[4:3]
+  expect_true(all(is.na(sums(bad))))
+  expect_true(all(is.na(sums(bad, "generic"))))
+  bad <- P
+  bad@x[10] <- -1
+  expect_true(all(is.na(sums(bad))))
+})
+
 test_that("cost_gradient() reads a clean P in place, with the copy's result", {
   # rows of every length modulo 4: a kNN graph's, and all pairs of 27 points
   pr <- make_problem(n = 27)
   Y <- spread_coords(pr$n, 2)
   P <- methods::as(pr$P, "CsparseMatrix")
+  tol <- lsnn:::affinity_tol
+  # the same entries and a stored zero, which the in-place sum does not
+  # leave out: summed from the copy
+  with_zero <- function(A) {
+    tr <- Matrix::summary(A)
+    Matrix::sparseMatrix(i = c(tr$i, 1), j = c(tr$j, 1), x = c(tr$x, 0), dims = dim(A))
+  }
+  result <- function(...) {
+    res <- lsnn:::.cost_gradient(...)
+    expect_identical(res$check[1], 0)
+    res$check <- NULL
+    res
+  }
   for (A in list(pr$V, P)) {
     expect_true(lsnn:::read_affinities(A, "P")$clean)
+    Az <- with_zero(A)
+    expect_false(lsnn:::read_affinities(Az, "P")$clean)
     for (method in c("tsne", "largevis", "umap")) {
       cost <- lsnn:::ne_cost_list(lsnn:::ne_cost_settings(method), "exact")
       for (d in 1:3) {
         Yd <- spread_coords(pr$n, d)
-        copy <- lsnn:::.cost_gradient(Yd, A, cost, 1L, "auto", FALSE)
-        expect_identical(lsnn:::.cost_gradient(Yd, A, cost, 1L, "auto", TRUE), copy,
-                         info = paste(method, d))
-        expect_identical(lsnn:::.cost_gradient(Yd, A, cost, 2L, "generic", TRUE),
-                         lsnn:::.cost_gradient(Yd, A, cost, 2L, "generic", FALSE))
+        copy <- result(Yd, Az, cost, 1L, "auto", tol)
+        expect_identical(result(Yd, A, cost, 1L, "auto", tol), copy, info = paste(method, d))
+        expect_identical(result(Yd, A, cost, 2L, "generic", tol),
+                         result(Yd, Az, cost, 2L, "generic", tol))
       }
     }
   }
   expect_true(length(unique(diff(pr$V@p) %% 4)) > 1)
-  # a diagonal or a stored zero: the copy without them
+  # a diagonal: the copy without it
   Pd <- P
   Matrix::diag(Pd) <- 1
   expect_false(lsnn:::read_affinities(Pd, "P")$clean)

@@ -237,12 +237,10 @@ test_that("PaCMAP's pair sums are the same for 1 and 2 threads", {
 test_that("PaCMAP runs from sharded data and its sharded graph as from memory", {
   set.seed(3)
   X <- rbind(matrix(rnorm(300 * 5), 300), matrix(rnorm(300 * 5, mean = 4), 300))
-  dir <- tempfile("pm-shards")
-  out <- tempfile("pm-graph")
-  on.exit(unlink(c(dir, out), recursive = TRUE))
-  shards <- write_shards(X, dir, rows_per_shard = 250)
-  g <- locally_scaled_knn_sharded(shards, n_neighbors = 11, n_extra = 20, nn_kind = "exact",
-                                  out_dir = out)
+  case <- sharded_lsnn_case(X, 250)
+  on.exit(unlink(case$dirs, recursive = TRUE))
+  shards <- case$shards
+  g <- case$graph
   for (method in c("pacmap", "localmap")) {
     from_shards <- neighbor_embedding(shards, method, nn_method = g, max_iter = 60,
                                       phases = c(20, 20, 20), seed = 7, n_threads = 2)

@@ -310,12 +310,10 @@ test_that("a damaged rotation in an index or a model is refused, named", {
 test_that("PaCMAP from shards reduces its data as the in-memory call does", {
   set.seed(11)
   X <- pca_case(n = 300, d = 110, seed = 11)
-  dir <- tempfile("pca-shards")
-  out <- tempfile("pca-graph")
-  on.exit(unlink(c(dir, out), recursive = TRUE))
-  shards <- write_shards(X, dir, rows_per_shard = 150)
-  g <- locally_scaled_knn_sharded(shards, n_neighbors = 11, n_extra = 20, nn_kind = "exact",
-                                  out_dir = out)
+  case <- sharded_lsnn_case(X, 150)
+  on.exit(unlink(case$dirs, recursive = TRUE))
+  shards <- case$shards
+  g <- case$graph
   run <- function(data, graph, ...) {
     neighbor_embedding(data, "pacmap", nn_method = graph, max_iter = 30, phases = c(10, 10, 10),
                        seed = 5, ...)

@@ -10,6 +10,7 @@
 #define LSNN_COST_KERNELS_H
 
 #include <cstddef>
+#include <cstdint>
 
 #include "cost_models.h"
 
@@ -61,6 +62,22 @@ struct SparseSums {
   double* row_sum;
 };
 
+// What the check of a square sparse matrix of affinities sums over its rows
+// (affinity_rows below; sparse.h's check_affinities() and costs.h's
+// PassCheck compare the sums): hashes of the entries above the diagonal and
+// of those below it (transposed), modulo 2^64, and the counts of stored
+// zeros and diagonal entries.
+struct RowSums {
+  std::uint64_t above = 0, below = 0;
+  std::size_t zeros = 0, diagonal = 0;
+  void add(const RowSums& o) {
+    above += o.above;
+    below += o.below;
+    zeros += o.zeros;
+    diagonal += o.diagonal;
+  }
+};
+
 struct CostKernels {
   // The all-pairs part over rows [i0, i1) and columns [j0, j1) (block
   // bounds multiples of 4, j1 <= stride). Each unordered pair counts once
@@ -91,6 +108,17 @@ struct CostKernels {
   void (*sqdist_rows)(const double* X, std::size_t n, std::size_t D,
                       const double* norms, std::size_t r0, std::size_t r1,
                       double* out);
+  // Rows [r0, r1) of a square sparse matrix by rows (n rows, nnz entries in
+  // all: row i holds col[ptr[i] .. ptr[i + 1]) with values val) added to
+  // `sums`: each entry (i, j, v) off the diagonal hashed as the pair
+  // {min(i, j), max(i, j)} with the bits of v, into `above` when j > i and
+  // `below` when j < i, so that the two sums agree when the matrix equals
+  // its transpose bit for bit. False when a row's range in ptr is out of
+  // order or beyond nnz (nothing of that row is read), or a row holds a
+  // column out of range or not increasing, or a value that is not finite or
+  // is below 0; the sums mean nothing then.
+  bool (*affinity_rows)(const int* ptr, const int* col, const double* val, std::size_t n,
+                        std::size_t nnz, std::size_t r0, std::size_t r1, RowSums& sums);
   const char* name;
 };
 

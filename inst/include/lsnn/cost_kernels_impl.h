@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <type_traits>
 
@@ -336,6 +337,17 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
     const int whole = e0 + ((e1 - e0) & ~3);
     const double* const vals = prob.val + (prob.val_start != nullptr ? prob.val_start[i] : e0);
     for (int e = e0; e < whole; e += 4) {
+      if constexpr (Cost) {
+        // The cost takes a logarithm per entry, long enough for the entries
+        // a group of rows ahead (the in-pass check of costs.h reads them
+        // next) to arrive from memory meanwhile. (Integer arithmetic: the
+        // address may lie past the arrays; a prefetch never faults.)
+        constexpr std::uintptr_t ahead = 8192;
+        __builtin_prefetch(reinterpret_cast<const void*>(
+                               reinterpret_cast<std::uintptr_t>(prob.val + e) + 8 * ahead), 0, 2);
+        __builtin_prefetch(reinterpret_cast<const void*>(
+                               reinterpret_cast<std::uintptr_t>(prob.col + e) + 4 * ahead), 0, 2);
+      }
       const std::size_t jl[4] = {static_cast<std::size_t>(prob.col[e]),
                                  static_cast<std::size_t>(prob.col[e + 1]),
                                  static_cast<std::size_t>(prob.col[e + 2]),
@@ -486,12 +498,163 @@ inline void sqdist_rows(const double* X, std::size_t n, std::size_t D,
   }
 }
 
+// The check of affinities (CostKernels::affinity_rows), eight entries at a
+// time. The hash of an entry with pair {a, b} (a < b) and value bits
+// (hi, lo), in 32-bit words:
+//   x = lo ^ (a K1 + b K2),  y = hi ^ (a K3 + b K4),
+//   H = x y + (x 2^32 + y)   (modulo 2^64; x y is exact).
+// The product makes H non-linear in the entry, so that differences between
+// the above and below sums do not cancel by construction; the added
+// concatenation keeps H injective in (x, y) when one factor is 0. It takes
+// 32-bit multiplications only, which AVX2 does on eight lanes.
+constexpr std::uint32_t kHashK1 = 0x9E3779B9u, kHashK2 = 0x85EBCA6Bu, kHashK3 = 0xC2B2AE35u,
+                        kHashK4 = 0x27D4EB2Fu;
+
+inline std::uint64_t hash_words(std::uint64_t x, std::uint64_t y) {
+  return x * y + ((x << 32) | y);
+}
+
+inline std::uint64_t pair_hash(std::uint32_t a, std::uint32_t b, double value) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const std::uint32_t x = static_cast<std::uint32_t>(bits) ^ (a * kHashK1 + b * kHashK2);
+  const std::uint32_t y = static_cast<std::uint32_t>(bits >> 32) ^ (a * kHashK3 + b * kHashK4);
+  return hash_words(x, y);
+}
+
+typedef std::uint32_t w8 __attribute__((vector_size(32)));
+typedef std::int32_t i8 __attribute__((vector_size(32)));
+typedef std::uint64_t u4 __attribute__((vector_size(32)));
+
+template <typename To, typename From>
+inline To vec_cast(From v) {
+  static_assert(sizeof(To) == sizeof(From), "vector width");
+  To r;
+  std::memcpy(&r, &v, sizeof(r));
+  return r;
+}
+
+template <typename V, typename T>
+inline V splat_as(T x) {
+  V v;
+  for (std::size_t k = 0; k < sizeof(V) / sizeof(x); ++k) v[k] = x;
+  return v;
+}
+
+// The products of the low 32 bits of each 64-bit lane.
+inline u4 mul_low_words(u4 a, u4 b) {
+#if defined(LSNN_KERNEL_AVX2)
+  return vec_cast<u4>(__builtin_ia32_pmuludq256(vec_cast<i8>(a), vec_cast<i8>(b)));
+#else
+  const u4 low = splat_as<u4>(std::uint64_t{0xFFFFFFFFu});
+  return (a & low) * (b & low);
+#endif
+}
+
+// The state of one row's checks: the last column read, whether any column
+// or value so far was bad, and the stored zeros.
+struct RowScan {
+  int last = -1;
+  bool bad = false;
+  std::size_t zeros = 0;
+  // one entry (column c of n, value v), checked one at a time
+  void note(int c, double v, std::uint32_t n) {
+    bad |= c <= last || static_cast<std::uint32_t>(c) > n - 1;
+    bad |= !(v >= 0.0 && v <= std::numeric_limits<double>::max());
+    last = c;
+    zeros += v == 0.0;
+  }
+};
+
+// Entries [e, end) of row i whose pairs are all {j, i} (j < i: `above`
+// false) or all {i, j} (j > i): their hash sum. With the pair's other end
+// c = i fixed, x's key is j Kj + c Kc, for the K of j's and of c's place.
+inline std::uint64_t hash_run(const int* col, const double* val, int e, int end,
+                              std::uint32_t i, bool above, std::uint32_t n, RowScan& scan) {
+  const std::uint32_t kxj = above ? kHashK2 : kHashK1, kyj = above ? kHashK4 : kHashK3;
+  const std::uint32_t cx = i * (above ? kHashK1 : kHashK2), cy = i * (above ? kHashK3 : kHashK4);
+  const w8 vkx = splat_as<w8>(kxj), vky = splat_as<w8>(kyj), vcx = splat_as<w8>(cx),
+           vcy = splat_as<w8>(cy), top = splat_as<w8>(n - 1);
+  const d4 zero = splat(0.0), huge = splat(std::numeric_limits<double>::max());
+  const u4 low = splat_as<u4>(std::uint64_t{0xFFFFFFFFu});
+  u4 sum = splat_as<u4>(std::uint64_t{0});
+  i8 bad_col = splat_as<i8>(0);
+  l4 bad_val = splat_as<l4>(std::int64_t{0}), zeros = splat_as<l4>(std::int64_t{0});
+  for (; e + 8 <= end; e += 8) {
+    i8 j;
+    std::memcpy(&j, col + e, sizeof j);
+    const d4 v0 = load(val + e), v1 = load(val + e + 4);
+    const i8 prev = __builtin_shuffle(j, splat_as<i8>(scan.last), i8{8, 0, 1, 2, 3, 4, 5, 6});
+    scan.last = j[7];
+    bad_col |= (j <= prev) | (vec_cast<w8>(j) > top);
+    bad_val |= as_mask(~((v0 >= zero) & (v0 <= huge))) | as_mask(~((v1 >= zero) & (v1 <= huge)));
+    zeros -= as_mask(v0 == zero);
+    zeros -= as_mask(v1 == zero);
+    const w8 a = vec_cast<w8>(v0), b = vec_cast<w8>(v1);
+    const w8 lo = __builtin_shuffle(a, b, w8{0, 2, 4, 6, 8, 10, 12, 14});
+    const w8 hi = __builtin_shuffle(a, b, w8{1, 3, 5, 7, 9, 11, 13, 15});
+    const w8 uj = vec_cast<w8>(j);
+    const u4 x = vec_cast<u4>(lo ^ (uj * vkx + vcx));
+    const u4 y = vec_cast<u4>(hi ^ (uj * vky + vcy));
+    // even entries in the low words of the lanes, odd ones in the high words
+    const u4 xe = x & low, ye = y & low, xo = x >> 32, yo = y >> 32;
+    sum += mul_low_words(xe, ye) + ((xe << 32) | ye);
+    sum += mul_low_words(xo, yo) + ((xo << 32) | yo);
+  }
+  std::uint64_t out = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+  for (int k = 0; k < 8; ++k) scan.bad |= bad_col[k] != 0;
+  for (int k = 0; k < 4; ++k) {
+    scan.bad |= bad_val[k] != 0;
+    scan.zeros += static_cast<std::size_t>(zeros[k]);
+  }
+  for (; e < end; ++e) {
+    const int c = col[e];
+    const double v = val[e];
+    scan.note(c, v, n);
+    const std::uint32_t j = static_cast<std::uint32_t>(c);
+    out += above ? pair_hash(i, j, v) : pair_hash(j, i, v);
+  }
+  return out;
+}
+
+inline bool affinity_rows(const int* ptr, const int* col, const double* val, std::size_t n,
+                          std::size_t nnz, std::size_t r0, std::size_t r1, RowSums& sums) {
+  for (std::size_t i = r0; i < r1; ++i) {
+    const int e0 = ptr[i], e1 = ptr[i + 1];
+    if (e0 < 0 || e1 < e0 || static_cast<std::size_t>(e1) > nnz) return false;
+    // the row's entries below the diagonal come first (when the row is not
+    // sorted the scan says so, whatever the split)
+    const int row = static_cast<int>(i);
+    int lo = e0, hi = e1;
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (col[mid] < row) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    RowScan scan;
+    const std::uint32_t ui = static_cast<std::uint32_t>(i), un = static_cast<std::uint32_t>(n);
+    sums.below += hash_run(col, val, e0, lo, ui, false, un, scan);
+    if (lo < e1 && col[lo] == row) {
+      scan.note(row, val[lo], un);
+      ++sums.diagonal;
+      ++lo;
+    }
+    sums.above += hash_run(col, val, lo, e1, ui, true, un, scan);
+    sums.zeros += scan.zeros;
+    if (scan.bad) return false;
+  }
+  return true;
+}
+
 }  // namespace costk
 
 inline const CostKernels& cost_kernels() {
   static const CostKernels table = {
       &costk::pair_tile, &costk::sparse_rows, &costk::near_run, &costk::gauss_moments,
-      &costk::sqdist_rows,
+      &costk::sqdist_rows, &costk::affinity_rows,
 #if defined(LSNN_KERNEL_AVX2)
       "avx2+fma"
 #else

@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -71,6 +72,26 @@ struct CostSettings {
   // unless grid_set
   bool grid_set = false;
   GridSettings grid;
+};
+
+// check_affinities()'s first pass made inside CostEvaluator::evaluate()'s
+// pass over P read in place, so that P crosses memory once: each group of
+// rows is checked (CostKernels::affinity_rows) and then summed while it is
+// in the cache.
+// After a row that fails, or holds a diagonal entry or a zero (which the
+// in-place sum does not leave out), nothing more of its thread's rows is
+// summed and `clean` is false: the caller then checks P on its own and, if
+// it is valid, evaluates again from a copy.
+struct PassCheck {
+  std::size_t nnz = 0;
+  RowSums sums;
+  bool clean = true;
+  std::mutex lock;
+  void add(const RowSums& s, bool ok) {
+    std::lock_guard<std::mutex> guard(lock);
+    sums.add(s);
+    clean = clean && ok && s.diagonal == 0 && s.zeros == 0;
+  }
 };
 
 class CostEvaluator {
@@ -152,10 +173,12 @@ class CostEvaluator {
 
   // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always
   // written; the cost is returned (and `pcost`, length n, filled when not
-  // null) only when `want_cost`, otherwise NaN.
+  // null) only when `want_cost`, otherwise NaN. `check`: P, read in place
+  // and not yet checked, is checked in the same pass (PassCheck); the result
+  // counts only if check->clean and the hash sums agree.
   template <typename Executor>
   double evaluate(const double* Y, bool want_cost, double* grad, double* pcost,
-                  Executor& executor) {
+                  Executor& executor, PassCheck* check = nullptr) {
     const std::size_t n = n_, d = d_, stride = stride_;
     const std::size_t* order = order_.data();
     for (std::size_t c = 0; c < d; ++c) {
@@ -194,7 +217,27 @@ class CostEvaluator {
     executor.parallel_for(
         0, n,
         [&](std::size_t b, std::size_t e) {
-          kernels_.sparse_rows(prob, b, e, want_cost, ssums);
+          if (check == nullptr) {
+            kernels_.sparse_rows(prob, b, e, want_cost, ssums);
+            return;
+          }
+          RowSums sums;
+          bool ok = true;
+          for (std::size_t r0 = b; r0 < e && ok;) {
+            // rows of about 8,192 entries (96 KB) at a time (ptr is not yet
+            // checked: the count only chooses where the group ends)
+            std::size_t r1 = r0;
+            long long entries = 0;
+            while (r1 < e && entries < 8192) {
+              entries += std::max(0LL, static_cast<long long>(P_.ptr[r1 + 1]) - P_.ptr[r1]);
+              ++r1;
+            }
+            ok = kernels_.affinity_rows(P_.ptr, P_.col, P_.val, n, check->nnz, r0, r1, sums) &&
+                 sums.diagonal == 0 && sums.zeros == 0;
+            if (ok) kernels_.sparse_rows(prob, r0, r1, want_cost, ssums);
+            r0 = r1;
+          }
+          check->add(sums, ok);
         },
         64);
 
@@ -392,6 +435,37 @@ class CostEvaluator {
   GridSettings grid_;  // the grid outside early exaggeration
   FarField rep_;
 };
+
+// The cost and gradient of cost_gradient(): at Y (n x d) under the
+// affinities P as given (nnz stored entries; not yet checked), checked as
+// check_affinities() checks them with relative tolerance `tol`. The exact
+// sum reads P in place and checks it in the same pass (PassCheck); the
+// approximation, which keeps its own copy of P, checks it first. `check`
+// says what was found: unless it is ok, the result means nothing.
+template <typename Executor>
+double checked_cost_gradient(const CostKernels& kernels, const CostSettings& settings,
+                             const SparseRows& P, std::size_t nnz, double tol,
+                             const double* Y, std::size_t d, double* grad, double* pcost,
+                             AffinityCheck& check, Executor& executor) {
+  const std::size_t n = P.n;
+  const bool whole = P.d == n && P.ptr[0] == 0 && static_cast<std::size_t>(P.ptr[n]) == nnz;
+  const bool approximate = settings.gradient == GradientKind::approx && d <= 2;
+  if (whole && !approximate) {
+    CostEvaluator in_place(kernels, settings, P, d, true);
+    PassCheck pass;
+    pass.nnz = nnz;
+    const double cost = in_place.evaluate(Y, true, grad, pcost, executor, &pass);
+    if (pass.clean) {
+      check = AffinityCheck();
+      if (pass.sums.above != pass.sums.below) check = check_symmetry(P, tol, check, executor);
+      return cost;
+    }
+  }
+  check = check_affinities(kernels, P, nnz, tol, executor);
+  if (check.kind != AffinityCheck::ok) return NAN;
+  CostEvaluator copied(kernels, settings, P, d, false);
+  return copied.evaluate(Y, true, grad, pcost, executor);
+}
 
 }  // namespace lsnn
 

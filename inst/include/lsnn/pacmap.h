@@ -488,6 +488,16 @@ class PairObjective {
     const std::size_t d = D > 0 ? static_cast<std::size_t>(D) : d_;
     const double w2 = 2.0 * w;
     for (std::size_t e = 0; e < count; ++e) {
+      if (e + kPrefetch < count) {
+        // Large layouts have blocks whose coordinates and gradients outgrow
+        // a core's L2 cache, and each pair's partner is a random point of
+        // its block: its reads would wait on memory one pair at a time, so
+        // the partner kPrefetch pairs ahead is fetched now (for reading and
+        // for writing its gradient back).
+        const std::size_t ahead = list[e + kPrefetch] >> 16;
+        __builtin_prefetch(partners.y + ahead * d, 0, 3);
+        __builtin_prefetch(partners.g + ahead * d, 1, 3);
+      }
       const std::size_t i = list[e] & 0xffffu, j = list[e] >> 16;
       const double* yi = rows.y + i * d;
       const double* yj = partners.y + j * d;
@@ -594,6 +604,8 @@ class PairObjective {
   }
 
   static constexpr std::size_t kAhead = 8;
+  // how many pairs ahead pair_terms() fetches a partner
+  static constexpr std::size_t kPrefetch = 16;
 
   std::size_t n_, d_, fixed_;
   std::vector<PairSet> sets_;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost_kernels.h"
 #include "parallel.h"
 
 namespace lsnn {
@@ -261,18 +262,6 @@ struct AffinityCheck {
   std::size_t diagonal = 0, zeros = 0;
 };
 
-// A 64-bit hash of a stored pair {a, b} (a < b) and the bits of its value:
-// the pair spread by a multiplication, the value's bits mixed in, then a
-// xor-shift, multiply, xor-shift round (sums of such hashes are compared,
-// so the last steps must not be linear).
-inline std::uint64_t pair_hash(std::uint64_t a, std::uint64_t b, double value) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  std::uint64_t z = ((a << 32) | b) * 0x9E3779B97F4A7C15ULL ^ bits;
-  z = (z ^ (z >> 29)) * 0xBF58476D1CE4E5B9ULL;
-  return z ^ (z >> 32);
-}
-
 // Whether the entries of the well-formed square matrix M in rows [r0, r1)
 // equal their transposes to a relative `tol`, comparing each entry (i, j)
 // of those rows with (j, i) through a cursor per row j that only moves
@@ -302,6 +291,29 @@ inline bool rows_symmetric(const SparseRows& M, std::size_t r0, std::size_t r1, 
   return true;
 }
 
+// The comparison of every entry of the well-formed square matrix M with its
+// transpose (rows_symmetric()), in blocks of rows: the first problem of the
+// first block that has one, or `ok` (what the caller found so far) if none.
+template <typename Executor>
+AffinityCheck check_symmetry(const SparseRows& M, double tol, const AffinityCheck& ok,
+                             Executor& executor) {
+  const std::size_t n = M.n, blocks = std::min<std::size_t>(n, 64);
+  std::vector<AffinityCheck> found(blocks);
+  executor.parallel_for(
+      0, blocks,
+      [&](std::size_t b0, std::size_t b1) {
+        std::vector<int> cursor(n);
+        for (std::size_t b = b0; b < b1; ++b) {
+          rows_symmetric(M, n * b / blocks, n * (b + 1) / blocks, tol, cursor, found[b]);
+        }
+      },
+      1);
+  for (const AffinityCheck& f : found) {
+    if (f.kind != AffinityCheck::ok) return f;
+  }
+  return ok;
+}
+
 // The checks of a matrix of affinities, square, of nnz stored entries, in
 // one pass over its arrays in order, without a copy: that they are well
 // formed, that the values are finite and non-negative, and that the matrix
@@ -310,18 +322,21 @@ inline bool rows_symmetric(const SparseRows& M, std::size_t r0, std::size_t r1, 
 // The transpose is not read in that pass: comparing each entry with (j, i)
 // jumps to another row for every entry, for the all-pairs affinities of
 // t-SNE a cache miss per entry, several times the time of the pass. Instead
-// the pass sums a hash of every entry above the diagonal, (i, j, value),
-// and of every entry below it transposed, (j, i, value), modulo 2^64. A
-// matrix equal to its transpose bit for bit (as symmetrised affinities are)
-// has equal sums; when they differ the entries are compared with their
+// the pass (the kernels' affinity_rows) sums a hash of every entry above the
+// diagonal and of every entry below it, transposed, modulo 2^64. A matrix
+// equal to its transpose bit for bit (as symmetrised affinities are) has
+// equal sums; when they differ the entries are compared with their
 // transposes (rows_symmetric(), O(nnz) with a cursor per row), which finds
-// the entry or accepts a matrix symmetric to within `tol`. Two different
-// sets of entries with equal sums are as likely as a collision of a 64-bit
-// hash. The first problem of the first block of rows that has one is
-// reported, so that the answer does not depend on the number of threads.
+// the entry or accepts a matrix symmetric to within `tol`. The hash of an
+// entry is injective in either 32-bit half of its value, so one entry that
+// differs from its transpose in one half always shows; otherwise several
+// differences go unseen only if their hashes happen to cancel, as likely as
+// a collision of a 64-bit hash. The first problem of the first block of
+// rows that has one is reported, so that the answer does not depend on the
+// number of threads.
 template <typename Executor>
-AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
-                               Executor& executor) {
+AffinityCheck check_affinities(const CostKernels& kernels, const SparseRows& M, std::size_t nnz,
+                               double tol, Executor& executor) {
   AffinityCheck out;
   const std::size_t n = M.n;
   if (M.d != n || M.ptr[0] != 0 || static_cast<std::size_t>(M.ptr[n]) != nnz) {
@@ -338,58 +353,37 @@ AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
       [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b) {
           AffinityCheck& f = found[b];
-          std::uint64_t up = 0, down = 0;
-          std::size_t zeros = 0, diagonal = 0;
+          RowSums sums;
           for (std::size_t i = n * b / blocks; i < n * (b + 1) / blocks; ++i) {
+            if (kernels.affinity_rows(M.ptr, M.col, M.val, n, nnz, i, i + 1, sums)) continue;
             const int e0 = M.ptr[i], e1 = M.ptr[i + 1];
-            if (e1 < e0 || static_cast<std::size_t>(e1) > nnz) {
+            if (e0 < 0 || e1 < e0 || static_cast<std::size_t>(e1) > nnz) {
               f = AffinityCheck{AffinityCheck::malformed, i, 0, 0.0, 0.0, 0, 0};
               break;
             }
-            // (a problem is only noted here: the loop stays simple, and the
-            // row is read again to find it)
-            bool bad = false;
+            // the row is read again to find its problem
             int last = -1;
             for (int e = e0; e < e1; ++e) {
               const int c = M.col[e];
-              const double v = M.val[e];
-              bad |= c <= last || static_cast<std::size_t>(c) >= n;
-              bad |= !(v >= 0.0 && v <= std::numeric_limits<double>::max());
+              if (c <= last || static_cast<std::size_t>(c) >= n) {
+                f = AffinityCheck{AffinityCheck::malformed, i, 0, 0.0, 0.0, 0, 0};
+                break;
+              }
               last = c;
-              zeros += v == 0.0;
-              const std::size_t j = static_cast<std::size_t>(c);
-              if (j > i) {
-                up += pair_hash(i, j, v);
-              } else if (j < i) {
-                down += pair_hash(j, i, v);
-              } else {
-                ++diagonal;
+              const double v = M.val[e];
+              if (!(v >= 0.0 && v <= std::numeric_limits<double>::max())) {
+                f = AffinityCheck{std::isfinite(v) ? AffinityCheck::negative
+                                                   : AffinityCheck::not_finite,
+                                  i, static_cast<std::size_t>(c), v, 0.0, 0, 0};
+                break;
               }
             }
-            if (bad) {
-              last = -1;
-              for (int e = e0; e < e1; ++e) {
-                const int c = M.col[e];
-                if (c <= last || static_cast<std::size_t>(c) >= n) {
-                  f = AffinityCheck{AffinityCheck::malformed, i, 0, 0.0, 0.0, 0, 0};
-                  break;
-                }
-                last = c;
-                const double v = M.val[e];
-                if (!(v >= 0.0 && v <= std::numeric_limits<double>::max())) {
-                  f = AffinityCheck{std::isfinite(v) ? AffinityCheck::negative
-                                                     : AffinityCheck::not_finite,
-                                    i, static_cast<std::size_t>(c), v, 0.0, 0, 0};
-                  break;
-                }
-              }
-              break;
-            }
+            break;
           }
-          above[b] = up;
-          below[b] = down;
-          f.zeros = zeros;
-          f.diagonal = diagonal;
+          above[b] = sums.above;
+          below[b] = sums.below;
+          f.zeros = sums.zeros;
+          f.diagonal = sums.diagonal;
         }
       },
       1);
@@ -401,20 +395,7 @@ AffinityCheck check_affinities(const SparseRows& M, std::size_t nnz, double tol,
     up += above[b];
     down += below[b];
   }
-  if (up == down) return out;
-  executor.parallel_for(
-      0, blocks,
-      [&](std::size_t b0, std::size_t b1) {
-        std::vector<int> cursor(n);
-        for (std::size_t b = b0; b < b1; ++b) {
-          rows_symmetric(M, n * b / blocks, n * (b + 1) / blocks, tol, cursor, found[b]);
-        }
-      },
-      1);
-  for (const AffinityCheck& f : found) {
-    if (f.kind != AffinityCheck::ok) return f;
-  }
-  return out;
+  return up == down ? out : check_symmetry(M, tol, out, executor);
 }
 
 }  // namespace lsnn
