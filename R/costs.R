@@ -211,7 +211,10 @@ print.lsnn_far_field_plan <- function(x, ...) {
 # The cost's settings as the core takes them: the method's parameters, how
 # the all-pairs part is summed ("exact" or "approx") and the grid option.
 ne_cost_list <- function(cost, gradient) {
-  c(cost, list(gradient = gradient), list(grid = ne_grid_option(cost$method)))
+  # (options(lsnn.in_place_bytes): where the approximation starts to read
+  # P's values in place, for the tests of that path)
+  c(cost, list(gradient = gradient), list(grid = ne_grid_option(cost$method)),
+    list(in_place_bytes = getOption("lsnn.in_place_bytes")))
 }
 
 # A choice argument such as `gradient` or `method`: its first choice when left

@@ -46,7 +46,8 @@ if $large; then
   run scale-tsne-1e6 LSNN_BENCH_BIG_N=1e6 LSNN_BENCH_BIG_ITER=750 LSNN_BENCH_BIG_RUNS=tsne_lsnn \
     Rscript bench/bench-scale.R million
   run scale-umap-million LSNN_BENCH_BIG_RUNS=umap_lsnn,umap_uwot Rscript bench/bench-scale.R million
-  run pacmap-big Rscript bench/bench-pacmap-big.R 1e6
+  run pacmap-big Rscript bench/bench-big.R 1e6 0 pacmap
+  run tsne-big-harder Rscript bench/bench-big.R 1e6 0.05 tsne
   run shards-format Rscript bench/bench-shards.R format
   run shards-exact Rscript bench/bench-shards.R exact 1
   run shards-approx Rscript bench/bench-shards.R approx 1 1e7

@@ -64,7 +64,8 @@ lsnn::GridSettings grid_settings(const Rcpp::List& grid, lsnn::GridSettings g) {
 }
 
 // list(method, gamma, alpha, a, b, eps, gradient = "exact" | "approx",
-// grid = NULL or the named list of options(lsnn.grid), every field given)
+// grid = NULL or the named list of options(lsnn.grid), every field given,
+// in_place_bytes = NULL or a number)
 lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
   lsnn::CostSettings s;
   s.params.method = cost_method(word(cost, "method"));
@@ -86,6 +87,7 @@ lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
     s.grid_set = true;
     s.grid = grid_settings(Rcpp::List(grid), lsnn::default_grid(s.params.method));
   }
+  if (!Rf_isNull(element(cost, "in_place_bytes"))) s.in_place_bytes = number(cost, "in_place_bytes");
   return s;
 }
 

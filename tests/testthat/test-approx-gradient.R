@@ -128,6 +128,21 @@ test_that("layouts of separate clusters: the sums by components agree with the e
   })
   expect_identical(runs[[1]], runs[[2]])
   expect_true(all(is.finite(runs[[1]])))
+  # P's values read in place (as for large P) give the same layout and
+  # gradients as the approximation's own copy of P
+  P <- perplexity_affinities(Y, perplexity = 10)
+  own <- lapply(c("tsne", "umap", "largevis"), function(m) {
+    cost_gradient(runs[[1]], P, m, gradient = "approx", n_threads = 2)
+  })
+  old <- options(lsnn.in_place_bytes = 0)
+  on.exit(options(old))
+  in_place <- neighbor_embedding(Y, "tsne", perplexity = 10, init = Y, max_iter = 60,
+                                 stop_lying_iter = 20, gradient = "approx", n_threads = 2)
+  expect_identical(in_place, runs[[2]])
+  read <- lapply(c("tsne", "umap", "largevis"), function(m) {
+    cost_gradient(runs[[1]], P, m, gradient = "approx", n_threads = 2)
+  })
+  expect_identical(read, own)
 })
 
 # Dense clusters with a sparse halo strewn around them (as the early

@@ -336,7 +336,18 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
     const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
     const int whole = e0 + ((e1 - e0) & ~3);
     const double* const vals = prob.val + (prob.val_start != nullptr ? prob.val_start[i] : e0);
+    // Values read in place in another row order (val_start) start at a new
+    // place each row, where the hardware's stream prefetch has to start
+    // over: the values of the row after next are fetched alongside this
+    // row's. (Integer arithmetic: the address may lie past the arrays.)
+    const std::uintptr_t next_vals =
+        prob.val_start != nullptr && i + 2 < r1
+            ? reinterpret_cast<std::uintptr_t>(prob.val) + 8 * static_cast<std::uintptr_t>(prob.val_start[i + 2])
+            : 0;
     for (int e = e0; e < whole; e += 4) {
+      if (next_vals != 0) {
+        __builtin_prefetch(reinterpret_cast<const void*>(next_vals + 8 * static_cast<std::uintptr_t>(e - e0)), 0, 3);
+      }
       if constexpr (Cost) {
         // The cost takes a logarithm per entry, long enough for the entries
         // a group of rows ahead (the in-pass check of costs.h reads them

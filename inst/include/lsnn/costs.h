@@ -72,6 +72,9 @@ struct CostSettings {
   // unless grid_set
   bool grid_set = false;
   GridSettings grid;
+  // the size of P's values beyond which the approximation reads them in
+  // place (CostEvaluator)
+  double in_place_bytes = 256.0 * 1024 * 1024;
 };
 
 // check_affinities()'s first pass made inside CostEvaluator::evaluate()'s
@@ -99,11 +102,14 @@ class CostEvaluator {
   // `clean`: P stores no diagonal entry and no zero, so that the exact sum
   // reads it where it is (cost_gradient() evaluates once; a copy of the
   // all-pairs affinities of 5,000 points cost more than the evaluation).
-  // The approximation stores the points in its own order: it keeps its own
-  // columns of P, renumbered, and reads the values where they are when P
-  // stores no diagonal entry and no zero (P is the largest thing a layout
-  // holds: at 1e6 points about 150 entries a point, 1.8 GB). Otherwise the
-  // evaluator keeps its own copy of P.
+  // The approximation stores the points in its own order. When P's values
+  // take more than settings.in_place_bytes and P stores no diagonal entry
+  // and no zero, it keeps its own columns of P, renumbered, and reads the
+  // values where they are (P is the largest thing a layout holds: at 1e6
+  // points about 150 entries a point, 1.2 GB of values). Otherwise it
+  // keeps its own copy of P in its order, which the attraction reads as one
+  // stream: on the 70,000 Fashion-MNIST images the values read in place
+  // made the attraction 1.4 times as slow (bench/README.md).
   CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
                 const SparseRows& P, std::size_t d, bool clean = false)
       : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
@@ -126,7 +132,9 @@ class CostEvaluator {
       p_ptr_ = P_.ptr;
       p_col_ = P_.col;
       p_val_ = P_.val;
-    } else if (approximate() && stores_no_zeros()) {
+    } else if (approximate() &&
+               static_cast<double>(P_.ptr[n_]) * sizeof(double) > settings_.in_place_bytes &&
+               stores_no_zeros()) {
       renumber_columns();
       p_ptr_ = ptr_.data();
       p_col_ = col_.data();

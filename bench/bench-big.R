@@ -1,0 +1,76 @@
+# Neighbour embedding of generated clustered data at scale (bench/common.R
+# generate_clusters(): 30 Gaussian clusters of unequal size and spread in 50
+# columns, optionally with a share of rows spread uniformly over the whole
+# box), from the data to the layout: the approximate graph, the affinities
+# (or PaCMAP's pairs), the PCA start and the optimisation, all defaults.
+#
+#   Rscript bench/bench-big.R [n] [uniform] [method]
+#
+# n (default 1e6) rows, `uniform` (default 0) the share of uniform rows,
+# method one of neighbor_embedding()'s ("pacmap" by default). Run each size
+# in its own process: the peak resident memory printed is the process's
+# (VmHWM), the data included; a sampler reads the resident size every half
+# second, so that each stage's peak is reported too. Environment:
+# LSNN_BENCH_THREADS (2). Appends a row to bench/results/big.csv.
+suppressMessages(library(lsnn))
+source(file.path("bench", "common.R"))
+args <- commandArgs(trailingOnly = TRUE)
+n <- if (length(args) >= 1) as.numeric(args[1]) else 1e6
+uniform <- if (length(args) >= 2) as.numeric(args[2]) else 0
+method <- if (length(args) >= 3) args[3] else "pacmap"
+threads <- as.integer(Sys.getenv("LSNN_BENCH_THREADS", "2"))
+
+X <- generate_clusters(n, uniform = uniform)
+cluster <- attr(X, "cluster")
+attr(X, "cluster") <- NULL
+mem_data <- process_memory_gb()
+
+# resident size (kB) with the time, every half second, until this process ends
+rss_log <- tempfile(fileext = ".txt")
+# (system() runs it in the background itself)
+system(sprintf("(while kill -0 %d 2>/dev/null; do echo $(date +%%s.%%N) $(awk %s /proc/%d/status); sleep 0.5; done) > %s 2>/dev/null",
+               Sys.getpid(), shQuote("/^VmRSS/ {print $2}"), Sys.getpid(), rss_log), wait = FALSE)
+set.seed(42)
+start <- as.numeric(Sys.time())
+secs <- elapsed(res <- neighbor_embedding(X, method, n_threads = threads, verbose = TRUE,
+                                          ret_extra = TRUE))
+mem <- process_memory_gb()
+Y <- res$embedding
+iters <- res$iterations
+
+# each stage's peak resident size: the samples within its time span (the
+# stages run one after the other from the call's start)
+samples <- utils::read.table(rss_log, col.names = c("time", "kb"), fill = TRUE)
+samples <- samples[stats::complete.cases(samples), ]
+stages <- c("affinities", "init", "optimize")
+ends <- start + cumsum(res$time[stages])
+stage_peak <- vapply(seq_along(stages), function(s) {
+  from <- if (s == 1) start else ends[[s - 1]]
+  kb <- samples$kb[samples$time >= from & samples$time <= ends[[s]]]
+  if (length(kb) == 0) NA_real_ else max(kb) / 2^20
+}, numeric(1))
+names(stage_peak) <- stages
+
+# 10-NN cluster accuracy in the layout over 20,000 sampled points (the
+# uniform rows have no cluster and are left out of the sample)
+set.seed(1)
+sample_rows <- sample(which(cluster > 0), min(20000, sum(cluster > 0)))
+# (the exact search of all points is quadratic: approximate beyond 2e5)
+nn <- extended_knn(Y, n_neighbors = 11, n_extra = 0, n_threads = threads,
+                   nn_kind = if (n > 2e5) "approx" else "exact")
+acc <- mean(matrix(cluster[nn$idx[sample_rows, -1]], ncol = 10) == cluster[sample_rows])
+
+row <- data.frame(date = format(Sys.time(), "%Y-%m-%d %H:%M"), method = method, n = n,
+                  uniform = uniform, threads = threads, seconds = secs,
+                  graph_and_affinities = res$time[["affinities"]], init = res$time[["init"]],
+                  optimize = res$time[["optimize"]], iterations = iters,
+                  ms_per_iteration = 1000 * res$time[["optimize"]] / iters,
+                  us_per_iteration_per_point = 1e6 * res$time[["optimize"]] / iters / n,
+                  peak_gb = mem[["peak"]], data_gb = mem_data[["current"]],
+                  peak_affinities_gb = stage_peak[["affinities"]],
+                  peak_init_gb = stage_peak[["init"]], peak_optimize_gb = stage_peak[["optimize"]],
+                  knn10_cluster = acc)
+print(row, row.names = FALSE)
+file <- file.path(results_dir(), "big.csv")
+utils::write.table(row, file, sep = ",", row.names = FALSE, append = file.exists(file),
+                   col.names = !file.exists(file))
