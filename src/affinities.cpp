@@ -22,6 +22,20 @@ Rcpp::List csr_list(const lsnn::CsrMatrix& M) {
                             Rcpp::Named("x") = Rcpp::NumericVector(M.val.begin(), M.val.end()));
 }
 
+// The CSR slots the core filled in R's vectors (nnz of the room used) with
+// the precisions: the used part of i and x (shorter copies when entries
+// were dropped).
+Rcpp::List filled_csr_list(Rcpp::IntegerVector p, Rcpp::IntegerVector i, Rcpp::NumericVector x,
+                           Rcpp::NumericVector beta, std::size_t nnz, std::size_t n_failed) {
+  if (nnz < static_cast<std::size_t>(i.size())) {
+    i = Rcpp::IntegerVector(i.begin(), i.begin() + nnz);
+    x = Rcpp::NumericVector(x.begin(), x.begin() + nnz);
+  }
+  return Rcpp::List::create(Rcpp::Named("p") = p, Rcpp::Named("i") = i, Rcpp::Named("x") = x,
+                            Rcpp::Named("beta") = beta,
+                            Rcpp::Named("n_failed") = static_cast<double>(n_failed));
+}
+
 }  // namespace
 
 // [[Rcpp::export(.perplexity_data)]]
@@ -48,15 +62,8 @@ Rcpp::List perplexity_data(Rcpp::NumericMatrix X, double perplexity, int n_threa
     const std::size_t nnz = lsnn::perplexity_all_pairs(lsnn_r::cost_kernels(simd), X.begin(), n, D,
                                                        s, beta.begin(), p.begin(), i.begin(),
                                                        x.begin(), n_failed, ex);
-    Rcpp::List out = Rcpp::List::create(Rcpp::Named("p") = p, Rcpp::Named("i") = i,
-                                        Rcpp::Named("x") = x, Rcpp::Named("beta") = beta,
-                                        Rcpp::Named("n_failed") = static_cast<double>(n_failed));
-    if (nnz < static_cast<std::size_t>(room)) {
-      // Underflowed entries were dropped: shorter copies.
-      out["i"] = Rcpp::IntegerVector(i.begin(), i.begin() + nnz);
-      out["x"] = Rcpp::NumericVector(x.begin(), x.begin() + nnz);
-    }
-    return out;
+    // (underflowed entries are dropped)
+    return filled_csr_list(p, i, x, beta, nnz, n_failed);
   });
 }
 
@@ -79,14 +86,7 @@ Rcpp::List perplexity_rows(Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, do
     const std::size_t nnz = lsnn::perplexity_rows_into(
         lsnn_r::cost_kernels(simd), g, s, beta.begin(), n_failed,
         lsnn::CsrArrays{p.begin(), i.begin(), x.begin()}, ex);
-    Rcpp::List out = Rcpp::List::create(Rcpp::Named("p") = p, Rcpp::Named("i") = i,
-                                        Rcpp::Named("x") = x, Rcpp::Named("beta") = beta,
-                                        Rcpp::Named("n_failed") = static_cast<double>(n_failed));
-    if (nnz < static_cast<std::size_t>(room)) {
-      out["i"] = Rcpp::IntegerVector(i.begin(), i.begin() + nnz);
-      out["x"] = Rcpp::NumericVector(x.begin(), x.begin() + nnz);
-    }
-    return out;
+    return filled_csr_list(p, i, x, beta, nnz, n_failed);
   });
 }
 
