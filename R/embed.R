@@ -149,7 +149,8 @@
 #'   names any others dropped); or the points' distances, a `dist` object;
 #'   or `NULL` when `nn_method` or `P` is given. For PaCMAP and LocalMAP also
 #'   a shard set ([write_shards()], [shard_set()]) with its sharded graph from
-#'   [locally_scaled_knn_sharded()] as `nn_method`: the rows are read into
+#'   [locally_scaled_knn_sharded()] as `nn_method` (the object it returned,
+#'   or its `out_dir`): the rows are read into
 #'   memory once (n x columns doubles, for the mid-near pairs and the start)
 #'   and freed before the layout, the graph's neighbour lists without their
 #'   distances; the result equals that of the same data and graph in memory.

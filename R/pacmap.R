@@ -200,10 +200,13 @@ pacmap_shard_inputs <- function(X, nn_method, method, verbose) {
              "\"localmap\"; for the other methods pass read_graph_shards(graph) as 'nn_method'")
   }
   shards <- as_shard_set(X, "X")
-  if (!inherits(nn_method, "lsnn_graph_shards")) {
+  if (!inherits(nn_method, "lsnn_graph_shards") &&
+      !(is.character(nn_method) && length(nn_method) == 1 && !is.na(nn_method) &&
+        dir.exists(nn_method))) {
     stop_arg("'X' is a shard set: give its sharded graph as 'nn_method' (the result of ",
-             "locally_scaled_knn_sharded(X, ...))")
+             "locally_scaled_knn_sharded(X, ..., out_dir = ) or that out_dir)")
   }
+  nn_method <- as_graph_shards(nn_method, "nn_method")
   if (!identical(as.double(nn_method$rows), as.double(shards$rows))) {
     stop_arg("'nn_method' is the graph of other shards: its shards have ",
              format(nn_method$n, big.mark = ","), " rows, those of 'X' ",

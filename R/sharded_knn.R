@@ -243,6 +243,28 @@ locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, s
   finish_run(run, "lsnn")
 }
 
+# The lsnn_graph_shards object `x`, or the one of the finished run whose
+# out_dir `x` names; `name` is the argument's name in errors.
+as_graph_shards <- function(x, name) {
+  if (is.character(x) && length(x) == 1 && !is.na(x)) {
+    if (!dir.exists(x)) {
+      stop_arg("'", name, "' (", x, ") is not a directory: give the out_dir of a finished ",
+               "run or the lsnn_graph_shards object it returned")
+    }
+    done <- file.path(x, "complete.rds")
+    if (!file.exists(done)) stop_arg("'", name, "' (", x, ") holds no finished sharded graph")
+    x <- tryCatch(readRDS(done), error = function(e) {
+      stop_arg("'", done, "', the record of the finished run in '", name, "', cannot be read (",
+               conditionMessage(e), "); run the search again with the same arguments and ",
+               "'out_dir'")
+    })
+  }
+  if (!inherits(x, "lsnn_graph_shards")) {
+    stop_arg("'", name, "' must be an lsnn_graph_shards object or the out_dir of a finished run")
+  }
+  x
+}
+
 #' Read a graph kept in shards
 #'
 #' The whole graph `list(idx, dist)` from the files a sharded search kept in
@@ -267,22 +289,7 @@ locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, s
 #' unlink(c(dir, out), recursive = TRUE)
 #' @export
 read_graph_shards <- function(x, which = NULL) {
-  if (is.character(x) && length(x) == 1 && !is.na(x)) {
-    if (!dir.exists(x)) {
-      stop_arg("'x' (", x, ") is not a directory: give the out_dir of a finished run or ",
-               "the lsnn_graph_shards object it returned")
-    }
-    done <- file.path(x, "complete.rds")
-    if (!file.exists(done)) stop_arg("'x' (", x, ") holds no finished sharded graph")
-    x <- tryCatch(readRDS(done), error = function(e) {
-      stop_arg("'", done, "', the record of the finished run in 'x', cannot be read (",
-               conditionMessage(e), "); run the search again with the same arguments and ",
-               "'out_dir'")
-    })
-  }
-  if (!inherits(x, "lsnn_graph_shards")) {
-    stop_arg("'x' must be an lsnn_graph_shards object or the out_dir of a finished run")
-  }
+  x <- as_graph_shards(x, "x")
   problem <- if (!is.list(x)) "it is not a list" else
     shard_set_problem(x$files, x$rows, 1L, NULL, x$n)
   if (is.null(problem) && !is_scalar_number(x$k, min = 1, max = big_int, whole = TRUE)) {

@@ -167,6 +167,7 @@ Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs
   return lsnn_r::run_core([&]() {
     lsnn::PairObjective objective(n, d, static_cast<std::size_t>(fixed), std::move(sets),
                                   schedule, s, ex);
+    if (!ret_further) objective.release_pair_lists();
     lsnn::AdamStepper<lsnn::PairObjective> stepper(objective, adam);
     const lsnn::OptimizerResult res = lsnn::optimize(stepper, objective, Y.begin(), driver, ex);
     Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());

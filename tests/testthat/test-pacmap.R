@@ -248,6 +248,13 @@ test_that("PaCMAP runs from sharded data and its sharded graph as from memory", 
                                     phases = c(20, 20, 20), seed = 7)
     expect_identical(from_shards, in_memory)
   }
+  # the graph's out_dir names it as well as the object
+  expect_identical(neighbor_embedding(shards, "pacmap", nn_method = case$dirs[2], max_iter = 10,
+                                      seed = 7),
+                   neighbor_embedding(shards, "pacmap", nn_method = g, max_iter = 10, seed = 7))
+  expect_error(neighbor_embedding(shards, "pacmap", nn_method = "approx"), "'nn_method'")
+  expect_error(neighbor_embedding(shards, "pacmap", nn_method = case$dirs[1]),
+               "'nn_method'.*no finished sharded graph")
   res <- neighbor_embedding(shards, "pacmap", nn_method = g, max_iter = 5, seed = 1,
                             ret_extra = "pairs")
   far <- res$pairs$further

@@ -363,7 +363,18 @@ class PairObjective {
   std::size_t n() const { return n_; }
   std::size_t d() const { return d_; }
   std::size_t fixed() const { return fixed_; }
-  const PairSet& pairs(int kind) const { return sets_[kind]; }
+  const PairSet& pairs(int kind) const {
+    if (released_) throw std::logic_error("the pair lists were released after the tiles were built");
+    return sets_[kind];
+  }
+  // Frees the pair lists the objective owns, which the tiles hold again,
+  // unless LocalMAP will redraw from them; pairs() is then unavailable. The
+  // further pairs are the largest set (at 1e7 points, 110 a point: 4.4 GB).
+  void release_pair_lists() {
+    if (schedule_.local) return;
+    for (PairSet& set : sets_) std::vector<int>().swap(set.partner);
+    released_ = true;
+  }
   const PairWeights& weights() const { return weights_; }
   void set_weights(const PairWeights& w) { weights_ = w; }
   // (the driver's hook of early exaggeration, which PaCMAP does not have)
@@ -613,6 +624,7 @@ class PairObjective {
   PairSchedule schedule_;
   std::uint64_t seed_;
   PairWeights weights_;
+  bool released_ = false;
   // the coordinates and the gradient by point (row-major), the cost by
   // point
   std::vector<double> rowmajor_, rowgrad_, pcost_;
