@@ -11,7 +11,8 @@
 # in its own process: the peak resident memory printed is the process's
 # (VmHWM), the data included; a sampler reads the resident size every half
 # second, so that each stage's peak is reported too. Environment:
-# LSNN_BENCH_THREADS (2). Appends a row to bench/results/big.csv.
+# LSNN_BENCH_THREADS (2); LSNN_BENCH_DIR, when set, receives the layout
+# (big-<method>-<n>-<uniform>.rds). Appends a row to bench/results/big.csv.
 suppressMessages(library(lsnn))
 source(file.path("bench", "common.R"))
 args <- commandArgs(trailingOnly = TRUE)
@@ -37,6 +38,11 @@ secs <- elapsed(res <- neighbor_embedding(X, method, n_threads = threads, verbos
 mem <- process_memory_gb()
 Y <- res$embedding
 iters <- res$iterations
+# the layout, for far_field_plan() and the quality measures afterwards
+work <- Sys.getenv("LSNN_BENCH_DIR")
+if (nzchar(work)) {
+  saveRDS(Y, file.path(work, sprintf("big-%s-%g-%g.rds", method, n, uniform)), compress = FALSE)
+}
 
 # each stage's peak resident size: the samples within its time span (the
 # stages run one after the other from the call's start)
