@@ -65,6 +65,10 @@
     .Call(`_lsnn_far_field_plan_cpp`, Y, cost, exaggerated, n_threads)
 }
 
+.large_buffer_mb <- function(reset) {
+    .Call(`_lsnn_large_buffer_mb`, reset)
+}
+
 .cost_kernels_name <- function(simd) {
     .Call(`_lsnn_cost_kernels_name`, simd)
 }

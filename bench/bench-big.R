@@ -10,7 +10,9 @@
 # method one of neighbor_embedding()'s ("pacmap" by default). Run each size
 # in its own process: the peak resident memory printed is the process's
 # (VmHWM), the data included; a sampler reads the resident size every half
-# second, so that each stage's peak is reported too. Environment:
+# second, so that each stage's peak is reported too, and every epoch of the
+# optimisation the resident size and the far field's buffers
+# (bench/results/big-trace.csv). Environment:
 # LSNN_BENCH_THREADS (2); LSNN_BENCH_DIR, when set, receives the layout
 # (big-<method>-<n>-<uniform>.rds). Appends a row to bench/results/big.csv.
 suppressMessages(library(lsnn))
@@ -31,17 +33,40 @@ rss_log <- tempfile(fileext = ".txt")
 # (system() runs it in the background itself)
 system(sprintf("(while kill -0 %d 2>/dev/null; do echo $(date +%%s.%%N) $(awk %s /proc/%d/status); sleep 0.5; done) > %s 2>/dev/null",
                Sys.getpid(), shQuote("/^VmRSS/ {print $2}"), Sys.getpid(), rss_log), wait = FALSE)
+# every epoch of the optimisation: the resident size and what the core's
+# large buffers (the far field's grids, spectra and scratch) hold now and
+# held at most since the last epoch
+trace <- list()
+trace_memory <- function(iteration, Y) {
+  buffers <- lsnn:::.large_buffer_mb(TRUE)
+  trace[[length(trace) + 1]] <<- data.frame(
+    iteration = iteration, seconds = as.numeric(Sys.time()) - start,
+    rss_gb = process_memory_gb()[["current"]], buffers_mb = buffers[["now"]],
+    buffers_peak_mb = buffers[["peak"]])
+  TRUE
+}
 set.seed(42)
 start <- as.numeric(Sys.time())
 secs <- elapsed(res <- neighbor_embedding(X, method, n_threads = threads, verbose = TRUE,
-                                          ret_extra = TRUE))
+                                          ret_extra = TRUE, callback = trace_memory))
 mem <- process_memory_gb()
+trace <- do.call(rbind, trace)
+print(trace, row.names = FALSE, digits = 4)
+utils::write.table(cbind(date = format(Sys.time(), "%Y-%m-%d %H:%M"), method = method, n = n,
+                         uniform = uniform, trace),
+                   file.path(results_dir(), "big-trace.csv"), sep = ",", row.names = FALSE,
+                   append = file.exists(file.path(results_dir(), "big-trace.csv")),
+                   col.names = !file.exists(file.path(results_dir(), "big-trace.csv")))
 Y <- res$embedding
 iters <- res$iterations
 # the layout, for far_field_plan() and the quality measures afterwards
 work <- Sys.getenv("LSNN_BENCH_DIR")
 if (nzchar(work)) {
   saveRDS(Y, file.path(work, sprintf("big-%s-%g-%g.rds", method, n, uniform)), compress = FALSE)
+}
+# the grids of the last layout
+if (method %in% c("tsne", "largevis", "umap", "tumap") && ncol(Y) <= 2) {
+  print(far_field_plan(Y, method, n_threads = threads))
 }
 
 # each stage's peak resident size: the samples within its time span (the

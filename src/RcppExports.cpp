@@ -262,6 +262,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// large_buffer_mb
+Rcpp::NumericVector large_buffer_mb(bool reset);
+RcppExport SEXP _lsnn_large_buffer_mb(SEXP resetSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< bool >::type reset(resetSEXP);
+    rcpp_result_gen = Rcpp::wrap(large_buffer_mb(reset));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cost_kernels_name
 std::string cost_kernels_name(std::string simd);
 RcppExport SEXP _lsnn_cost_kernels_name(SEXP simdSEXP) {
@@ -741,6 +752,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_placement_cost_gradient", (DL_FUNC) &_lsnn_placement_cost_gradient, 8},
     {"_lsnn_far_field_defaults", (DL_FUNC) &_lsnn_far_field_defaults, 1},
     {"_lsnn_far_field_plan_cpp", (DL_FUNC) &_lsnn_far_field_plan_cpp, 4},
+    {"_lsnn_large_buffer_mb", (DL_FUNC) &_lsnn_large_buffer_mb, 1},
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_affinity_sums", (DL_FUNC) &_lsnn_affinity_sums, 2},
     {"_lsnn_affinity_check", (DL_FUNC) &_lsnn_affinity_check, 4},

@@ -378,6 +378,18 @@ Rcpp::List far_field_plan_cpp(Rcpp::NumericMatrix Y, Rcpp::List cost, bool exagg
   });
 }
 
+// The bytes of the core's large buffers (mostly the far field's) now and at
+// most since the last reset, in MB; resets the peak when asked.
+// [[Rcpp::export(.large_buffer_mb)]]
+Rcpp::NumericVector large_buffer_mb(bool reset) {
+  lsnn::LargeBufferBytes& b = lsnn::large_buffer_bytes();
+  Rcpp::NumericVector out = Rcpp::NumericVector::create(
+      Rcpp::Named("now") = static_cast<double>(b.now()) / 1048576.0,
+      Rcpp::Named("peak") = static_cast<double>(b.peak()) / 1048576.0);
+  if (reset) b.reset();
+  return out;
+}
+
 // [[Rcpp::export(.cost_kernels_name)]]
 std::string cost_kernels_name(std::string simd) { return lsnn_r::cost_kernels(simd).name; }
 

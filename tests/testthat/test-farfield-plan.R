@@ -132,3 +132,16 @@ test_that("far_field_plan() checks its arguments", {
   expect_error(far_field_plan(Y[, 1:2], "pacmap"), "^'method' must be one of")
   expect_error(far_field_plan(Y[, 1:2], exaggerated = NA), "^'exaggerated'")
 })
+
+test_that("the far field's buffers are counted while they live", {
+  before <- lsnn:::.large_buffer_mb(TRUE)
+  expect_named(before, c("now", "peak"))
+  set.seed(4)
+  Y <- matrix(rnorm(4000 * 2, sd = 20), ncol = 2)
+  P <- perplexity_affinities(Y, perplexity = 10)
+  invisible(cost_gradient(Y, P, "tsne", gradient = "approx"))
+  after <- lsnn:::.large_buffer_mb(FALSE)
+  # the evaluation's grids were counted, and given back when it ended
+  expect_gt(after[["peak"]], before[["now"]])
+  expect_equal(after[["now"]], before[["now"]])
+})

@@ -8,6 +8,7 @@
 #ifndef LSNN_LARGE_BUFFER_H
 #define LSNN_LARGE_BUFFER_H
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -35,6 +36,30 @@ inline void advise_huge_pages(void* data, std::size_t bytes) {
 #endif
 }
 
+// The bytes LargeAllocator holds now and the most it held since reset():
+// how much of a large layout's memory is the far field's.
+class LargeBufferBytes {
+ public:
+  void add(std::size_t bytes) {
+    const std::size_t now = now_.fetch_add(bytes) + bytes;
+    std::size_t peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
+  }
+  void remove(std::size_t bytes) { now_.fetch_sub(bytes); }
+  std::size_t now() const { return now_.load(); }
+  std::size_t peak() const { return peak_.load(); }
+  void reset() { peak_.store(now_.load()); }
+
+ private:
+  std::atomic<std::size_t> now_{0}, peak_{0};
+};
+
+inline LargeBufferBytes& large_buffer_bytes() {
+  static LargeBufferBytes bytes;
+  return bytes;
+}
+
 template <typename T>
 struct LargeAllocator {
   typedef T value_type;
@@ -54,14 +79,19 @@ struct LargeAllocator {
       const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
       if (posix_memalign(&p, kHugePage, rounded) != 0) throw std::bad_alloc();
       advise_huge_pages(p, rounded);
+      large_buffer_bytes().add(bytes);
       return static_cast<T*>(p);
     }
 #endif
     p = std::malloc(bytes == 0 ? 1 : bytes);
     if (p == nullptr) throw std::bad_alloc();
+    large_buffer_bytes().add(bytes);
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+  void deallocate(T* p, std::size_t n) noexcept {
+    large_buffer_bytes().remove(n * sizeof(T));
+    std::free(p);
+  }
 };
 
 template <typename T, typename U>
