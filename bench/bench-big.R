@@ -52,11 +52,11 @@ secs <- elapsed(res <- neighbor_embedding(X, method, n_threads = threads, verbos
 mem <- process_memory_gb()
 trace <- do.call(rbind, trace)
 print(trace, row.names = FALSE, digits = 4)
+trace_file <- file.path(results_dir(), "big-trace.csv")
 utils::write.table(cbind(date = format(Sys.time(), "%Y-%m-%d %H:%M"), method = method, n = n,
                          uniform = uniform, trace),
-                   file.path(results_dir(), "big-trace.csv"), sep = ",", row.names = FALSE,
-                   append = file.exists(file.path(results_dir(), "big-trace.csv")),
-                   col.names = !file.exists(file.path(results_dir(), "big-trace.csv")))
+                   trace_file, sep = ",", row.names = FALSE, append = file.exists(trace_file),
+                   col.names = !file.exists(trace_file))
 Y <- res$embedding
 iters <- res$iterations
 # the layout, for far_field_plan() and the quality measures afterwards
