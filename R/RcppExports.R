@@ -45,8 +45,8 @@
     .Call(`_lsnn_cost_gradient_cpp`, Y, P, cost, n_threads, simd, tol)
 }
 
-.optimize_layout <- function(Y0, P, cost, layout, n_threads, verbose, simd) {
-    .Call(`_lsnn_optimize_layout_cpp`, Y0, P, cost, layout, n_threads, verbose, simd)
+.optimize_layout <- function(Y0, P, cost, layout, n_threads, verbose, simd, own_P) {
+    .Call(`_lsnn_optimize_layout_cpp`, Y0, P, cost, layout, n_threads, verbose, simd, own_P)
 }
 
 .place_points <- function(Yref, Ynew0, row_ptr, col, val, cost, layout, n_threads, verbose, simd) {
@@ -99,6 +99,10 @@
 
 .float_gemm_rate <- function(m, d, reps, n_threads, simd) {
     .Call(`_lsnn_float_gemm_rate`, m, d, reps, n_threads, simd)
+}
+
+.trim_heap <- function() {
+    invisible(.Call(`_lsnn_trim_heap`))
 }
 
 .exact_knn <- function(data, k, metric, n_threads, verbose, simd, block_rows) {

@@ -109,8 +109,11 @@
 #'   an FFT element-level; above 0 the grid's shape is chosen by cost),
 #'   `smooth_width` and `shallow_width` (boxes up to this wide take no near
 #'   field, and one box deep), `fine_nodes` and `fine_smooth_width` (the
-#'   shapes with more nodes per box that the choice by cost may take), and
-#'   `by_components` (`FALSE`: one grid over the whole layout). For example
+#'   shapes with more nodes per box that the choice by cost may take),
+#'   `by_components` (`FALSE`: one grid over the whole layout) and
+#'   `memory_mb` (the far field's memory budget, 1,024 MB by default: the
+#'   choice by cost takes only shapes that fit in it, and kernel spectra are
+#'   kept for later iterations only within it). For example
 #'   `list(nodes = 7, box_width = 0.5, min_boxes = 20, near_field = FALSE,
 #'   pair_weight = 0, by_components = FALSE)` is a plain grid.
 #' @param weights PaCMAP's weights of the near, mid-near and further pairs

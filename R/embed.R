@@ -424,7 +424,9 @@ neighbor_embedding <- function(X = NULL,
   cost <- cs
   if (sampled) cost$gamma <- cost_gamma
   cost <- ne_cost_list(cost, if (sampled) cost_kind else grad_kind)
-  res <- .optimize_layout(Y0, P, cost, layout, n_threads, verbose, simd_option())
+  # (P made here is seen by nothing else while the layout runs)
+  res <- .optimize_layout(Y0, P, cost, layout, n_threads, verbose, simd_option(),
+                          own_P = is.null(inputs$P))
   t_end <- proc.time()[["elapsed"]]
   if (verbose && !sampled && !res$converged && max_iter > 0) {
     ne_msg(verbose, "neighbor_embedding: stopped at max_iter = ", max_iter, " without ",
@@ -523,8 +525,13 @@ ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_
 # memory the core allocates (the layout's) never makes it collect: the large
 # objects a run has let go (its neighbour graph, the conditional affinities)
 # are freed here, before the next large allocation, rather than held to the
-# end.
-collect_garbage <- function() invisible(gc(verbose = FALSE))
+# end; and the C heap gives what the search's threads freed back to the
+# system.
+collect_garbage <- function() {
+  gc(verbose = FALSE)
+  .trim_heap()
+  invisible()
+}
 
 # Affinities given as `P` (read_affinities()'s list), made what the method
 # lays out: without the diagonal; for t-SNE and LargeVis scaled to sum to 1,
@@ -679,6 +686,7 @@ ne_grid_option <- function(kind) {
   field("shallow_width", non_negative, "a finite number of at least 0")
   field("fine_nodes", whole_in(0, 32), "a whole number from 0 to 32")
   field("fine_smooth_width", non_negative, "a finite number of at least 0")
+  field("memory_mb", function(x) is.finite(x) && x >= 1, "a finite number of at least 1")
   # a field left to its default may not fit the fields given
   if (!"min_boxes" %in% names(g) && grid$min_boxes > max_boxes) {
     bad("has nodes = ", nodes, ", too many for the default min_boxes = ", grid$min_boxes)
@@ -695,14 +703,15 @@ ne_grid_option <- function(kind) {
        smooth_width = as.numeric(grid$smooth_width),
        by_components = as.logical(grid$by_components),
        shallow_width = as.numeric(grid$shallow_width), fine_nodes = as.integer(grid$fine_nodes),
-       fine_smooth_width = as.numeric(grid$fine_smooth_width))
+       fine_smooth_width = as.numeric(grid$fine_smooth_width),
+       memory_mb = as.numeric(grid$memory_mb))
 }
 
 # The fields of options(lsnn.grid), in the order ?cost_gradient lists them.
 ne_grid_fields <- function() {
   c("nodes", "box_width", "min_boxes", "near_field", "points_per_box", "near_boxes",
     "pair_weight", "smooth_width", "by_components", "shallow_width", "fine_nodes",
-    "fine_smooth_width")
+    "fine_smooth_width", "memory_mb")
 }
 
 # Largest n for which gradient = "auto" sums all pairs (bench/README.md):

@@ -183,8 +183,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // optimize_layout_cpp
-Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List cost, Rcpp::List layout, int n_threads, bool verbose, std::string simd);
-RcppExport SEXP _lsnn_optimize_layout_cpp(SEXP Y0SEXP, SEXP PSEXP, SEXP costSEXP, SEXP layoutSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
+Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List cost, Rcpp::List layout, int n_threads, bool verbose, std::string simd, bool own_P);
+RcppExport SEXP _lsnn_optimize_layout_cpp(SEXP Y0SEXP, SEXP PSEXP, SEXP costSEXP, SEXP layoutSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP own_PSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -195,7 +195,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    rcpp_result_gen = Rcpp::wrap(optimize_layout_cpp(Y0, P, cost, layout, n_threads, verbose, simd));
+    Rcpp::traits::input_parameter< bool >::type own_P(own_PSEXP);
+    rcpp_result_gen = Rcpp::wrap(optimize_layout_cpp(Y0, P, cost, layout, n_threads, verbose, simd, own_P));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -370,6 +371,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
     rcpp_result_gen = Rcpp::wrap(float_gemm_rate(m, d, reps, n_threads, simd));
     return rcpp_result_gen;
+END_RCPP
+}
+// trim_heap
+void trim_heap();
+RcppExport SEXP _lsnn_trim_heap() {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    trim_heap();
+    return R_NilValue;
 END_RCPP
 }
 // exact_knn_cpp
@@ -747,7 +757,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_check_heaps", (DL_FUNC) &_lsnn_check_heaps, 8},
     {"_lsnn_check_nnd_steps", (DL_FUNC) &_lsnn_check_nnd_steps, 6},
     {"_lsnn_cost_gradient_cpp", (DL_FUNC) &_lsnn_cost_gradient_cpp, 6},
-    {"_lsnn_optimize_layout_cpp", (DL_FUNC) &_lsnn_optimize_layout_cpp, 7},
+    {"_lsnn_optimize_layout_cpp", (DL_FUNC) &_lsnn_optimize_layout_cpp, 8},
     {"_lsnn_place_points_cpp", (DL_FUNC) &_lsnn_place_points_cpp, 10},
     {"_lsnn_placement_cost_gradient", (DL_FUNC) &_lsnn_placement_cost_gradient, 8},
     {"_lsnn_far_field_defaults", (DL_FUNC) &_lsnn_far_field_defaults, 1},
@@ -761,6 +771,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_shard_rows", (DL_FUNC) &_lsnn_shard_rows, 4},
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
+    {"_lsnn_trim_heap", (DL_FUNC) &_lsnn_trim_heap, 0},
     {"_lsnn_exact_knn_cpp", (DL_FUNC) &_lsnn_exact_knn_cpp, 7},
     {"_lsnn_knn_of_distances_cpp", (DL_FUNC) &_lsnn_knn_of_distances_cpp, 5},
     {"_lsnn_knn_query_dense", (DL_FUNC) &_lsnn_knn_query_dense, 11},

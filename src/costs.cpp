@@ -60,6 +60,7 @@ lsnn::GridSettings grid_settings(const Rcpp::List& grid, lsnn::GridSettings g) {
   g.shallow_width = number(grid, "shallow_width");
   g.fine_nodes = whole(grid, "fine_nodes");
   g.fine_smooth_width = number(grid, "fine_smooth_width");
+  g.memory_mb = number(grid, "memory_mb");
   return g;
 }
 
@@ -267,10 +268,13 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost,
   });
 }
 
+// `own_P`: P is the caller's own, seen by nothing else during the run, so
+// that the approximation may renumber its columns in place (CostEvaluator;
+// they are as they were when this returns).
 // [[Rcpp::export(.optimize_layout)]]
 Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List cost,
                                Rcpp::List layout, int n_threads, bool verbose,
-                               std::string simd) {
+                               std::string simd, bool own_P) {
   const std::size_t d = Y0.ncol();
   lsnn_r::RExecutor ex(n_threads, verbose);
   Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
@@ -278,8 +282,12 @@ Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List co
   const lsnn::LayoutSettings ls =
       layout_settings(layout, static_cast<std::size_t>(Y0.nrow()), d, 0);
   const lsnn::SparseRows affinities = affinity_view(P);
+  // (the sampled stepper reads P's columns itself)
+  Rcpp::IntegerVector columns = P.slot("i");
+  int* writable =
+      own_P && ls.stepper == lsnn::StepperKind::gradient_descent ? columns.begin() : nullptr;
   return lsnn_r::run_core([&]() {
-    lsnn::CostEvaluator objective(lsnn_r::cost_kernels(simd), cs, affinities, d);
+    lsnn::CostEvaluator objective(lsnn_r::cost_kernels(simd), cs, affinities, d, false, writable);
     const lsnn::OptimizerResult res =
         lsnn::optimize_layout(objective, cs.params, affinities, Y.begin(), ls, ex);
     Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());
@@ -349,7 +357,8 @@ Rcpp::List far_field_defaults(std::string method) {
       Rcpp::Named("pair_weight") = g.pair_weight, Rcpp::Named("smooth_width") = g.smooth_width,
       Rcpp::Named("by_components") = g.by_components,
       Rcpp::Named("shallow_width") = g.shallow_width, Rcpp::Named("fine_nodes") = g.fine_nodes,
-      Rcpp::Named("fine_smooth_width") = g.fine_smooth_width);
+      Rcpp::Named("fine_smooth_width") = g.fine_smooth_width,
+      Rcpp::Named("memory_mb") = g.memory_mb);
 }
 
 // The far-field plan of the layout Y (n x 1 or n x 2) under the cost's grid

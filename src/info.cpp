@@ -2,6 +2,9 @@
 #include <Rcpp.h>
 
 #include <chrono>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <vector>
 
 #include "kernel_choice.h"
@@ -35,4 +38,14 @@ double float_gemm_rate(int m, int d, int reps, int n_threads, std::string simd) 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return static_cast<double>(threads) * reps * 4.0 * mm * mm * dd / seconds;
+}
+
+// Gives the C heap's free memory back to the system where the C library can
+// (glibc keeps what the threads of a search freed in their own arenas,
+// which the resident size of a long layout would otherwise carry).
+// [[Rcpp::export(.trim_heap)]]
+void trim_heap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }

@@ -134,11 +134,26 @@ test_that("layouts of separate clusters: the sums by components agree with the e
   own <- lapply(c("tsne", "umap", "largevis"), function(m) {
     cost_gradient(runs[[1]], P, m, gradient = "approx", n_threads = 2)
   })
+  own_P <- neighbor_embedding(Y, "tsne", perplexity = 10, init = Y, max_iter = 60,
+                              stop_lying_iter = 20, gradient = "approx", n_threads = 2,
+                              ret_extra = "P")
+  given <- P
+  given@x <- given@x + 0
+  from_p <- neighbor_embedding(P = given, init = Y, max_iter = 60, stop_lying_iter = 20,
+                               gradient = "approx", n_threads = 2)
   old <- options(lsnn.in_place_bytes = 0)
   on.exit(options(old))
+  # (P's own columns renumbered in place while the layout runs, and given
+  # back as they were)
   in_place <- neighbor_embedding(Y, "tsne", perplexity = 10, init = Y, max_iter = 60,
-                                 stop_lying_iter = 20, gradient = "approx", n_threads = 2)
-  expect_identical(in_place, runs[[2]])
+                                 stop_lying_iter = 20, gradient = "approx", n_threads = 2,
+                                 ret_extra = "P")
+  expect_identical(in_place$embedding, runs[[2]])
+  expect_identical(in_place, own_P)
+  # affinities given as P are read, never written
+  expect_identical(neighbor_embedding(P = given, init = Y, max_iter = 60, stop_lying_iter = 20,
+                                      gradient = "approx", n_threads = 2), from_p)
+  expect_identical(given, P)
   read <- lapply(c("tsne", "umap", "largevis"), function(m) {
     cost_gradient(runs[[1]], P, m, gradient = "approx", n_threads = 2)
   })

@@ -145,3 +145,45 @@ test_that("the far field's buffers are counted while they live", {
   expect_gt(after[["peak"]], before[["now"]])
   expect_equal(after[["now"]], before[["now"]])
 })
+
+test_that("the plan keeps its memory budget and says so", {
+  set.seed(3)
+  Y <- matrix(stats::runif(2 * 40000, 0, 30), ncol = 2)
+  needs <- function(p) {
+    line <- grep("needs [0-9]+ MB|needing least, [0-9]+ MB", p$text, value = TRUE)
+    as.numeric(sub(".*need(s|ing least,) ([0-9]+) MB.*", "\\2", line))
+  }
+  p <- far_field_plan(Y)
+  expect_match(p$text[1], "memory budget 1024 MB$")
+  expect_true(any(grepl("needs [0-9]+ MB of the memory budget of 1024 MB", p$text)))
+  fastest <- needs(p)
+  expect_gt(fastest, 4)
+  old <- options(lsnn.grid = list(memory_mb = 4))
+  on.exit(options(old))
+  small <- far_field_plan(Y)
+  expect_lte(needs(small), 4)
+  expect_true(any(grepl("cheaper shapes? over it", small$text)))
+  # a budget no shape fits: the shape needing least memory, said so
+  options(lsnn.grid = list(memory_mb = 1))
+  least <- far_field_plan(Y)
+  expect_true(any(grepl("no shape of the [0-9]+ costed fits the memory budget of 1 MB", least$text)))
+  expect_lte(needs(least), needs(small))
+  # the grids' buffers follow the shape, and the gradient keeps its accuracy
+  P <- perplexity_affinities(nn_method = extended_knn(Y, 16), perplexity = 5)
+  peak <- function(mb) {
+    options(lsnn.grid = if (!is.null(mb)) list(memory_mb = mb))
+    lsnn:::.large_buffer_mb(TRUE)
+    g <- cost_gradient(Y, P, "tsne", gradient = "approx")$gradient
+    list(mb = lsnn:::.large_buffer_mb(TRUE)[["peak"]], g = g)
+  }
+  whole <- peak(NULL)
+  tight <- peak(4)
+  expect_lte(tight$mb, 4.5)
+  expect_lt(tight$mb, whole$mb)
+  options(lsnn.grid = NULL)
+  exact <- cost_gradient(Y, P, "tsne", gradient = "exact", n_threads = 2)$gradient
+  rel <- function(g) sqrt(sum((g - exact)^2) / sum(exact^2))
+  expect_lt(rel(tight$g), 1e-4)
+  options(lsnn.grid = list(memory_mb = 0))
+  expect_error(far_field_plan(Y), "field 'memory_mb' = 0; it must be a finite number of at least 1")
+})

@@ -33,10 +33,11 @@ struct PairProblem {
   const int* ptr;
   const int* col;
   const double* val;
-  // When set, row i's values are val[val_start[i]] onwards, in the order of
-  // its columns (P's values read where they are while its rows and columns
-  // are in another order); otherwise row i's values are val[ptr[i]] onwards.
-  const int* val_start = nullptr;
+  // When set, row i's columns and values are col[row_start[i]] and
+  // val[row_start[i]] onwards, for ptr[i + 1] - ptr[i] entries (P read
+  // where it is while its rows are in another order); otherwise they start
+  // at ptr[i].
+  const int* row_start = nullptr;
   // Every P value is multiplied by p_scale (early exaggeration).
   double p_scale;
 };

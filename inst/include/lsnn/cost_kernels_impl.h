@@ -334,19 +334,27 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
       }
     };
     const int e0 = prob.ptr[i], e1 = prob.ptr[i + 1];
-    const int whole = e0 + ((e1 - e0) & ~3);
-    const double* const vals = prob.val + (prob.val_start != nullptr ? prob.val_start[i] : e0);
-    // Values read in place in another row order (val_start) start at a new
-    // place each row, where the hardware's stream prefetch has to start
-    // over: the values of the row after next are fetched alongside this
+    const int len = e1 - e0, whole = len & ~3;
+    const std::size_t at = static_cast<std::size_t>(prob.row_start != nullptr ? prob.row_start[i] : e0);
+    const int* const cols = prob.col + at;
+    const double* const vals = prob.val + at;
+    // Rows read in place in another order (row_start) start at a new place
+    // each row, where the hardware's stream prefetch has to start over: the
+    // columns and values of the row after next are fetched alongside this
     // row's. (Integer arithmetic: the address may lie past the arrays.)
+    const std::uintptr_t next = prob.row_start != nullptr && i + 2 < r1
+                                    ? static_cast<std::uintptr_t>(prob.row_start[i + 2])
+                                    : 0;
     const std::uintptr_t next_vals =
-        prob.val_start != nullptr && i + 2 < r1
-            ? reinterpret_cast<std::uintptr_t>(prob.val) + 8 * static_cast<std::uintptr_t>(prob.val_start[i + 2])
-            : 0;
-    for (int e = e0; e < whole; e += 4) {
-      if (next_vals != 0) {
-        __builtin_prefetch(reinterpret_cast<const void*>(next_vals + 8 * static_cast<std::uintptr_t>(e - e0)), 0, 3);
+        next != 0 ? reinterpret_cast<std::uintptr_t>(prob.val) + 8 * next : 0;
+    const std::uintptr_t next_cols =
+        next != 0 ? reinterpret_cast<std::uintptr_t>(prob.col) + 4 * next : 0;
+    for (int e = 0; e < whole; e += 4) {
+      if (next != 0) {
+        __builtin_prefetch(reinterpret_cast<const void*>(next_vals + 8 * static_cast<std::uintptr_t>(e)), 0, 3);
+        if ((e & 15) == 0) {
+          __builtin_prefetch(reinterpret_cast<const void*>(next_cols + 4 * static_cast<std::uintptr_t>(e)), 0, 3);
+        }
       }
       if constexpr (Cost) {
         // The cost takes a logarithm per entry, long enough for the entries
@@ -355,24 +363,24 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
         // address may lie past the arrays; a prefetch never faults.)
         constexpr std::uintptr_t ahead = 8192;
         __builtin_prefetch(reinterpret_cast<const void*>(
-                               reinterpret_cast<std::uintptr_t>(prob.val + e) + 8 * ahead), 0, 2);
+                               reinterpret_cast<std::uintptr_t>(vals + e) + 8 * ahead), 0, 2);
         __builtin_prefetch(reinterpret_cast<const void*>(
-                               reinterpret_cast<std::uintptr_t>(prob.col + e) + 4 * ahead), 0, 2);
+                               reinterpret_cast<std::uintptr_t>(cols + e) + 4 * ahead), 0, 2);
       }
-      const std::size_t jl[4] = {static_cast<std::size_t>(prob.col[e]),
-                                 static_cast<std::size_t>(prob.col[e + 1]),
-                                 static_cast<std::size_t>(prob.col[e + 2]),
-                                 static_cast<std::size_t>(prob.col[e + 3])};
-      step(jl, load(vals + (e - e0)));
+      const std::size_t jl[4] = {static_cast<std::size_t>(cols[e]),
+                                 static_cast<std::size_t>(cols[e + 1]),
+                                 static_cast<std::size_t>(cols[e + 2]),
+                                 static_cast<std::size_t>(cols[e + 3])};
+      step(jl, load(vals + e));
     }
-    if (whole < e1) {
+    if (whole < len) {
       // the end of a row that is not padded (P read in place): the missing
       // lanes hold what padding would, the row itself at affinity 0
       std::size_t jl[4] = {i, i, i, i};
       double pv[4] = {0.0, 0.0, 0.0, 0.0};
-      for (int u = 0; whole + u < e1; ++u) {
-        jl[u] = static_cast<std::size_t>(prob.col[whole + u]);
-        pv[u] = vals[whole - e0 + u];
+      for (int u = 0; whole + u < len; ++u) {
+        jl[u] = static_cast<std::size_t>(cols[whole + u]);
+        pv[u] = vals[whole + u];
       }
       step(jl, load(pv));
     }

@@ -104,14 +104,18 @@ class CostEvaluator {
   // all-pairs affinities of 5,000 points cost more than the evaluation).
   // The approximation stores the points in its own order. When P's values
   // take more than settings.in_place_bytes and P stores no diagonal entry
-  // and no zero, it keeps its own columns of P, renumbered, and reads the
-  // values where they are (P is the largest thing a layout holds: at 1e6
-  // points about 150 entries a point, 1.2 GB of values). Otherwise it
-  // keeps its own copy of P in its order, which the attraction reads as one
-  // stream: on the 70,000 Fashion-MNIST images the values read in place
-  // made the attraction 1.4 times as slow (bench/README.md).
+  // and no zero, it reads P's rows where they are, with the column numbers
+  // in its order: P is the largest thing a layout holds (at 1e6 points
+  // about 150 entries a point, 1.2 GB of values and 0.6 GB of columns).
+  // Those column numbers are its own copy, or, when the caller hands over
+  // `writable_col` (P.col itself, which nothing else reads meanwhile), P's
+  // own, renumbered in place and given back as they were by the destructor.
+  // Otherwise it keeps its own copy of P in its order, which the attraction
+  // reads as one stream: on the 70,000 Fashion-MNIST images the values read
+  // in place made the attraction 1.4 times as slow (bench/README.md).
   CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
-                const SparseRows& P, std::size_t d, bool clean = false)
+                const SparseRows& P, std::size_t d, bool clean = false,
+                int* writable_col = nullptr)
       : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
     if (d_ == 0) throw std::invalid_argument("the embedding needs at least one dimension");
     stride_ = (n_ + 3) & ~static_cast<std::size_t>(3);
@@ -128,6 +132,7 @@ class CostEvaluator {
     sparse_cost_.assign(n_, 0.0);
     row_sum_.assign(n_, 0.0);
     number_points();
+    bool in_place = false;
     if (clean && !approximate()) {
       p_ptr_ = P_.ptr;
       p_col_ = P_.col;
@@ -135,11 +140,20 @@ class CostEvaluator {
     } else if (approximate() &&
                static_cast<double>(P_.ptr[n_]) * sizeof(double) > settings_.in_place_bytes &&
                stores_no_zeros()) {
-      renumber_columns();
+      if (writable_col != nullptr && writable_col != P_.col) {
+        throw std::invalid_argument("the writable columns must be P's own");
+      }
+      // (P's own columns are renumbered last, when nothing can throw any more)
+      in_place = writable_col != nullptr;
+      index_rows();
+      if (!in_place) {
+        col_.resize(static_cast<std::size_t>(P_.ptr[n_]));
+        renumber_columns(col_.data());
+      }
       p_ptr_ = ptr_.data();
-      p_col_ = col_.data();
+      p_col_ = writable_col != nullptr ? writable_col : col_.data();
       p_val_ = P_.val;
-      p_val_start_ = val_start_.data();
+      p_row_start_ = row_start_.data();
     } else {
       pad_affinities();
       p_ptr_ = ptr_.data();
@@ -156,6 +170,20 @@ class CostEvaluator {
     }
     grid_ = gs;
     rep_ = FarField(settings_.params, gs, &kernels_);
+    if (in_place) {
+      renumber_columns(writable_col);
+      renumbered_in_place_ = writable_col;
+    }
+  }
+
+  ~CostEvaluator() {
+    if (renumbered_in_place_ == nullptr) return;
+    int* col = renumbered_in_place_;
+    for (std::size_t i = 0; i < n_; ++i) {
+      for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
+        col[e] = static_cast<int>(order_[static_cast<std::size_t>(col[e])]);
+      }
+    }
   }
 
   // (it may point into its own copy of P)
@@ -207,7 +235,7 @@ class CostEvaluator {
     prob.ptr = p_ptr_;
     prob.col = p_col_;
     prob.val = p_val_;
-    prob.val_start = p_val_start_;
+    prob.row_start = p_row_start_;
     prob.p_scale = p_scale_;
 
     const bool tsne = normalised(settings_.params.method);
@@ -221,6 +249,9 @@ class CostEvaluator {
       exact_pairs(prob, want_cost, executor);
     }
 
+    if (check != nullptr && renumbered_in_place_ != nullptr) {
+      throw std::logic_error("P's columns are renumbered: it cannot be checked in the pass");
+    }
     const SparseSums ssums = {attraction_.data(), sparse_cost_.data(), row_sum_.data()};
     executor.parallel_for(
         0, n,
@@ -384,27 +415,29 @@ class CostEvaluator {
     return true;
   }
 
-  // P's columns in the stored order, without padding (the kernels take an
-  // unpadded row's end as padding would be): position k's row holds the
-  // positions of its neighbours, in the order P stores them, and its values
-  // are P's own from val_start_[k] on.
-  void renumber_columns() {
-    std::vector<int> rank(n_);
-    for (std::size_t k = 0; k < n_; ++k) rank[order_[k]] = static_cast<int>(k);
+  // Where position k's row starts in P (row_start_) and in the kernels'
+  // numbering (ptr_: the rows' lengths as P stores them, one after another).
+  void index_rows() {
     ptr_.assign(n_ + 1, 0);
-    val_start_.assign(n_, 0);
+    row_start_.assign(n_, 0);
     for (std::size_t k = 0; k < n_; ++k) {
       const std::size_t i = order_[k];
-      val_start_[k] = P_.ptr[i];
+      row_start_[k] = P_.ptr[i];
       ptr_[k + 1] = ptr_[k] + (P_.ptr[i + 1] - P_.ptr[i]);
     }
-    col_.resize(static_cast<std::size_t>(ptr_[n_]));
-    for (std::size_t k = 0; k < n_; ++k) {
-      const std::size_t i = order_[k];
-      int* to = col_.data() + ptr_[k];
-      for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
-        *to++ = rank[static_cast<std::size_t>(P_.col[e])];
-      }
+  }
+
+  // P's column numbers in the stored order, into `to` (P's own array or one
+  // of its length), each where P stores it, without padding (the kernels
+  // take an unpadded row's end as padding would be): position k's row holds
+  // the positions of its neighbours, in the order P stores them, at
+  // row_start_[k] of `to` and of P's values.
+  // (after index_rows(); it allocates nothing but `rank`)
+  void renumber_columns(int* to) {
+    std::vector<int> rank(n_);
+    for (std::size_t k = 0; k < n_; ++k) rank[order_[k]] = static_cast<int>(k);
+    for (std::size_t i = 0; i < n_; ++i) {
+      for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) to[e] = rank[static_cast<std::size_t>(P_.col[e])];
     }
   }
 
@@ -432,13 +465,15 @@ class CostEvaluator {
   std::vector<double> coords_, repulsion_, normaliser_, pair_cost_;
   std::vector<double> attraction_, sparse_cost_, row_sum_;
   std::vector<std::size_t> order_;
-  std::vector<int> ptr_, col_, val_start_;
+  std::vector<int> ptr_, col_, row_start_;
   std::vector<double> val_;
   // the affinities the kernels read: the copy above, or P itself
   const int* p_ptr_ = nullptr;
   const int* p_col_ = nullptr;
   const double* p_val_ = nullptr;
-  const int* p_val_start_ = nullptr;
+  const int* p_row_start_ = nullptr;
+  // P's own columns while they are renumbered (the destructor restores them)
+  int* renumbered_in_place_ = nullptr;
   std::vector<std::vector<Tile>> rounds_;
   GridSettings grid_;  // the grid outside early exaggeration
   FarField rep_;

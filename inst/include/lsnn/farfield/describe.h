@@ -58,6 +58,7 @@ inline std::string settings_words(const GridSettings& gs) {
     s += ", no near field";
   }
   s += gs.by_components ? ", split into regions" : ", one grid";
+  s += format(", memory budget %.0f MB", gs.memory_mb);
   return s;
 }
 
@@ -92,14 +93,29 @@ inline std::string shape_reasons(const FarFieldRegion& r) {
   if (sr.by_cost) {
     if (sr.chosen < sr.costed.size()) {
       const ShapeCandidate& c = sr.costed[sr.chosen];
-      s += format("; chosen by cost among %zu shapes: boxes %.4g times %s, cost %.3g",
-                  sr.costed.size(), c.scale >= 1.0 ? c.scale : 1.0 / c.scale,
-                  c.scale >= 1.0 ? "finer" : "coarser", c.cost);
-      double next = -1.0;
-      for (std::size_t i = 0; i < sr.costed.size(); ++i) {
-        if (i != sr.chosen && (next < 0.0 || sr.costed[i].cost < next)) next = sr.costed[i].cost;
+      const double mb = 1048576.0;
+      if (c.bytes > sr.budget) {
+        s += format("; no shape of the %zu costed fits the memory budget of %.0f MB: the one "
+                    "needing least, %.0f MB, boxes %.4g times %s", sr.costed.size(),
+                    sr.budget / mb, c.bytes / mb, c.scale >= 1.0 ? c.scale : 1.0 / c.scale,
+                    c.scale >= 1.0 ? "finer" : "coarser");
+      } else {
+        s += format("; chosen by cost among %zu shapes: boxes %.4g times %s, cost %.3g",
+                    sr.costed.size(), c.scale >= 1.0 ? c.scale : 1.0 / c.scale,
+                    c.scale >= 1.0 ? "finer" : "coarser", c.cost);
+        double next = -1.0;
+        for (std::size_t i = 0; i < sr.costed.size(); ++i) {
+          const ShapeCandidate& o = sr.costed[i];
+          if (i != sr.chosen && o.bytes <= sr.budget && (next < 0.0 || o.cost < next)) next = o.cost;
+        }
+        if (next >= 0.0) s += format(" (next best %.3g)", next);
+        s += format("; needs %.0f MB of the memory budget of %.0f MB", c.bytes / mb,
+                    sr.budget / mb);
+        if (sr.over_budget > 0) {
+          s += format(" (%zu cheaper shape%s over it)", sr.over_budget,
+                      sr.over_budget == 1 ? "" : "s");
+        }
       }
-      if (next >= 0.0) s += format(" (next best %.3g)", next);
     } else {
       s += "; no refined shape fits: the set shape";
     }

@@ -347,7 +347,13 @@ class FarField {
                 bool energy, double* E, Executor& executor) {
     if (!cache_) cache_ = std::make_shared<SpectrumCache>();
     if (!work_) work_ = std::make_shared<GridWorkspace>();
-    cache_->next_generation();
+    // (the kernel's values are needed only while a spectrum is made: within
+    // the budget they stay, so that their memory is not faulted in again)
+    const double budget = gs_.memory_mb * 1048576.0;
+    cache_->next_generation(budget, work_->bytes());
+    if (work_->bytes() + cache_->bytes() > budget) {
+      large_vector<double>().swap(work_->kernel_values);
+    }
     Ahead ahead(*this);
     planner_.plan(plan_, Y, n, d, stride, gs_, &ahead, executor);
     if (describe_next_) {

@@ -92,6 +92,19 @@ struct GridShape {
   // the columns of a half spectrum (real transform along x) and its size
   std::size_t spectrum_columns() const { return padded[0] / 2 + 1; }
   std::size_t spectrum_size() const { return spectrum_columns() * padded[1]; }
+  // The bytes a grid of this shape holds while it sums one charge set with
+  // dims + 1 kernels into dims + 1 outputs (t-SNE's, the most of any cost):
+  // the kernels' spectra and the charges' spectrum, the kernel's values
+  // while a spectrum is made, the inverse transform's buffer
+  // (GridConvolution::inverse()), the node charges and potentials.
+  double memory_bytes() const {
+    const double k = static_cast<double>(dims + 1);
+    const double kept = dims == 2 ? static_cast<double>(spectrum_columns() * nodes[1])
+                                  : static_cast<double>(spectrum_size());
+    return 16.0 * (k + 1.0) * static_cast<double>(spectrum_size()) +
+           8.0 * static_cast<double>(padded[0] * padded[1]) + 16.0 * kept +
+           8.0 * (1.0 + k) * static_cast<double>(node_count());
+  }
   // the nodes of one box (nodes_per_box^dims)
   std::size_t box_nodes() const { return dims == 2 ? nodes_per_box * nodes_per_box : nodes_per_box; }
   double node_spacing(std::size_t c) const {

@@ -52,6 +52,12 @@ struct GridSettings {
   // whether a layout of separate clusters may be summed by regions (shed
   // halo, peeled outliers, components: plan.h)
   bool by_components{true};
+  // The memory the far field may hold, in MB: a grid shape chosen by cost
+  // must fit in it (GridShape::memory_bytes()), and the spectrum cache keeps
+  // spectra for later evaluations only within what the grids in use leave
+  // of it. With 1,024 MB the grids of 1e6 t-SNE points keep their fastest
+  // shape and about two spare spectra (bench/README.md).
+  double memory_mb{1024.0};
 };
 
 // The planner's constants. Each bounds a cost or keeps an accuracy; the
@@ -199,7 +205,8 @@ inline bool same_grid(const GridSettings& a, const GridSettings& b) {
          a.points_per_box == b.points_per_box && a.widen == b.widen &&
          a.pair_weight == b.pair_weight && a.smooth_width == b.smooth_width &&
          a.shallow_width == b.shallow_width && a.fine_nodes == b.fine_nodes &&
-         a.fine_smooth_width == b.fine_smooth_width && a.by_components == b.by_components;
+         a.fine_smooth_width == b.fine_smooth_width && a.by_components == b.by_components &&
+         a.memory_mb == b.memory_mb;
 }
 
 }  // namespace lsnn

@@ -60,6 +60,7 @@ struct ShapeCandidate {
   std::size_t nodes_per_box, near_depth;
   bool near_field;
   double cost;  // estimated time of one evaluation, in FFT element-levels
+  double bytes;  // GridShape::memory_bytes()
 };
 
 // How plan_grid_shape() came to its shape.
@@ -75,6 +76,10 @@ struct ShapeReport {
   bool by_cost = false;
   std::vector<ShapeCandidate> costed;
   std::size_t chosen = std::numeric_limits<std::size_t>::max();
+  // the settings' memory budget (bytes), and how many shapes cheaper than
+  // the chosen one it ruled out
+  double budget = 0.0;
+  std::size_t over_budget = 0;
   // ladder steps taken per dimension to reuse cached spectra
   int wider_steps[2] = {0, 0};
 };
@@ -161,13 +166,16 @@ class GridShapeChooser {
     list_shapes();
   }
 
-  // The chosen shape (boxes, nodes per box, near field, max_width).
+  // The chosen shape (boxes, nodes per box, near field, max_width): the
+  // cheapest that fits the memory budget, else the one needing the least
+  // memory.
   GridShape choose() {
-    double best_scale = 1.0, best = HUGE_VAL;
-    Shape best_shape = shapes_[0];
+    double best = HUGE_VAL;
     bool found = false;
     report_.by_cost = true;
     report_.costed.clear();
+    report_.budget = gs_.memory_mb * 1048576.0;
+    std::vector<Shape> shape_of;
     for (const double scale : scales()) {
       if (fft_cost(scale, p_min_) >= best) continue;
       const GridShape placed = place(scale);
@@ -186,22 +194,41 @@ class GridShapeChooser {
           counted = true;
         }
         const double t = cost(scale, sh);
-        report_.costed.push_back({scale, sh.p, sh.R, sh.near, t});
-        if (t < best) {
+        const double bytes = memory_bytes(placed, sh.p);
+        report_.costed.push_back({scale, sh.p, sh.R, sh.near, t, bytes});
+        shape_of.push_back(sh);
+        if (t < best && bytes <= report_.budget) {
           best = t;
-          best_scale = scale;
-          best_shape = sh;
           found = true;
           report_.chosen = report_.costed.size() - 1;
         }
       }
     }
-    GridShape chosen = place(best_scale);
-    if (!found) best_shape = {base_.nodes_per_box, deep_, true, HUGE_VAL};
-    chosen.nodes_per_box = best_shape.p;
-    chosen.max_width = best_shape.max_width;
-    chosen.near_field = best_shape.near;
-    chosen.near_depth = best_shape.near ? best_shape.R : deep_;
+    const std::vector<ShapeCandidate>& costed = report_.costed;
+    if (!found) {
+      for (std::size_t k = 0; k < costed.size(); ++k) {
+        if (report_.chosen >= costed.size() || costed[k].bytes < costed[report_.chosen].bytes) {
+          report_.chosen = k;
+        }
+      }
+    }
+    report_.over_budget = 0;
+    for (const ShapeCandidate& c : costed) {
+      report_.over_budget += found && c.bytes > report_.budget && c.cost < best;
+    }
+    if (report_.chosen >= costed.size()) {
+      // nothing costed: the settings' boxes and depth
+      GridShape chosen = place(1.0);
+      chosen.near_depth = deep_;
+      return chosen;
+    }
+    const ShapeCandidate& c = costed[report_.chosen];
+    const Shape& sh = shape_of[report_.chosen];
+    GridShape chosen = place(c.scale);
+    chosen.nodes_per_box = sh.p;
+    chosen.max_width = sh.max_width;
+    chosen.near_field = sh.near;
+    chosen.near_depth = sh.near ? sh.R : deep_;
     return chosen;
   }
 
@@ -286,6 +313,12 @@ class GridShapeChooser {
       fft *= static_cast<double>(fft_size(2 * static_cast<std::size_t>(boxes) * p));
     }
     return fft * std::log2(fft) * static_cast<double>(2 * d_ + 3);
+  }
+
+  static double memory_bytes(GridShape g, std::size_t p) {
+    g.nodes_per_box = p;
+    g.finish();
+    return g.memory_bytes();
   }
 
   // estimated time of one evaluation with the boxes `scale` times finer and

@@ -48,37 +48,44 @@ class SpectrumCache {
            const std::vector<double>& near) {
     entries_.push_back({slot, key, std::move(spectrum), near, generation_});
   }
-  // Called once per evaluation. Entries unused for kKeep evaluations are
-  // dropped, and of those unused in the last one, the least recently used
-  // beyond twice the bytes of those used in it: a layout whose grid flips
-  // between two or three sizes and shapes (its extent at a step of the
-  // width ladder) finds each in the cache.
-  void next_generation() {
+  // Called once per evaluation, with the bytes the far field may hold
+  // (`budget`) and those it holds outside the cache (`other`, the grids'
+  // scratch). Entries unused for kKeep evaluations are dropped, and of those
+  // unused in the last one, the least recently used beyond twice the bytes
+  // of those used in it, or beyond what the budget leaves: a layout whose
+  // grid flips between two or three sizes and shapes (its extent at a step
+  // of the width ladder) finds each in the cache.
+  void next_generation(double budget, double other) {
     std::stable_sort(entries_.begin(), entries_.end(),
                      [](const Entry& a, const Entry& b) { return a.used > b.used; });
-    double used = 0.0, kept = 0.0;
+    double used = 0.0;
+    for (const Entry& e : entries_) {
+      if (e.used == generation_) used += entry_bytes(e);
+    }
+    const double room = std::max(0.0, budget - other - used);
+    double kept = 0.0;
     std::size_t k = 0;
     for (; k < entries_.size(); ++k) {
-      const double bytes = static_cast<double>(entries_[k].spectrum->size()) * 16.0 +
-                           static_cast<double>(entries_[k].near.size()) * 8.0;
-      if (entries_[k].used == generation_) {
-        used += bytes;
-      } else {
-        kept += bytes;
-        if (kept > 2.0 * used || entries_[k].used + kKeep < generation_) break;
-      }
+      if (entries_[k].used == generation_) continue;
+      kept += entry_bytes(entries_[k]);
+      if (kept > std::min(2.0 * used, room) || entries_[k].used + kKeep < generation_) break;
     }
     // the spectra of the dropped entries that no grid holds are kept for
-    // reuse, at most as many bytes as those in use
+    // reuse, at most as many bytes as those in use and what the budget
+    // leaves
     for (std::size_t e = k; e < entries_.size(); ++e) {
       if (entries_[e].spectrum.use_count() == 1) spare_.push_back(std::move(entries_[e].spectrum));
     }
     entries_.resize(k);
+    kept = 0.0;
+    for (const Entry& e : entries_) {
+      if (e.used != generation_) kept += entry_bytes(e);
+    }
     double spare_bytes = 0.0;
     std::size_t s = 0;
     for (; s < spare_.size(); ++s) {
       spare_bytes += static_cast<double>(spare_[s]->capacity()) * 16.0;
-      if (spare_bytes > used) break;
+      if (spare_bytes > std::min(used, room - kept)) break;
     }
     spare_.resize(s);
     ++generation_;
@@ -100,10 +107,20 @@ class SpectrumCache {
     b->resize(size);
     return b;
   }
+  // the bytes of the entries and spare spectra
+  double bytes() const {
+    double b = 0.0;
+    for (const Entry& e : entries_) b += entry_bytes(e);
+    for (const SpectrumBuffer& s : spare_) b += static_cast<double>(s->capacity()) * 16.0;
+    return b;
+  }
   // evaluations an unused entry is kept at most
   static constexpr std::size_t kKeep = 8;
 
  private:
+  static double entry_bytes(const Entry& e) {
+    return static_cast<double>(e.spectrum->size()) * 16.0 + static_cast<double>(e.near.size()) * 8.0;
+  }
   std::size_t index_of(std::size_t slot, const GridKernelKey& key) const {
     std::size_t k = 0;
     while (k < entries_.size() && !(entries_[k].slot == slot && entries_[k].key == key)) ++k;
@@ -123,6 +140,11 @@ class SpectrumCache {
 struct GridWorkspace {
   large_vector<double> charges, potentials, kernel_values;
   large_vector<std::complex<double>> charge_spectra, products;
+  double bytes() const {
+    return 8.0 * static_cast<double>(charges.capacity() + potentials.capacity() +
+                                     kernel_values.capacity()) +
+           16.0 * static_cast<double>(charge_spectra.capacity() + products.capacity());
+  }
 };
 
 }  // namespace lsnn
