@@ -143,6 +143,9 @@ class GridConvolution {
         return;
       }
     }
+    // (the slot's old spectrum is let go first, so that the cache may give
+    // its memory to the new one)
+    kernels_[slot].reset();
     const double* kg = kernel_values(K, executor);
     if (sh.near_field) near_table(kg, near_tables_[slot]);
     if (separated()) {

@@ -55,9 +55,10 @@ struct GridSettings {
   // The memory the far field may hold, in MB: a grid shape chosen by cost
   // must fit in it (GridShape::memory_bytes()), and the spectrum cache keeps
   // spectra for later evaluations only within what the grids in use leave
-  // of it. With 1,024 MB the grids of 1e6 t-SNE points keep their fastest
-  // shape and about two spare spectra (bench/README.md).
-  double memory_mb{1024.0};
+  // of it. On the final layout of 1e6 t-SNE points with a uniform
+  // background, 512 MB iterated faster than 1,024 MB (whose shape the cost
+  // model rates cheapest) and as fast as 256 MB (bench/README.md).
+  double memory_mb{512.0};
 };
 
 // The planner's constants. Each bounds a cost or keeps an accuracy; the

@@ -8,6 +8,7 @@
 #define LSNN_FARFIELD_SPECTRUM_CACHE_H
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstddef>
 #include <memory>
@@ -56,6 +57,8 @@ class SpectrumCache {
   // grid flips between two or three sizes and shapes (its extent at a step
   // of the width ladder) finds each in the cache.
   void next_generation(double budget, double other) {
+    budget_ = budget;
+    other_ = other;
     std::stable_sort(entries_.begin(), entries_.end(),
                      [](const Entry& a, const Entry& b) { return a.used > b.used; });
     double used = 0.0;
@@ -92,7 +95,9 @@ class SpectrumCache {
   }
   // Storage for a spectrum of `size` values: the smallest spare one large
   // enough (memory new to the process costs a page fault per page, more
-  // than the transform that fills it), else new.
+  // than the transform that fills it), else new, after the least recently
+  // used entries unused in this evaluation (and held by no grid) have given
+  // back their memory while it would exceed the budget.
   SpectrumBuffer storage(std::size_t size) {
     std::size_t best = spare_.size();
     for (std::size_t s = 0; s < spare_.size(); ++s) {
@@ -101,7 +106,10 @@ class SpectrumCache {
         best = s;
       }
     }
-    if (best == spare_.size()) return std::make_shared<large_vector<std::complex<double>>>(size);
+    if (best == spare_.size()) {
+      make_room(16.0 * static_cast<double>(size));
+      return std::make_shared<large_vector<std::complex<double>>>(size);
+    }
     SpectrumBuffer b = std::move(spare_[best]);
     spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(best));
     b->resize(size);
@@ -118,6 +126,25 @@ class SpectrumCache {
   static constexpr std::size_t kKeep = 8;
 
  private:
+  // Drops spare spectra, then the least recently used entries unused in
+  // this evaluation whose spectra no grid holds, until `more` bytes fit in
+  // the budget (or nothing more can go).
+  void make_room(double more) {
+    while (!spare_.empty() && over_budget(more)) spare_.pop_back();
+    while (over_budget(more)) {
+      std::size_t victim = entries_.size();
+      for (std::size_t k = 0; k < entries_.size(); ++k) {
+        const Entry& e = entries_[k];
+        if (e.used == generation_ || e.spectrum.use_count() != 1) continue;
+        if (victim == entries_.size() || e.used < entries_[victim].used) victim = k;
+      }
+      if (victim == entries_.size()) return;
+      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(victim));
+    }
+  }
+  // whether `more` bytes would take the far field beyond its budget
+  bool over_budget(double more) const { return bytes() + other_ + more > budget_; }
+
   static double entry_bytes(const Entry& e) {
     return static_cast<double>(e.spectrum->size()) * 16.0 + static_cast<double>(e.near.size()) * 8.0;
   }
@@ -130,6 +157,8 @@ class SpectrumCache {
   std::vector<Entry> entries_;
   std::vector<SpectrumBuffer> spare_;
   std::size_t generation_ = 0;
+  // the budget and the bytes held outside the cache, as of next_generation()
+  double budget_ = HUGE_VAL, other_ = 0.0;
 };
 
 // The scratch buffers of a grid evaluation (node charges and their spectra,
