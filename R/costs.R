@@ -111,7 +111,7 @@
 #'   field, and one box deep), `fine_nodes` and `fine_smooth_width` (the
 #'   shapes with more nodes per box that the choice by cost may take),
 #'   `by_components` (`FALSE`: one grid over the whole layout) and
-#'   `memory_mb` (the far field's memory budget, 512 MB by default: the
+#'   `memory_mb` (the far field's memory budget, 256 MB by default: the
 #'   choice by cost takes only shapes that fit in it, and kernel spectra are
 #'   kept for later iterations only within it). For example
 #'   `list(nodes = 7, box_width = 0.5, min_boxes = 20, near_field = FALSE,

@@ -50,6 +50,9 @@ start <- as.numeric(Sys.time())
 secs <- elapsed(res <- neighbor_embedding(X, method, n_threads = threads, verbose = TRUE,
                                           ret_extra = TRUE, callback = trace_memory))
 mem <- process_memory_gb()
+# (ret_extra = TRUE returns P too: what follows measures the layout, not P)
+res$P <- NULL
+invisible(gc())
 trace <- do.call(rbind, trace)
 print(trace, row.names = FALSE, digits = 4)
 trace_file <- file.path(results_dir(), "big-trace.csv")

@@ -128,6 +128,16 @@ test_that("small surprises get a word (issue 13, item 5)", {
   expect_named(res, c("embedding", "nn", "P"))
   expect_equal(dim(res$nn$idx), c(40L, 5L))
   expect_s4_class(res$P, "dgCMatrix")
+  # P freed at the end when not returned; returned whenever asked for
+  set.seed(6)
+  nn_only <- neighbor_embedding(X, "tsne", perplexity = 5, max_iter = 10, exaggeration = 1,
+                                ret_extra = "nn")
+  expect_named(nn_only, c("embedding", "nn"))
+  set.seed(6)
+  everything <- neighbor_embedding(X, "tsne", perplexity = 5, max_iter = 10, exaggeration = 1,
+                                   ret_extra = TRUE)
+  expect_s4_class(everything$P, "dgCMatrix")
+  expect_identical(everything$embedding, nn_only$embedding)
 })
 
 test_that("graph consumers check the uwot format and read other packages' graphs (issue 13, item 3)", {

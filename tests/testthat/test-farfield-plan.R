@@ -154,8 +154,8 @@ test_that("the plan keeps its memory budget and says so", {
     as.numeric(sub(".*need(s|ing least,) ([0-9]+) MB.*", "\\2", line))
   }
   p <- far_field_plan(Y)
-  expect_match(p$text[1], "memory budget 512 MB$")
-  expect_true(any(grepl("needs [0-9]+ MB of the memory budget of 512 MB", p$text)))
+  expect_match(p$text[1], "memory budget 256 MB$")
+  expect_true(any(grepl("needs [0-9]+ MB of the memory budget of 256 MB", p$text)))
   fastest <- needs(p)
   expect_gt(fastest, 4)
   old <- options(lsnn.grid = list(memory_mb = 4))

@@ -56,9 +56,10 @@ struct GridSettings {
   // must fit in it (GridShape::memory_bytes()), and the spectrum cache keeps
   // spectra for later evaluations only within what the grids in use leave
   // of it. On the final layout of 1e6 t-SNE points with a uniform
-  // background, 512 MB iterated faster than 1,024 MB (whose shape the cost
-  // model rates cheapest) and as fast as 256 MB (bench/README.md).
-  double memory_mb{512.0};
+  // background, 256 MB iterated as fast as 512 MB and faster than 1,024 MB
+  // (whose shape the cost model rates cheapest), and it keeps such a run
+  // within 4 GB (bench/README.md).
+  double memory_mb{256.0};
 };
 
 // The planner's constants. Each bounds a cost or keeps an accuracy; the
