@@ -105,6 +105,10 @@
     invisible(.Call(`_lsnn_trim_heap`))
 }
 
+.heap_mb <- function() {
+    .Call(`_lsnn_heap_mb`)
+}
+
 .exact_knn <- function(data, k, metric, n_threads, verbose, simd, block_rows) {
     .Call(`_lsnn_exact_knn_cpp`, data, k, metric, n_threads, verbose, simd, block_rows)
 }

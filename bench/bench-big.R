@@ -33,16 +33,20 @@ rss_log <- tempfile(fileext = ".txt")
 # (system() runs it in the background itself)
 system(sprintf("(while kill -0 %d 2>/dev/null; do echo $(date +%%s.%%N) $(awk %s /proc/%d/status); sleep 0.5; done) > %s 2>/dev/null",
                Sys.getpid(), shQuote("/^VmRSS/ {print $2}"), Sys.getpid(), rss_log), wait = FALSE)
-# every epoch of the optimisation: the resident size and what the core's
+# every epoch of the optimisation: the resident size, what the core's
 # large buffers (the far field's grids, spectra and scratch) hold now and
-# held at most since the last epoch
+# held at most since the last epoch, and the C heap: allocated from its
+# arenas, freed there but kept, and mapped block by block (R's large
+# vectors among them)
 trace <- list()
 trace_memory <- function(iteration, Y) {
   buffers <- lsnn:::.large_buffer_mb(TRUE)
+  heap <- lsnn:::.heap_mb()
   trace[[length(trace) + 1]] <<- data.frame(
     iteration = iteration, seconds = as.numeric(Sys.time()) - start,
     rss_gb = process_memory_gb()[["current"]], buffers_mb = buffers[["now"]],
-    buffers_peak_mb = buffers[["peak"]])
+    buffers_peak_mb = buffers[["peak"]], heap_in_use_mb = heap[["in_use"]],
+    heap_free_mb = heap[["free"]], heap_mapped_mb = heap[["mapped"]])
   TRUE
 }
 set.seed(42)
@@ -56,10 +60,15 @@ invisible(gc())
 trace <- do.call(rbind, trace)
 print(trace, row.names = FALSE, digits = 4)
 trace_file <- file.path(results_dir(), "big-trace.csv")
-utils::write.table(cbind(date = format(Sys.time(), "%Y-%m-%d %H:%M"), method = method, n = n,
-                         uniform = uniform, trace),
-                   trace_file, sep = ",", row.names = FALSE, append = file.exists(trace_file),
-                   col.names = !file.exists(trace_file))
+trace <- cbind(date = format(Sys.time(), "%Y-%m-%d %H:%M"), method = method, n = n,
+               uniform = uniform, trace)
+if (file.exists(trace_file)) {
+  # (rows of older runs lack the newer columns: NA there)
+  old <- utils::read.csv(trace_file, check.names = FALSE)
+  for (col in setdiff(names(trace), names(old))) old[[col]] <- NA
+  trace <- rbind(old[names(trace)], trace)
+}
+utils::write.table(trace, trace_file, sep = ",", row.names = FALSE)
 Y <- res$embedding
 iters <- res$iterations
 # the layout, for far_field_plan() and the quality measures afterwards

@@ -382,6 +382,16 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// heap_mb
+Rcpp::NumericVector heap_mb();
+RcppExport SEXP _lsnn_heap_mb() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(heap_mb());
+    return rcpp_result_gen;
+END_RCPP
+}
 // exact_knn_cpp
 Rcpp::List exact_knn_cpp(Rcpp::List data, int k, std::string metric, int n_threads, bool verbose, std::string simd, int block_rows);
 RcppExport SEXP _lsnn_exact_knn_cpp(SEXP dataSEXP, SEXP kSEXP, SEXP metricSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP block_rowsSEXP) {
@@ -772,6 +782,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_simd_kernels", (DL_FUNC) &_lsnn_simd_kernels, 1},
     {"_lsnn_float_gemm_rate", (DL_FUNC) &_lsnn_float_gemm_rate, 5},
     {"_lsnn_trim_heap", (DL_FUNC) &_lsnn_trim_heap, 0},
+    {"_lsnn_heap_mb", (DL_FUNC) &_lsnn_heap_mb, 0},
     {"_lsnn_exact_knn_cpp", (DL_FUNC) &_lsnn_exact_knn_cpp, 7},
     {"_lsnn_knn_of_distances_cpp", (DL_FUNC) &_lsnn_knn_of_distances_cpp, 5},
     {"_lsnn_knn_query_dense", (DL_FUNC) &_lsnn_knn_query_dense, 11},

@@ -49,3 +49,21 @@ void trim_heap() {
   malloc_trim(0);
 #endif
 }
+
+// What the C heap holds, in MB: `in_use` (allocated from its arenas),
+// `free` (freed there but kept from the system), `mapped` (blocks mapped on
+// their own); NA where the C library does not say. For the bench's
+// accounting of a large layout's memory.
+// [[Rcpp::export(.heap_mb)]]
+Rcpp::NumericVector heap_mb() {
+  double in_use = NA_REAL, free = NA_REAL, mapped = NA_REAL;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 m = mallinfo2();
+  const double mb = 1024.0 * 1024.0;
+  in_use = static_cast<double>(m.uordblks) / mb;
+  free = static_cast<double>(m.fordblks) / mb;
+  mapped = static_cast<double>(m.hblkhd) / mb;
+#endif
+  return Rcpp::NumericVector::create(Rcpp::_["in_use"] = in_use, Rcpp::_["free"] = free,
+                                     Rcpp::_["mapped"] = mapped);
+}
