@@ -136,9 +136,14 @@ ne_pacmap <- function(inputs, method, a) {
   Y0 <- pacmap_init(a$init, data, inputs$pca, n, a$n_components, verbose)
   t_init <- proc.time()[["elapsed"]]
   # (the data are not needed past this point unless for the model's index;
-  # sharded data read for this call are freed here)
+  # sharded data read for this call, or their principal components, are
+  # freed here: the core's allocation of the pairs never makes R collect,
+  # and at 1e7 rows the data take 4 GB)
   row_names <- inputs$row_names
-  if (!a$ret_model) rm(data, inputs)
+  if (!a$ret_model) {
+    rm(data, inputs)
+    collect_garbage()
+  }
   phases <- a$phases
   max_iter <- if (is.null(a$max_iter)) sum(phases) else a$max_iter
   eta <- if (is.null(a$eta)) 1 else a$eta
