@@ -14,7 +14,9 @@
 # optimisation the resident size and the far field's buffers
 # (bench/results/big-trace.csv). Environment:
 # LSNN_BENCH_THREADS (2); LSNN_BENCH_DIR, when set, receives the layout
-# (big-<method>-<n>-<uniform>.rds). Appends a row to bench/results/big.csv.
+# (big-<method>-<n>-<uniform>.rds); LSNN_BENCH_GRID=fitsne keeps FIt-SNE's
+# grid after t-SNE's exaggeration (fitsne_grid() in bench/common.R). Appends a
+# row to bench/results/big.csv.
 suppressMessages(library(lsnn))
 source(file.path("bench", "common.R"))
 args <- commandArgs(trailingOnly = TRUE)
@@ -22,6 +24,9 @@ n <- if (length(args) >= 1) as.numeric(args[1]) else 1e6
 uniform <- if (length(args) >= 2) as.numeric(args[2]) else 0
 method <- if (length(args) >= 3) args[3] else "pacmap"
 threads <- as.integer(Sys.getenv("LSNN_BENCH_THREADS", "2"))
+grid <- Sys.getenv("LSNN_BENCH_GRID", "default")
+if (grid == "fitsne") options(lsnn.grid = fitsne_grid())
+if (!grid %in% c("default", "fitsne")) stop("LSNN_BENCH_GRID must be default or fitsne")
 
 X <- generate_clusters(n, uniform = uniform)
 cluster <- attr(X, "cluster")

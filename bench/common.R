@@ -118,3 +118,12 @@ process_memory_gb <- function() {
   }
   c(peak = gb("^VmHWM"), current = gb("^VmRSS"))
 }
+
+# options(lsnn.grid) for FIt-SNE's grid (3 interpolation nodes per box, boxes
+# 1 wide, at least 50 per dimension, no near field): the grid lsnn's t-SNE
+# takes during the early exaggeration, here kept to the end.
+fitsne_grid <- function() {
+  list(nodes = 3, box_width = 1, min_boxes = 50, near_field = FALSE, points_per_box = 0,
+       pair_weight = 0, smooth_width = 0, shallow_width = 0, fine_nodes = 0,
+       fine_smooth_width = 0)
+}

@@ -37,6 +37,7 @@ run pacmap-pairs Rscript bench/bench-pacmap-pairs.R
 run scale-spread Rscript bench/bench-scale.R spread accuracy
 run scale-umap Rscript bench/bench-scale.R umap
 run scale-tsne LSNN_BENCH_TSNE_ITER=750 LSNN_BENCH_TSNE_RTSNE=false Rscript bench/bench-scale.R tsne
+run tsne-grid Rscript bench/bench-tsne-grid.R
 [ -n "${PACMAP_SRC:-}" ] && run pacmap Rscript bench/bench-pacmap.R fit transform
 run defaults Rscript bench/bench-defaults.R
 
@@ -48,6 +49,7 @@ if $large; then
   run scale-umap-million LSNN_BENCH_BIG_RUNS=umap_lsnn,umap_uwot Rscript bench/bench-scale.R million
   run pacmap-big Rscript bench/bench-big.R 1e6 0 pacmap
   run tsne-big-harder Rscript bench/bench-big.R 1e6 0.05 tsne
+  run tsne-big-harder-fitsne LSNN_BENCH_GRID=fitsne Rscript bench/bench-big.R 1e6 0.05 tsne
   run shards-format Rscript bench/bench-shards.R format
   run shards-exact Rscript bench/bench-shards.R exact 1
   run shards-approx Rscript bench/bench-shards.R approx 1 1e7
