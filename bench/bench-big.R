@@ -25,8 +25,8 @@ uniform <- if (length(args) >= 2) as.numeric(args[2]) else 0
 method <- if (length(args) >= 3) args[3] else "pacmap"
 threads <- as.integer(Sys.getenv("LSNN_BENCH_THREADS", "2"))
 grid <- Sys.getenv("LSNN_BENCH_GRID", "default")
-if (grid == "fitsne") options(lsnn.grid = fitsne_grid())
 if (!grid %in% c("default", "fitsne")) stop("LSNN_BENCH_GRID must be default or fitsne")
+if (grid == "fitsne") options(lsnn.grid = fitsne_grid())
 
 X <- generate_clusters(n, uniform = uniform)
 cluster <- attr(X, "cluster")

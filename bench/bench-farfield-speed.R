@@ -47,10 +47,7 @@ if (!file.exists(inputs)) {
     "suppressPackageStartupMessages(library(lsnn))",
     sprintf("data <- %s", deparse(data)),
     "X <- if (data == 'fmnist') fashion_data() / 255 else generate_clusters(as.numeric(data))",
-    "g <- extended_knn(X, n_neighbors = 90, n_extra = 0, nn_kind = 'approx', n_threads = 2, seed = 1)",
-    "pc <- prcomp(X, rank. = 2)$x",
-    "Y0 <- 1e-4 * pc / sd(pc[, 1])",
-    sprintf("saveRDS(list(graph = g, Y0 = Y0), %s, compress = FALSE)", deparse(inputs))
+    sprintf("saveRDS(tsne_graph_and_start(X), %s, compress = FALSE)", deparse(inputs))
   ))
 }
 

@@ -2,7 +2,7 @@
 # and under FIt-SNE's grid after the exaggeration (fitsne_grid() in
 # bench/common.R): the optimisation's time, the exact KL under the same P
 # and the layout's quality, from one approximate 90-NN graph, one P and one
-# start (1e-4 times the first two principal components) for both.
+# start (tsne_graph_and_start()) for both.
 #
 #   Rscript bench/bench-tsne-grid.R [grid ...]
 #
@@ -18,12 +18,7 @@ X <- fashion_data() / 255
 labels <- fashion_mnist()$label
 work <- Sys.getenv("LSNN_BENCH_DIR", results_dir())
 inputs <- file.path(work, "tsne-grid-inputs.rds")
-if (!file.exists(inputs)) {
-  g <- extended_knn(X, n_neighbors = 90, n_extra = 0, nn_kind = "approx",
-                    n_threads = threads, seed = 1)
-  pc <- prcomp(X, rank. = 2)$x
-  saveRDS(list(graph = g, Y0 = 1e-4 * pc / sd(pc[, 1])), inputs, compress = FALSE)
-}
+if (!file.exists(inputs)) saveRDS(tsne_graph_and_start(X, threads), inputs, compress = FALSE)
 inp <- readRDS(inputs)
 P <- perplexity_affinities(nn_method = inp$graph, perplexity = 30, n_threads = threads)
 for (grid in grids) {

@@ -119,6 +119,16 @@ process_memory_gb <- function() {
   c(peak = gb("^VmHWM"), current = gb("^VmRSS"))
 }
 
+# What the t-SNE layout comparisons start from: lsnn's approximate 90-NN
+# graph of X (the default t-SNE graph at perplexity 30) and 1e-4 times the
+# first two principal components, scaled to a first column of sd 1e-4.
+tsne_graph_and_start <- function(X, threads = 2L) {
+  g <- lsnn::extended_knn(X, n_neighbors = 90, n_extra = 0, nn_kind = "approx",
+                          n_threads = threads, seed = 1)
+  pc <- prcomp(X, rank. = 2)$x
+  list(graph = g, Y0 = 1e-4 * pc / sd(pc[, 1]))
+}
+
 # options(lsnn.grid) for FIt-SNE's grid (3 interpolation nodes per box, boxes
 # 1 wide, at least 50 per dimension, no near field): the grid lsnn's t-SNE
 # takes during the early exaggeration, here kept to the end.

@@ -57,8 +57,8 @@ struct GridSettings {
   // spectra for later evaluations only within what the grids in use leave
   // of it. On the final layout of 1e6 t-SNE points with a uniform
   // background, 256 MB iterated as fast as 512 MB and faster than 1,024 MB
-  // (whose shape the cost model rates cheapest), and the whole run held
-  // less (bench/README.md).
+  // (whose shape the cost model rates cheapest), and the whole run stayed
+  // under 4 GB (bench/README.md).
   double memory_mb{256.0};
 };
 
