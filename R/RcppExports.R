@@ -45,8 +45,8 @@
     .Call(`_lsnn_cost_gradient_cpp`, Y, P, cost, n_threads, simd, tol)
 }
 
-.optimize_layout <- function(Y0, P, cost, layout, n_threads, verbose, simd, own_P) {
-    .Call(`_lsnn_optimize_layout_cpp`, Y0, P, cost, layout, n_threads, verbose, simd, own_P)
+.optimize_layout <- function(Y0, P, cost, layout, n_threads, verbose, simd, P_access) {
+    .Call(`_lsnn_optimize_layout_cpp`, Y0, P, cost, layout, n_threads, verbose, simd, P_access)
 }
 
 .place_points <- function(Yref, Ynew0, row_ptr, col, val, cost, layout, n_threads, verbose, simd) {

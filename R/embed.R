@@ -424,15 +424,17 @@ neighbor_embedding <- function(X = NULL,
   cost <- cs
   if (sampled) cost$gamma <- cost_gamma
   cost <- ne_cost_list(cost, if (sampled) cost_kind else grad_kind)
-  # (P made here is seen by nothing else while the layout runs)
-  res <- .optimize_layout(Y0, P, cost, layout, n_threads, verbose, simd_option(),
-                          own_P = is.null(inputs$P))
+  # P made here is seen by nothing else while the layout runs; when it is not
+  # returned either, the layout may rewrite it for good (into the order in
+  # which it reads it, at scale)
+  returns_P <- isTRUE(ret_extra) || (is.character(ret_extra) && any(c("P", "fgraph") %in% ret_extra))
+  P_access <- if (!is.null(inputs$P)) "read" else if (returns_P) "renumber" else "consume"
+  res <- .optimize_layout(Y0, P, cost, layout, n_threads, verbose, simd_option(), P_access)
   t_end <- proc.time()[["elapsed"]]
   # P made here and not returned is freed now rather than at some later
   # collection, so that what the caller does next does not stack on it
   # (1.8 GB at 1e6 t-SNE points)
-  returns_P <- isTRUE(ret_extra) || (is.character(ret_extra) && any(c("P", "fgraph") %in% ret_extra))
-  if (is.null(inputs$P) && !returns_P) {
+  if (P_access == "consume") {
     P <- NULL
     collect_garbage()
   }

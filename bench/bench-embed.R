@@ -91,7 +91,7 @@ lsnn_iter <- function(P, n, iters) {
                gradient = "exact", grid = numeric(0))
   layout <- lsnn:::ne_layout_settings("gradient_descent", iters, 100000L, n / 12, tol = 0,
                                       exaggeration = 12, stop_lying_iter = 250L)
-  t <- elapsed(lsnn:::.optimize_layout(Y0, P, cost, layout, threads, FALSE, "auto"))
+  t <- elapsed(lsnn:::.optimize_layout(Y0, P, cost, layout, threads, FALSE, "auto", "read"))
   t / iters
 }
 

@@ -183,8 +183,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // optimize_layout_cpp
-Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List cost, Rcpp::List layout, int n_threads, bool verbose, std::string simd, bool own_P);
-RcppExport SEXP _lsnn_optimize_layout_cpp(SEXP Y0SEXP, SEXP PSEXP, SEXP costSEXP, SEXP layoutSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP own_PSEXP) {
+Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List cost, Rcpp::List layout, int n_threads, bool verbose, std::string simd, std::string P_access);
+RcppExport SEXP _lsnn_optimize_layout_cpp(SEXP Y0SEXP, SEXP PSEXP, SEXP costSEXP, SEXP layoutSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP, SEXP P_accessSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -195,8 +195,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
-    Rcpp::traits::input_parameter< bool >::type own_P(own_PSEXP);
-    rcpp_result_gen = Rcpp::wrap(optimize_layout_cpp(Y0, P, cost, layout, n_threads, verbose, simd, own_P));
+    Rcpp::traits::input_parameter< std::string >::type P_access(P_accessSEXP);
+    rcpp_result_gen = Rcpp::wrap(optimize_layout_cpp(Y0, P, cost, layout, n_threads, verbose, simd, P_access));
     return rcpp_result_gen;
 END_RCPP
 }

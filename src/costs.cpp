@@ -268,13 +268,18 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost,
   });
 }
 
-// `own_P`: P is the caller's own, seen by nothing else during the run, so
-// that the approximation may renumber its columns in place (CostEvaluator;
-// they are as they were when this returns).
+// `P_access`: "read" (P is the caller's), "renumber" (P is made for this
+// run and seen by nothing else meanwhile: the approximation may renumber its
+// columns in place, and they are as they were when this returns) or
+// "consume" (as "renumber", and P is dropped afterwards: the approximation
+// may rewrite P's arrays for good; see lsnn::CostEvaluator).
 // [[Rcpp::export(.optimize_layout)]]
 Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List cost,
                                Rcpp::List layout, int n_threads, bool verbose,
-                               std::string simd, bool own_P) {
+                               std::string simd, std::string P_access) {
+  if (P_access != "read" && P_access != "renumber" && P_access != "consume") {
+    Rcpp::stop("internal: P_access must be \"read\", \"renumber\" or \"consume\"");
+  }
   const std::size_t d = Y0.ncol();
   lsnn_r::RExecutor ex(n_threads, verbose);
   Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
@@ -284,10 +289,13 @@ Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List co
   const lsnn::SparseRows affinities = affinity_view(P);
   // (the sampled stepper reads P's columns itself)
   Rcpp::IntegerVector columns = P.slot("i");
-  int* writable =
-      own_P && ls.stepper == lsnn::StepperKind::gradient_descent ? columns.begin() : nullptr;
+  Rcpp::NumericVector values = P.slot("x");
+  const bool descent = ls.stepper == lsnn::StepperKind::gradient_descent;
+  int* writable = descent && P_access != "read" ? columns.begin() : nullptr;
+  double* consumable = descent && P_access == "consume" ? values.begin() : nullptr;
   return lsnn_r::run_core([&]() {
-    lsnn::CostEvaluator objective(lsnn_r::cost_kernels(simd), cs, affinities, d, false, writable);
+    lsnn::CostEvaluator objective(lsnn_r::cost_kernels(simd), cs, affinities, d, false, writable,
+                                  consumable);
     const lsnn::OptimizerResult res =
         lsnn::optimize_layout(objective, cs.params, affinities, Y.begin(), ls, ex);
     Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());

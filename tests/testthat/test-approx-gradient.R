@@ -160,6 +160,26 @@ test_that("layouts of separate clusters: the sums by components agree with the e
   expect_identical(read, own)
 })
 
+test_that("P made for the layout and not returned is read in single precision in its order", {
+  Y <- component_layout(2) / 20
+  layout <- function(method, th) {
+    neighbor_embedding(Y, method, perplexity = 10, n_neighbors = 10, init = Y, max_iter = 60,
+                       stop_lying_iter = 20, gradient = "approx", n_threads = th)
+  }
+  kept <- lapply(c("tsne", "umap"), layout, th = 2)
+  old <- options(lsnn.in_place_bytes = 0)
+  on.exit(options(old))
+  for (k in 1:2) {
+    method <- c("tsne", "umap")[k]
+    # (P rewritten into the approximation's order, its values rounded to
+    # single precision: the layout moves by rounding only)
+    consumed <- lapply(1:2, function(th) layout(method, th))
+    expect_identical(consumed[[1]], consumed[[2]])
+    expect_false(identical(consumed[[1]], kept[[k]]))
+    expect_lt(max(abs(consumed[[1]] - kept[[k]])) / max(abs(kept[[k]])), 1e-5)
+  }
+})
+
 # Dense clusters with a sparse halo strewn around them (as the early
 # exaggeration leaves a large layout): the halo's points are summed on a
 # coarse grid and the clusters by a grid of their own extent

@@ -33,6 +33,9 @@ struct PairProblem {
   const int* ptr;
   const int* col;
   const double* val;
+  // When set, the values are read from here, in single precision, instead
+  // of from val (costs.h's CostEvaluator when P is its own to rewrite).
+  const float* val_single = nullptr;
   // When set, row i's columns and values are col[row_start[i]] and
   // val[row_start[i]] onwards, for ptr[i + 1] - ptr[i] entries (P read
   // where it is while its rows are in another order); otherwise they start
