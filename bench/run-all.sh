@@ -50,6 +50,7 @@ if $large; then
   run pacmap-big Rscript bench/bench-big.R 1e6 0 pacmap
   run tsne-big-harder Rscript bench/bench-big.R 1e6 0.05 tsne
   run tsne-big-harder-fitsne LSNN_BENCH_GRID=fitsne Rscript bench/bench-big.R 1e6 0.05 tsne
+  run tsne-attraction Rscript bench/bench-attraction.R 1e6
   run shards-format Rscript bench/bench-shards.R format
   run shards-exact Rscript bench/bench-shards.R exact 1
   run shards-approx Rscript bench/bench-shards.R approx 1 1e7

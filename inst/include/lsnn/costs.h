@@ -117,7 +117,8 @@ class CostEvaluator {
   // arrays are rewritten into its order instead, the values in single
   // precision (consume_affinities()), so that the attraction reads P as one
   // stream without a copy (at 1e6 points an iteration of the early
-  // exaggeration took 15 % longer with P's rows read where they are).
+  // exaggeration took 1.4 times as long with P's rows read where they are,
+  // and as long with the copy: bench/README.md).
   // Otherwise it keeps its own copy of P in its order, which the attraction
   // reads as one stream: on the 70,000 Fashion-MNIST images the values read
   // in place made the attraction 1.4 times as slow (bench/README.md).
