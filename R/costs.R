@@ -175,8 +175,9 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
 #' @param Y The layout: a numeric matrix of 1 or 2 columns.
 #' @param method `"tsne"`, `"largevis"`, `"umap"` or `"tumap"`.
 #' @param weight LargeVis's output weight, `"cauchy"` or `"exp"`.
-#' @param exaggerated `TRUE` for the grid t-SNE takes during early
-#'   exaggeration (unless `options(lsnn.grid)` sets one).
+#' @param exaggerated `TRUE` for the grid t-SNE's optimisation takes during
+#'   early exaggeration, and to the end on layouts of more than 200,000
+#'   points (unless `options(lsnn.grid)` sets one).
 #' @param n_threads Number of threads.
 #' @return An object of class `lsnn_far_field_plan`: a list with `text`, the
 #'   description (one paragraph per region, in the order the regions run),
@@ -215,9 +216,12 @@ print.lsnn_far_field_plan <- function(x, ...) {
 # the all-pairs part is summed ("exact" or "approx") and the grid option.
 ne_cost_list <- function(cost, gradient) {
   # (options(lsnn.in_place_bytes): where the approximation starts to read
-  # P's values in place, for the tests of that path)
+  # P's values in place; options(lsnn.accurate_grid_points): the largest
+  # layout whose optimisation keeps the default grid after the exaggeration;
+  # both for the tests of those paths)
   c(cost, list(gradient = gradient), list(grid = ne_grid_option(cost$method)),
-    list(in_place_bytes = getOption("lsnn.in_place_bytes")))
+    list(in_place_bytes = getOption("lsnn.in_place_bytes"),
+         accurate_grid_points = getOption("lsnn.accurate_grid_points")))
 }
 
 # A choice argument such as `gradient` or `method`: its first choice when left

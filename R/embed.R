@@ -89,7 +89,11 @@
 #' `"approx"` (1 or 2 dimensions) sums the all-pairs part in O(n) by grid
 #' interpolation, with the near pairs summed exactly and separate clusters
 #' on grids of their own, so that its time does not grow as the clusters
-#' drift apart (see [cost_gradient()]);
+#' drift apart (see [cost_gradient()]). t-SNE's grid is coarser during the
+#' early exaggeration (FIt-SNE's: 3 nodes per box, boxes 1 wide, no near
+#' field), and a layout of more than 200,000 points keeps that grid to the
+#' end: there the default grid's accuracy made iterations about 3 times
+#' dearer for a cost 0.02 % lower ([far_field_plan()] shows both grids);
 #' `"sampled"` (not t-SNE) follows the gradient of the attractions and of a
 #' few randomly drawn repulsions per attraction. `"auto"` takes the exact sum
 #' for small data, the approximation above 20,000 points for t-SNE (2,000 for

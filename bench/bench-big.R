@@ -98,9 +98,11 @@ work <- Sys.getenv("LSNN_BENCH_DIR")
 if (nzchar(work)) {
   saveRDS(Y, file.path(work, sprintf("big-%s-%g-%g.rds", method, n, uniform)), compress = FALSE)
 }
-# the grids of the last layout
+# the grids of the last layout (t-SNE layouts of more than 200,000 points
+# keep the exaggeration's grid to the end)
 if (method %in% c("tsne", "largevis", "umap", "tumap") && ncol(Y) <= 2) {
-  print(far_field_plan(Y, method, n_threads = threads))
+  print(far_field_plan(Y, method, exaggerated = method == "tsne" && n > 2e5,
+                       n_threads = threads))
 }
 
 # each stage's peak resident size: the samples within its time span (the

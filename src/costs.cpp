@@ -66,7 +66,7 @@ lsnn::GridSettings grid_settings(const Rcpp::List& grid, lsnn::GridSettings g) {
 
 // list(method, gamma, alpha, a, b, eps, gradient = "exact" | "approx",
 // grid = NULL or the named list of options(lsnn.grid), every field given,
-// in_place_bytes = NULL or a number)
+// in_place_bytes and accurate_grid_points = NULL or a number)
 lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
   lsnn::CostSettings s;
   s.params.method = cost_method(word(cost, "method"));
@@ -89,6 +89,9 @@ lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
     s.grid = grid_settings(Rcpp::List(grid), lsnn::default_grid(s.params.method));
   }
   if (!Rf_isNull(element(cost, "in_place_bytes"))) s.in_place_bytes = number(cost, "in_place_bytes");
+  if (!Rf_isNull(element(cost, "accurate_grid_points"))) {
+    s.accurate_grid_points = number(cost, "accurate_grid_points");
+  }
   return s;
 }
 
@@ -378,13 +381,7 @@ Rcpp::List far_field_plan_cpp(Rcpp::NumericMatrix Y, Rcpp::List cost, bool exagg
                               int n_threads) {
   lsnn_r::RExecutor ex(n_threads, false);
   const lsnn::CostSettings cs = cost_settings(cost);
-  lsnn::GridSettings gs = cs.grid;
-  if (!cs.grid_set) {
-    gs = exaggerated ? lsnn::exaggeration_grid(cs.params.method)
-                     : lsnn::default_grid(cs.params.method);
-  } else {
-    gs.widen = lsnn::default_grid(cs.params.method).widen;
-  }
+  const lsnn::GridSettings gs = lsnn::evaluation_grid(cs, exaggerated);
   const std::size_t n = Y.nrow(), d = Y.ncol();
   return lsnn_r::run_core([&]() {
     lsnn::FarFieldPlan plan;

@@ -180,6 +180,34 @@ test_that("P made for the layout and not returned is read in single precision in
   }
 })
 
+test_that("the optimisation of a large layout keeps the exaggeration's grid to the end", {
+  Y <- component_layout(2) / 20
+  layout <- function(th = 2) {
+    neighbor_embedding(Y, "tsne", perplexity = 10, init = Y, max_iter = 60,
+                       stop_lying_iter = 20, gradient = "approx", n_threads = th)
+  }
+  accurate <- layout()
+  P <- perplexity_affinities(Y, perplexity = 10)
+  gradient <- cost_gradient(accurate, P, "tsne", gradient = "approx")
+  old <- options(lsnn.accurate_grid_points = 0)
+  on.exit(options(old))
+  large <- layout()
+  expect_false(identical(large, accurate))
+  expect_identical(layout(1), large)
+  # (cost_gradient() keeps the default grid at every size)
+  expect_identical(cost_gradient(accurate, P, "tsne", gradient = "approx"), gradient)
+  # the exaggeration's grid, set for the whole run
+  options(lsnn.accurate_grid_points = NULL,
+          lsnn.grid = list(nodes = 3, box_width = 1, min_boxes = 50, near_field = FALSE,
+                           near_boxes = 1, points_per_box = 0, pair_weight = 0,
+                           smooth_width = 0, shallow_width = 0, fine_nodes = 0,
+                           fine_smooth_width = 0))
+  expect_identical(layout(), large)
+  options(lsnn.grid = NULL)
+  plan <- far_field_plan(accurate, exaggerated = TRUE)
+  expect_match(plan$text[1], "3 nodes per box, boxes at most 1 wide", fixed = TRUE)
+})
+
 # Dense clusters with a sparse halo strewn around them (as the early
 # exaggeration leaves a large layout): the halo's points are summed on a
 # coarse grid and the clusters by a grid of their own extent

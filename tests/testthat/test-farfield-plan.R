@@ -80,6 +80,11 @@ test_that("a few far points are peeled off, a sparse halo is shed", {
   expect_identical(utils::tail(ph$regions$kind, 1), "grid")
   expect_true(all(diff(ph$regions$points) <= 0))
   expect_true(any(grepl("halo test on a coarse grid .*: shed$", ph$text)))
+  # the coarse grids keep 5 nodes a box, or a plain grid's fewer
+  expect_identical(ph$regions$nodes[1], 5L)
+  pe <- far_field_plan(Yh, exaggerated = TRUE)
+  expect_identical(pe$regions$kind[1], "shed")
+  expect_identical(unique(pe$regions$nodes), 3L)
 })
 
 test_that("the plan follows the settings: exaggeration and options(lsnn.grid)", {

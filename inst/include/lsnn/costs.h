@@ -77,7 +77,23 @@ struct CostSettings {
   // the size of P's values beyond which the approximation reads them in
   // place (CostEvaluator)
   double in_place_bytes = 256.0 * 1024 * 1024;
+  // an optimisation of a layout of more points takes the grid of the early
+  // exaggeration throughout (large_layout_points(), farfield/settings.h)
+  double accurate_grid_points = static_cast<double>(large_layout_points);
 };
+
+// The grid of an approximate evaluation: the caller's grid when one is set
+// (the settings' own widening kept), else the cost's default grid, or with
+// `coarse` the grid of the early exaggeration.
+inline GridSettings evaluation_grid(const CostSettings& s, bool coarse) {
+  const GridSettings accurate = default_grid(s.params.method);
+  if (s.grid_set) {
+    GridSettings g = s.grid;
+    g.widen = accurate.widen;
+    return g;
+  }
+  return coarse ? exaggeration_grid(s.params.method) : accurate;
+}
 
 // check_affinities()'s first pass made inside CostEvaluator::evaluate()'s
 // pass over P read in place, so that P crosses memory once: each group of
@@ -175,14 +191,7 @@ class CostEvaluator {
     }
     // the tiles are only needed by the exact sum
     if (!approximate()) make_schedule();
-    GridSettings gs = default_grid(settings_.params.method);
-    if (settings_.grid_set) {
-      const bool widen = gs.widen;
-      gs = settings_.grid;
-      gs.widen = widen;
-    }
-    grid_ = gs;
-    rep_ = FarField(settings_.params, gs, &kernels_);
+    rep_ = FarField(settings_.params, evaluation_grid(settings_, false), &kernels_);
     if (consume) {
       consume_affinities(writable_col, consumable_val);
     } else if (in_place) {
@@ -212,14 +221,17 @@ class CostEvaluator {
   // Whether evaluate() takes the approximate path.
   bool approximate() const { return settings_.gradient == GradientKind::approx && d_ <= 2; }
 
-  // The phase hook: from now on every P value is multiplied by `factor` in
-  // the gradient (the cost is always that of P itself), and while factor is
-  // not 1 the approximation takes the coarser grid of exaggeration_grid()
-  // (a grid set by the caller is kept throughout).
+  // The phase hook of the optimizers: from now on every P value is
+  // multiplied by `factor` in the gradient (the cost is always that of P
+  // itself), and while factor is not 1 the approximation takes the coarser
+  // grid of exaggeration_grid(); an optimisation of more than
+  // accurate_grid_points points keeps that grid to the end. A grid set by
+  // the caller is kept throughout; cost_gradient(), which calls no hook,
+  // evaluates with the default grid.
   void set_exaggeration(double factor) {
     p_scale_ = factor;
-    const bool coarse = factor != 1.0 && !settings_.grid_set;
-    rep_.set_grid(coarse ? exaggeration_grid(settings_.params.method) : grid_);
+    const bool large = static_cast<double>(n_) > settings_.accurate_grid_points;
+    rep_.set_grid(evaluation_grid(settings_, factor != 1.0 || large));
   }
 
   // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always
@@ -547,7 +559,6 @@ class CostEvaluator {
   // P's own columns while they are renumbered (the destructor restores them)
   int* renumbered_in_place_ = nullptr;
   std::vector<std::vector<Tile>> rounds_;
-  GridSettings grid_;  // the grid outside early exaggeration
   FarField rep_;
 };
 

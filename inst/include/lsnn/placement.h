@@ -45,7 +45,7 @@ class PlacementObjective {
                      Executor& executor)
       : settings_(settings), P_(P), n_(P.n), fixed_(n_fixed), d_(d),
         field_(settings.params, reference_of(Y0, P.n, n_fixed, d).data(), n_fixed, d,
-               settings.gradient == GradientKind::approx, grid_of(settings), &kernels,
+               settings.gradient == GradientKind::approx, evaluation_grid(settings, false), &kernels,
                executor) {
     if (n_fixed == 0 || n_fixed > n_) throw std::invalid_argument("no reference points to place against");
     for (std::size_t i = 0; i < n_; ++i) {
@@ -131,12 +131,6 @@ class PlacementObjective {
       std::copy(Y0 + c * n, Y0 + c * n + n_fixed, R.begin() + c * n_fixed);
     }
     return R;
-  }
-  static GridSettings grid_of(const CostSettings& s) {
-    if (!s.grid_set) return default_grid(s.params.method);
-    GridSettings g = s.grid;
-    g.widen = default_grid(s.params.method).widen;
-    return g;
   }
 
   CostSettings settings_;

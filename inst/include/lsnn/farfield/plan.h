@@ -230,10 +230,15 @@ class FarFieldPlanner {
   // The coarse grid of about n * nodes_per_point nodes (at least
   // coarse_min_nodes), boxes at least coarse_width wide, laid over the
   // region and its points sorted; false when the extent is not finite.
+  // Its boxes are those of coarse_nodes nodes each; under a plain grid (no
+  // near field: the early exaggeration's, FIt-SNE's accuracy) the boxes
+  // take that grid's nodes when fewer, since finer interpolation of the far
+  // pairs would not make the sums more accurate than the region's own grid.
   template <typename Executor>
   bool lay_coarse(const FarFieldPlan& plan, FarFieldRegion& r, double nodes_per_point,
                   Executor& executor) {
     const std::size_t d = plan.dims();
+    const GridSettings& gs = plan.settings();
     GridSettings cs;
     cs.nodes = T::coarse_nodes;
     cs.near_field = true;
@@ -250,6 +255,7 @@ class FarFieldPlanner {
     const double boxes = std::max(1.0, std::floor(nodes / cs.nodes));
     cs.box_width = ladder_width(std::max(T::coarse_width, span / boxes));
     if (!std::isfinite(cs.box_width)) return false;
+    if (!gs.near_field) cs.nodes = std::min(cs.nodes, gs.nodes);
     ShapeReport unused;
     const GridShape shape = plan_grid_shape(r.coords, r.n, d, r.stride, cs, nullptr, unused);
     r.coarse.assign(shape, r.coords, r.n, r.stride, executor);
