@@ -350,7 +350,8 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
     const int len = e1 - e0, whole = len & ~3;
     const std::size_t at = static_cast<std::size_t>(prob.row_start != nullptr ? prob.row_start[i] : e0);
     const int* const cols = prob.col + at;
-    const Value* const vals = sparse_values<Value>(prob) + at;
+    const Value* const all_vals = sparse_values<Value>(prob);
+    const Value* const vals = all_vals + at;
     // Rows read in place in another order (row_start) start at a new place
     // each row, where the hardware's stream prefetch has to start over: the
     // columns and values of the row after next are fetched alongside this
@@ -359,7 +360,7 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
                                     ? static_cast<std::uintptr_t>(prob.row_start[i + 2])
                                     : 0;
     const std::uintptr_t next_vals =
-        next != 0 ? reinterpret_cast<std::uintptr_t>(vals - at) + sizeof(Value) * next : 0;
+        next != 0 ? reinterpret_cast<std::uintptr_t>(all_vals) + sizeof(Value) * next : 0;
     const std::uintptr_t next_cols =
         next != 0 ? reinterpret_cast<std::uintptr_t>(prob.col) + 4 * next : 0;
     // The points of the entries kAhead places on are fetched now: P read as

@@ -78,7 +78,7 @@ struct CostSettings {
   // place (CostEvaluator)
   double in_place_bytes = 256.0 * 1024 * 1024;
   // an optimisation of a layout of more points takes the grid of the early
-  // exaggeration throughout (large_layout_points(), farfield/settings.h)
+  // exaggeration throughout (large_layout_points in farfield/settings.h)
   double accurate_grid_points = static_cast<double>(large_layout_points);
 };
 
@@ -398,13 +398,20 @@ class CostEvaluator {
     }
   }
 
+  // The stored position of every point (the inverse of order_), by which
+  // the column numbers are renumbered.
+  std::vector<int> positions() const {
+    std::vector<int> rank(n_);
+    for (std::size_t k = 0; k < n_; ++k) rank[order_[k]] = static_cast<int>(k);
+    return rank;
+  }
+
   // The kernels' copy of P: no diagonal or zero entries, each row padded to
   // a multiple of 4 with zeros (pointing at the row itself); rows and
   // columns in the stored order (position k's row holds the positions of
   // its neighbours).
   void pad_affinities() {
-    std::vector<std::size_t> rank(n_);
-    for (std::size_t k = 0; k < n_; ++k) rank[order_[k]] = k;
+    const std::vector<int> rank = positions();
     ptr_.assign(n_ + 1, 0);
     std::size_t total = 0;
     for (std::size_t k = 0; k < n_; ++k) {
@@ -424,7 +431,7 @@ class CostEvaluator {
       std::size_t o = static_cast<std::size_t>(ptr_[k]);
       for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) {
         if (static_cast<std::size_t>(P_.col[e]) != i && P_.val[e] > 0.0) {
-          col_[o] = static_cast<int>(rank[static_cast<std::size_t>(P_.col[e])]);
+          col_[o] = rank[static_cast<std::size_t>(P_.col[e])];
           val_[o] = P_.val[e];
           ++o;
         }
@@ -462,8 +469,7 @@ class CostEvaluator {
   // row_start_[k] of `to` and of P's values.
   // (after index_rows(); it allocates nothing but `rank`)
   void renumber_columns(int* to) {
-    std::vector<int> rank(n_);
-    for (std::size_t k = 0; k < n_; ++k) rank[order_[k]] = static_cast<int>(k);
+    const std::vector<int> rank = positions();
     for (std::size_t i = 0; i < n_; ++i) {
       for (int e = P_.ptr[i]; e < P_.ptr[i + 1]; ++e) to[e] = rank[static_cast<std::size_t>(P_.col[e])];
     }
@@ -488,8 +494,7 @@ class CostEvaluator {
   // (after index_rows(); allocates nothing but `rank`, before any write)
   void consume_affinities(int* col, double* val) {
     const std::size_t nnz = static_cast<std::size_t>(P_.ptr[n_]);
-    std::vector<int> rank(n_);
-    for (std::size_t k = 0; k < n_; ++k) rank[order_[k]] = static_cast<int>(k);
+    const std::vector<int> rank = positions();
     // (bytes, so that the arrays may change type: every access through memcpy)
     unsigned char* const vbytes = reinterpret_cast<unsigned char*>(val);
     unsigned char* const cbytes = reinterpret_cast<unsigned char*>(col);
