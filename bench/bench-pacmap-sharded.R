@@ -9,7 +9,8 @@
 # n (default 1e7) rows, in shards of 1e5. The files go to LSNN_BENCH_DIR
 # (default <tempdir>/lsnn-bench-pacmap); a graph run that stops resumes
 # where it was. Each part prints its time and peak memory (VmHWM of the
-# process; of each worker for the graph) and appends them to
+# process; of each worker for the graph), the layout also its set-up and
+# steps and its 10-NN cluster accuracy, and appends them to
 # bench/results/pacmap-sharded.txt.
 suppressMessages(library(lsnn))
 source(file.path("bench", "common.R"))
@@ -70,10 +71,31 @@ if (what == "graph") {
 if (what == "layout") {
   sh <- shard_set(data_dir)
   set.seed(42)
-  t_layout <- elapsed(Y <- neighbor_embedding(sh, "pacmap", nn_method = graph_dir, n_threads = 2,
-                                              verbose = TRUE))
+  # the set-up (data, graph, pairs, start) ends where the optimisation's
+  # verbose message begins
+  opt_start <- NA_real_
+  note_start <- function(m) {
+    if (grepl("optimizing", conditionMessage(m))) opt_start <<- as.numeric(Sys.time())
+  }
+  t_layout <- elapsed(Y <- withCallingHandlers(
+    neighbor_embedding(sh, "pacmap", nn_method = graph_dir, n_threads = 2, verbose = TRUE),
+    message = note_start))
   mem <- process_memory_gb()
-  say("PaCMAP of %s points from the shards and the sharded graph: %.1f s (2 threads), peak memory %.2f GB",
-      format(n, big.mark = ","), t_layout, mem[["peak"]])
+  t_steps <- as.numeric(Sys.time()) - opt_start
+  say("PaCMAP of %s points from the shards and the sharded graph: %.1f s (2 threads; set-up %.1f s, 450 steps %.1f s, %.2f s a step), peak memory %.2f GB",
+      format(n, big.mark = ","), t_layout, t_layout - t_steps, t_steps, t_steps / 450,
+      mem[["peak"]])
   saveRDS(Y, file.path(work, sprintf("pacmap-%g.rds", n)), compress = FALSE)
+  # 10-NN cluster accuracy in the layout over 20,000 sampled rows, as in
+  # bench-big.R (the clusters regenerated shard by shard)
+  cluster <- unlist(lapply(seq_along(sh$files), function(s) {
+    first <- (s - 1) * rows_per_shard
+    attr(generate_clusters(n, first = first, rows = min(rows_per_shard, n - first)), "cluster")
+  }))
+  set.seed(1)
+  sample_rows <- sample(n, 20000)
+  t_nn <- elapsed(nn <- extended_knn(Y, n_neighbors = 11, n_extra = 0, n_threads = 2))
+  acc <- mean(matrix(cluster[nn$idx[sample_rows, -1]], ncol = 10) == cluster[sample_rows])
+  say("10-NN cluster accuracy of the %s-point layout: %.4f (approximate 10-NN of the layout in %.1f s)",
+      format(n, big.mark = ","), acc, t_nn)
 }
