@@ -195,10 +195,13 @@ ne_pacmap <- function(inputs, method, a) {
 
 # neighbor_embedding()'s points when X is a shard set (PaCMAP and LocalMAP
 # only): the rows read into one matrix (for the mid-near pairs and the
-# start) and the neighbour lists of the sharded graph nn_method (from
-# locally_scaled_knn_sharded() on the same shards) without their distances,
-# one shard at a time. The distances are not needed, and at 1e7 rows they
-# would take 4.5 GB.
+# start), with the shards' row names where every shard has them (as the
+# matrix of all rows would have them), and the neighbour lists of the
+# sharded graph nn_method without their distances, one shard at a time.
+# The graph must be that of these shards: the fingerprints its run recorded
+# are those of the shards (check_graph_of_shards(), and each shard's where
+# it is read). The distances are not needed, and at 1e7 rows they would
+# take 4.5 GB.
 pacmap_shard_inputs <- function(X, nn_method, method, verbose) {
   if (!method %in% c("pacmap", "localmap")) {
     stop_arg("'X' is a shard set: sharded data are laid out by method = \"pacmap\" or ",
@@ -212,23 +215,25 @@ pacmap_shard_inputs <- function(X, nn_method, method, verbose) {
              "locally_scaled_knn_sharded(X, ..., out_dir = ) or that out_dir)")
   }
   nn_method <- as_graph_shards(nn_method, "nn_method")
-  if (!identical(as.double(nn_method$rows), as.double(shards$rows))) {
-    stop_arg("'nn_method' is the graph of other shards: its shards have ",
-             format(nn_method$n, big.mark = ","), " rows, those of 'X' ",
-             format(sum(shards$rows), big.mark = ","), " (or the rows are split otherwise)")
-  }
+  check_graph_of_shards(nn_method, shards, "nn_method", "X")
   n <- sum(shards$rows)
   first <- shard_offsets(shards)
   ne_msg(verbose, "neighbor_embedding: reading ", length(shards$files), " shards of data and graph")
   data <- matrix(0, n, shards$n_col)
   idx <- matrix(0L, n, nn_method$k)
+  names <- vector("list", length(shards$files))
   for (s in seq_along(shards$files)) {
     rows <- first[s] + seq_len(shards$rows[s])
-    data[rows, ] <- read_shard(shards, s)
+    x <- read_shard(shards, s, fingerprint = FALSE)
+    check_graph_shard(nn_method, shards, s, check_fingerprint(x, shards, s), "nn_method", "X")
+    data[rows, ] <- x
+    names[s] <- list(rownames(x))
+    rm(x)
     idx[rows, ] <- read_graph_shards(nn_method, which = s)$idx
   }
+  row_names <- if (!any(vapply(names, is.null, TRUE))) unlist(names, use.names = FALSE)
   list(data = prepare_data(data, "euclidean", "X"), graph = list(idx = idx), n = n,
-       row_names = NULL)
+       row_names = row_names)
 }
 
 # PaCMAP's phase lengths: three whole numbers.

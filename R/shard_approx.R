@@ -396,7 +396,7 @@ merge_round <- function(run, round, assigned, truth) {
     shard_task(sprintf("round %d: merge shard %d", round, s),
                out = c(graph_out(run, s, round), found = shard_paths(run, "found", round, s = s)),
                input = list(parts = run_path(run, "cand", round, from, s), previous = previous[s],
-                            first = offsets[s], n = run$shards$rows[s],
+                            shard = s, first = offsets[s], n = run$shards$rows[s],
                             truth = truth_of_shard(run, truth, s)))
   })
   run_tasks(run, sprintf("round %d: merge", round), tasks, merge_candidates_task)
@@ -434,7 +434,7 @@ merge_candidates_task <- function(input, out, run) {
   t <- input$truth
   found <- sum(lists$dist[t$rows, , drop = FALSE] <= t$bound)
   written <- save_atomic(found, out[["found"]]) +
-    write_graph_shard(lists, input$first, run$lsnn$scale, out)
+    write_graph_shard(lists, input$first, run$lsnn$scale, out, run$id, input$shard)
   unlink(input$parts)
   c(read = read, written = written)
 }

@@ -49,11 +49,12 @@ merge_lists <- function(current, new, k_others, self, n_threads = 1L) {
   merge_candidates(blocks, length(whole), k_others, self, n_threads)
 }
 
-# A graph shard (its rows are first + 1, first + 2, ...) from merged lists:
-# the row itself first at distance 0, written to out[["graph"]]. With the
-# LSNN's scale columns, the local scales of its rows are written first, to
-# out[["sigma"]], so that a graph file that exists has them.
-write_graph_shard <- function(lists, first, scale, out) {
+# Graph shard s of run `id` (its rows are first + 1, first + 2, ...) from
+# merged lists: the row itself first at distance 0, stamped (stamp_graph())
+# and written to out[["graph"]]. With the LSNN's scale columns, the local
+# scales of its rows are written first, to out[["sigma"]], so that a graph
+# file that exists has them.
+write_graph_shard <- function(lists, first, scale, out, id, s) {
   n <- nrow(lists$idx)
   g <- list(idx = cbind(as.integer(first + seq_len(n)), lists$idx),
             dist = cbind(0, lists$dist))
@@ -63,7 +64,7 @@ write_graph_shard <- function(lists, first, scale, out) {
     sigma <- pmax(rowMeans(g$dist[, scale[1]:scale[2], drop = FALSE]), min_local_scale)
     written <- save_atomic(sigma, out[["sigma"]])
   }
-  written + save_atomic(g, out[["graph"]])
+  written + save_atomic(stamp_graph(g, id, s), out[["graph"]])
 }
 
 min_local_scale <- 1e-10
@@ -106,7 +107,7 @@ exact_phase <- function(run) {
     starts <- vapply(Filter(function(g) g$q == s, groups), function(g) g$r[1], 0)
     shard_task(sprintf("merge shard %d", s), out = graph_out(run, s),
                input = list(parts = run_path(run, "exact_part", s, c(s, starts, seq_len(s - 1))),
-                            first = offsets[s], n = run$shards$rows[s]))
+                            shard = s, first = offsets[s], n = run$shards$rows[s]))
   })
   run_tasks(run, "merge", merges, merge_parts_task)
 }
@@ -204,7 +205,7 @@ merge_parts_task <- function(input, out, run) {
     stop("row ", self[lists$short], " has fewer than ", run$k - 1L, " candidates",
          call. = FALSE)
   }
-  written <- write_graph_shard(lists, input$first, run$lsnn$scale, out)
+  written <- write_graph_shard(lists, input$first, run$lsnn$scale, out, run$id, input$shard)
   read <- sum(file.size(input$parts))
   unlink(input$parts)
   c(read = read, written = written)

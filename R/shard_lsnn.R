@@ -46,7 +46,7 @@ lsnn_phase <- function(run) {
   run_tasks(run, "locally scaled neighbours: scale answers", answers, scale_answer_task)
   tasks <- lapply(seq_len(S), function(s) {
     shard_task(sprintf("lsnn shard %d", s), out = out[s],
-               input = list(graph = knn[s], group_first = group_first,
+               input = list(graph = knn[s], shard = s, group_first = group_first,
                             answers = run_path(run, "answer", s, seq_len(G)),
                             requests = run_path(run, "request", s, seq_len(G))))
   })
@@ -110,7 +110,7 @@ lsnn_task <- function(input, out, run) {
   res <- select_lsnn(local, sigma, run$lsnn$n_neighbors, run$lsnn$scale, run$n_threads)
   res$idx[, -1] <- by$cand[res$idx[, -1]]
   read <- sum(file.size(c(input$graph, input$answers)))
-  written <- save_atomic(res, out)
+  written <- save_atomic(stamp_graph(res, run$id, input$shard), out)
   unlink(c(input$answers, input$requests))
   c(read = read, written = written)
 }

@@ -85,7 +85,11 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
     lsnn$scale_from <- lsnn$scale_to <- NULL
   }
   keep <- !is.null(out_dir)
-  if (keep) out_dir <- make_dir(check_dir_name(out_dir, "out_dir"), "out_dir")
+  # (absolute: the run's record and its result name it after a setwd())
+  if (keep) {
+    out_dir <- normalizePath(make_dir(check_dir_name(out_dir, "out_dir"), "out_dir"),
+                             mustWork = TRUE)
+  }
   # every shard read once: its rows, columns, values and fingerprint
   shards <- check_shard_values(shards, binary = metric == "hamming")
   if (!keep) out_dir <- tempfile("lsnn-shards-")
@@ -93,37 +97,120 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
     make_dir(dir, "out_dir")
   }
   # (`format` tells a directory of this version's files and seeds from an
-  # earlier version's, which it cannot resume)
-  settings <- list(format = 4L, fingerprints = shards$fingerprints, k = k, nn_kind = nn_kind,
+  # earlier version's, which it cannot resume; format 5 stamps its graph
+  # files with the run's id)
+  settings <- list(format = 5L, fingerprints = shards$fingerprints, k = k, nn_kind = nn_kind,
                    metric = metric, nn_args = unclass(nn_args), control = unclass(control),
                    lsnn = lsnn)
-  seed <- open_run_record(out_dir, settings, shards)
+  record <- open_run_record(out_dir, settings, shards)
   # Tasks run with this process's choice of kernels (an option would not
   # reach a worker otherwise).
-  list(shards = shards, k = k, nn_kind = nn_kind, metric = metric, nn_args = nn_args,
-       control = control, lsnn = lsnn, dir = out_dir, keep = keep, seed = seed,
-       n_threads = n_threads, verbose = verbose, simd = simd_option())
+  run <- list(shards = shards, k = k, nn_kind = nn_kind, metric = metric, nn_args = nn_args,
+              control = control, lsnn = lsnn, dir = out_dir, keep = keep, seed = record$seed,
+              id = record$id, n_threads = n_threads, verbose = verbose, simd = simd_option())
+  if (record$resumed) check_run_outputs(run)
+  run
 }
 
-# The seed of the run in `dir`. A new run draws it with draw_seed() (the
-# approximate search only: the exact one draws nothing) and records it with
-# the settings and the shards' fingerprints, so that a resumed run continues
+# The record of the run in `dir`: list(seed, id, resumed). A new run draws
+# its seed with draw_seed() (the approximate search only: the exact one
+# draws nothing) and its id (new_run_id()), and records both with the
+# settings and the shards' fingerprints, so that a resumed run continues
 # the same computation on the same data; a run already there is resumed
 # only if both match, else an error says which shard or setting differs.
 open_run_record <- function(dir, settings, shards) {
   record <- file.path(dir, run_layout[["run"]])
   if (!file.exists(record)) {
     seed <- if (settings$nn_kind == "approx") draw_seed() else c(0L, 0L)
-    save_atomic(list(settings = settings, seed = seed), record)
-    return(seed)
+    id <- new_run_id(settings$fingerprints)
+    save_atomic(list(settings = settings, seed = seed, id = id), record)
+    return(list(seed = seed, id = id, resumed = FALSE))
   }
   old <- tryCatch(readRDS(record), error = function(e) NULL)
   problem <- record_mismatch(old$settings, settings, shards)
+  if (is.null(problem) && !(is.character(old$id) && length(old$id) == 1 && !is.na(old$id))) {
+    problem <- "whose record is damaged (it has no id)"
+  }
   if (!is.null(problem)) {
     stop_arg("'out_dir' (", dir, ") holds a run ", problem,
              "; to start afresh, delete it or give another 'out_dir'")
   }
-  old$seed
+  list(seed = old$seed, id = old$id, resumed = TRUE)
+}
+
+# A run's id: 16 hexadecimal digits that stamp its graph files, so that a
+# file of another run (a directory copied, moved or reused) is never read
+# as one of this run's. Made from the clock, the process and the shards'
+# fingerprints, without R's generator (tempfile() draws its name without
+# it).
+new_run_id <- function(fingerprints) {
+  stamp <- paste(format(Sys.time(), "%Y-%m-%d %H:%M:%OS6"), Sys.getpid(),
+                 basename(tempfile("")), paste(fingerprints, collapse = " "))
+  .matrix_fingerprint(matrix(as.double(utf8ToInt(stamp)), 1))
+}
+
+# The outputs a resumed run would reuse (each shard's extended graph and
+# local scales, and its LSNN), read and checked as tasks of the current
+# plan: each must be readable, of the right shape, stamped with this run's
+# id and shard and hold the contents it was written with. A damaged one is
+# deleted with a message, so that the run computes it again: a shard's
+# files alone for the exact search and the LSNN, every extended graph file
+# for the approximate search (whose last round made them all; the same
+# seed makes them again, identical).
+check_run_outputs <- function(run) {
+  S <- length(run$shards$files)
+  files <- list(graph = shard_paths(run, "graph"),
+                sigma = if (!is.null(run$lsnn)) shard_paths(run, "sigma"),
+                lsnn = if (!is.null(run$lsnn)) shard_paths(run, "lsnn"))
+  offsets <- shard_offsets(run$shards)
+  found <- future.apply::future_lapply(seq_len(S), function(s, files, rows, first, n, k, k_lsnn,
+                                                            id) {
+    graph <- output_problem(files$graph[s], s, first[s], rows[s], k, n, id)
+    if (is.null(graph) && !is.null(files$sigma)) graph <- sigma_problem(files$sigma[s], rows[s])
+    lsnn <- if (!is.null(files$lsnn)) output_problem(files$lsnn[s], s, first[s], rows[s], k_lsnn, n, id)
+    c(graph = if (is.null(graph)) "" else graph, lsnn = if (is.null(lsnn)) "" else lsnn)
+  }, files = files, rows = run$shards$rows, first = offsets, n = run$shards$n, k = run$k,
+  k_lsnn = run$lsnn$n_neighbors, id = run$id, future.seed = NULL, future.packages = "lsnn")
+  problems <- do.call(rbind, found)
+  for (kind in c("graph", "lsnn")) {
+    bad <- which(problems[, kind] != "")
+    if (length(bad) == 0) next
+    message("graph file '", files[[kind]][bad[1]], "' of 'out_dir' ", problems[bad[1], kind],
+            if (length(bad) > 1) paste0(" (and ", length(bad) - 1, " more files)"),
+            ": computing ", if (length(bad) > 1) "them" else "it", " again")
+    if (kind == "graph" && run$nn_kind == "approx") {
+      # (every round's files go with the graph: the search starts afresh)
+      unlink(c(files$graph, files$sigma, run_path(run, "recall")))
+      unlink(file.path(run$dir, "work"), recursive = TRUE)
+      make_dir(file.path(run$dir, "work"), "out_dir")
+    } else {
+      unlink(c(files[[kind]][bad], if (kind == "graph") files$sigma[bad]))
+    }
+  }
+  invisible()
+}
+
+# What is wrong with the output file of shard s of a run (a graph of k
+# columns, read_graph_part()), as the end of the sentence "graph file
+# '...' ...", or NULL; NULL too where it does not exist (the run computes
+# it).
+output_problem <- function(file, s, first, rows, k, n, id) {
+  if (!file.exists(file)) return(NULL)
+  part <- tryCatch(readRDS(file), error = function(e) e)
+  if (inherits(part, "error")) return(paste0("cannot be read (", conditionMessage(part), ")"))
+  graph_part_problem(part, s, first, rows, k, n, id)
+}
+
+# What is wrong with the local scales of a shard's rows (written with its
+# extended graph in LSNN runs), as output_problem() says it, or NULL.
+sigma_problem <- function(file, rows) {
+  if (!file.exists(file)) return("has lost the local scales written with it")
+  sigma <- tryCatch(readRDS(file), error = function(e) NULL)
+  if (!is.double(sigma) || length(sigma) != rows || !all_finite(sigma) ||
+      any(sigma < min_local_scale)) {
+    return(paste0("has damaged local scales ('", file, "')"))
+  }
+  NULL
 }
 
 # How the recorded settings `was` differ from `now`, as the end of the
@@ -170,32 +257,50 @@ seed_steps <- c(recall_rows = 1, round_sample = 2, kmeans_start = 3, kmeans_spli
 
 # The result of a finished run: the graph (a temporary run, whose directory
 # is removed), or the description of its graph files, saved last as
-# complete.rds.
+# complete.rds with the files' names relative to the run's directory
+# (graph_shards_record()).
 finish_run <- function(run, what) {
   files <- shard_paths(run, if (what == "knn") "graph" else "lsnn")
   k <- if (what == "knn") run$k else run$lsnn$n_neighbors
+  described <- function(what, files, k) {
+    structure(list(what = what, dir = run$dir, files = files, rows = run$shards$rows,
+                   n = run$shards$n, k = k, run = run$id, fingerprints = run$shards$fingerprints),
+              class = "lsnn_graph_shards")
+  }
   if (!run$keep) {
     on.exit(unlink(run$dir, recursive = TRUE))
-    return(read_graph_shards(structure(list(files = files, rows = run$shards$rows,
-                                            n = run$shards$n, k = k),
-                                       class = "lsnn_graph_shards")))
+    return(read_graph_shards(described(what, files, k)))
   }
   tasks_file <- run_path(run, "tasks")
   recall_file <- run_path(run, "recall")
   recall <- if (file.exists(recall_file)) readRDS(recall_file)
   unlink(file.path(run$dir, "work"), recursive = TRUE)
-  out <- structure(list(what = what, files = files, rows = run$shards$rows, n = run$shards$n,
-                        k = k, tasks = if (file.exists(tasks_file)) readRDS(tasks_file),
-                        recall = recall$by_round, overlap = recall$overlap),
-                   class = "lsnn_graph_shards")
+  out <- described(what, files, k)
+  out[c("tasks", "recall", "overlap")] <-
+    list(if (file.exists(tasks_file)) readRDS(tasks_file), recall$by_round, recall$overlap)
   if (what == "lsnn") {
     out$knn <- out
     out$knn$what <- "knn"
     out$knn$files <- shard_paths(run, "graph")
     out$knn$k <- run$k
   }
-  save_atomic(out, run_path(run, "complete"))
+  save_atomic(graph_shards_record(out), run_path(run, "complete"))
   out
+}
+
+# An lsnn_graph_shards object as complete.rds keeps it: its files named
+# relative to its directory, which is not recorded (the directory read is
+# the one they are in: as_graph_shards()).
+graph_shards_record <- function(x) {
+  relative <- function(g) {
+    g$files <- substring(g$files, nchar(g$dir) + 2L)
+    g$dir <- NULL
+    g$relative <- TRUE
+    g
+  }
+  x <- relative(x)
+  if (!is.null(x$knn)) x$knn <- relative(x$knn)
+  x
 }
 
 # ---- tasks ----
@@ -228,7 +333,7 @@ task_done <- function(task) {
 }
 
 # The run's settings that its tasks use (no large objects).
-worker_run <- function(run) run[c("k", "metric", "nn_args", "lsnn", "n_threads", "simd")]
+worker_run <- function(run) run[c("k", "metric", "nn_args", "lsnn", "n_threads", "simd", "id")]
 
 # Runs the tasks not yet done (task_done()) as futures of the current plan,
 # reporting progress per finished task; a task that fails, or whose worker
