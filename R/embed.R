@@ -157,7 +157,11 @@
 #'   or its `out_dir`): the rows are read into
 #'   memory once (n x columns doubles, for the mid-near pairs and the start)
 #'   and freed before the layout, the graph's neighbour lists without their
-#'   distances; the result equals that of the same data and graph in memory.
+#'   distances; the result equals that of the same data and graph in memory,
+#'   with the shards' row names where every shard has them. The graph must
+#'   have been made from these shards: the fingerprints its run recorded
+#'   must be those of the shards as they are read, or the error names the
+#'   first shard that differs.
 #' @param method `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`, `"pacmap"` or
 #'   `"localmap"`.
 #' @param nn_method A neighbour graph of the points (such as one from

@@ -136,9 +136,27 @@ check_shard_control <- function(control) {
 #' does not matter); otherwise the error names the first shard that changed,
 #' or the settings that differ, and to start afresh you delete `out_dir` or
 #' give another. A directory of a run begun by an earlier version of lsnn
-#' (which recorded no fingerprints) is not resumed. A task that fails gives
-#' an R error naming it; no graph is returned from a run that did not
+#' (whose graph files carry no run id) is not resumed. A task that fails
+#' gives an R error naming it; no graph is returned from a run that did not
 #' finish.
+#'
+#' A resumed run first reads the graph files it would reuse (each shard's
+#' extended graph, with its local scales, and its LSNN), as tasks of the
+#' current plan: each must be readable, of its shard's shape, stamped with
+#' the run's id and its shard's number, and hold the contents it was written
+#' with (see [read_graph_shards()]). A damaged file is deleted, a message
+#' names it, and the run computes it again: that shard's files alone for the
+#' exact search and the LSNN; for the approximate search every extended
+#' graph file (the last round made them all), by the same seed, so that
+#' the graph is the one the run would have returned.
+#'
+#' **The directory.** `out_dir` is kept as an absolute path, so that a
+#' relative one still names the run after [setwd()]. The run's directory is
+#' self-contained: its record `complete.rds` names the graph files relative
+#' to it, and each file carries the run's id, so that the directory can be
+#' moved or copied and read with [read_graph_shards()] or given as
+#' [neighbor_embedding()]'s `nn_method` from its new place, and files of
+#' another run are never read as its own.
 #'
 #' @param shards The data: an `lsnn_shards` object from [write_shards()] or
 #'   [shard_set()], or a directory of shards.
@@ -162,7 +180,11 @@ check_shard_control <- function(control) {
 #' @return With `out_dir = NULL`, the graph `list(idx, dist)`, as
 #'   [extended_knn()] returns it. Otherwise an object of class
 #'   `lsnn_graph_shards` describing the graph files in `out_dir` (read the
-#'   graph with [read_graph_shards()]); its element `tasks` is a data frame of
+#'   graph with [read_graph_shards()]): its directory `dir`, its graph
+#'   `files` (absolute paths), the `rows` of each shard, the number of rows
+#'   `n` and of columns `k`, the run's id `run` and the `fingerprints` of the
+#'   shards it was made from (see [write_shards()]), which
+#'   [neighbor_embedding()] checks against its `X`; its element `tasks` is a data frame of
 #'   the tasks run, with when each started (`started`, seconds since
 #'   1970 as [Sys.time()] gives them), its time in seconds, the bytes it read
 #'   and wrote and the peak memory of their process in bytes (where the system
@@ -204,7 +226,10 @@ extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kin
 #' identical to `locally_scaled_knn(X, nn_kind = "exact")` on the whole
 #' data. The shards are checked, and a run in `out_dir` resumed, as by
 #' [extended_knn_sharded()]: only for the same shards (by their
-#' fingerprints) and settings.
+#' fingerprints) and settings, the graph files it reuses checked first and
+#' damaged ones computed again. The result records the shards'
+#' fingerprints: [neighbor_embedding()] lays out the graph only with the
+#' shards it was made from.
 #'
 #' @inheritParams extended_knn_sharded
 #' @inheritParams locally_scaled_knn
@@ -273,6 +298,10 @@ as_graph_shards <- function(x, name) {
   }
   if (!inherits(x, "lsnn_graph_shards")) {
     stop_arg("'", name, "' must be an lsnn_graph_shards object or the out_dir of a finished run")
+  }
+  if (isTRUE(x$relative)) {
+    stop_arg("'", name, "' is a record of complete.rds, whose files are named relative to its ",
+             "directory: give that directory as '", name, "'")
   }
   x
 }
@@ -352,7 +381,8 @@ read_graph_shards <- function(x, which = NULL) {
   missing <- files[!file.exists(files)]
   if (length(missing) > 0) {
     stop_arg("graph file '", missing[1], "' of 'x' does not exist; run the search again with ",
-             "the same arguments and 'out_dir' to compute it again")
+             "the same arguments and 'out_dir' to compute it again (or, if the run's ",
+             "directory was moved, give its new place as 'x')")
   }
   first <- shard_offsets(list(rows = x$rows))[which]
   parts <- lapply(seq_along(which), function(i) {

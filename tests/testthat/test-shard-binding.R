@@ -227,3 +227,19 @@ test_that("a resumed approximate run over a damaged graph file searches again, a
   expect_identical(read_graph_shards(again), g)
   expect_identical(again$recall, res$recall)
 })
+
+test_that("an object whose run's directory moved, or a bare record, says what to give", {
+  set.seed(26)
+  X <- matrix(rnorm(90 * 3), 90)
+  sh <- write_shards(X, tempfile("shards-"), rows_per_shard = 30)
+  o <- tempfile("graph-")
+  om <- tempfile("graph-moved-")
+  on.exit(unlink(c(dirname(sh$files[1]), o, om), recursive = TRUE))
+  res <- extended_knn_sharded(sh, 4, 2, nn_kind = "exact", out_dir = o)
+  expect_true(file.rename(o, om))
+  expect_error(read_graph_shards(res),
+               "graph-00001.rds' of 'x' does not exist; .*give its new place as 'x'")
+  expect_identical(read_graph_shards(om), extended_knn(X, 4, 2, nn_kind = "exact"))
+  expect_error(read_graph_shards(readRDS(file.path(om, "complete.rds"))),
+               "^'x' is a record of complete.rds, .*: give that directory as 'x'")
+})
