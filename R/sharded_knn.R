@@ -308,10 +308,13 @@ as_graph_shards <- function(x, name) {
 
 # A graph record of complete.rds with its files in directory `dir`.
 graph_shards_in <- function(x, dir) {
+  relative <- isTRUE(x$relative)
+  x$relative <- NULL
+  x$dir <- dir
+  # (damaged files are named by read_graph_shards())
   if (!is.character(x$files)) return(x)
-  if (isTRUE(x$relative)) {
+  if (relative) {
     x$files <- file.path(dir, x$files)
-    x$relative <- NULL
   } else {
     # (an earlier version's absolute paths: their last two parts, such as
     # knn/graph-00001.rds)
@@ -321,7 +324,6 @@ graph_shards_in <- function(x, dir) {
       x$fingerprints <- record$settings$fingerprints
     }
   }
-  x$dir <- dir
   x
 }
 
@@ -463,8 +465,9 @@ check_graph_of_shards <- function(graph, shards, graph_name, shards_name) {
   }
   recorded <- graph$fingerprints
   if (!is.character(recorded) || length(recorded) != length(shards$files) || anyNA(recorded)) {
-    stop_arg("'", graph_name, "' records no fingerprints of the shards it was made from ",
-             "(a graph of an earlier version of lsnn): compute it again from '", shards_name,
+    stop_arg("'", graph_name, "' records no fingerprints of the ", length(shards$files),
+             " shards it was made from (a graph of an earlier version of lsnn, or a damaged ",
+             "record): compute it again from '", shards_name,
              "' with locally_scaled_knn_sharded()")
   }
   known <- which(!is.na(shards$fingerprints))

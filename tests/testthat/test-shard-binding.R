@@ -242,4 +242,8 @@ test_that("an object whose run's directory moved, or a bare record, says what to
   expect_identical(read_graph_shards(om), extended_knn(X, 4, 2, nn_kind = "exact"))
   expect_error(read_graph_shards(readRDS(file.path(om, "complete.rds"))),
                "^'x' is a record of complete.rds, .*: give that directory as 'x'")
+  record <- readRDS(file.path(om, "complete.rds"))
+  record$files <- 7
+  saveRDS(record, file.path(om, "complete.rds"))
+  expect_error(read_graph_shards(om), "^'x' is damaged \\('files' must name at least one file\\)")
 })
