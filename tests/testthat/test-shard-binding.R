@@ -46,7 +46,7 @@ test_that("sharded PaCMAP and LocalMAP refuse the graph of other data split the 
   bare <- gs
   bare$fingerprints <- NULL
   expect_error(neighbor_embedding(sh, "pacmap", nn_method = bare, seed = 1),
-               "'nn_method' records no fingerprints of the shards it was made from")
+               "'nn_method' records no fingerprints of the 4 shards it was made from")
 })
 
 test_that("sharded PaCMAP keeps the shards' row names, as the layout in memory does", {
