@@ -24,7 +24,8 @@
 #'   another package's, in a form listed there), of which each row's entries
 #'   other than the point itself are its neighbours; used instead of `X`.
 #' @param n_threads Number of threads, capped at what the machine can run
-#'   (`RcppParallel::defaultNumThreads()`).
+#'   (`RcppParallel::defaultNumThreads()`); `NULL` (the default) for
+#'   [default_n_threads()]: every core R may use. Results do not depend on it.
 #' @param ret_extra If `TRUE`, also return the precisions.
 #' @param verbose If `TRUE`, show the calibration's progress (a cli progress
 #'   bar on long runs) and a summary line.
@@ -41,7 +42,7 @@
 #' g <- extended_knn(X, n_neighbors = 30, n_extra = 0, nn_kind = "exact")
 #' P30 <- perplexity_affinities(nn_method = g, perplexity = 10)
 #' @export
-perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n_threads = 1,
+perplexity_affinities <- function(X = NULL, perplexity = 30, nn_method = NULL, n_threads = NULL,
                                   ret_extra = FALSE, verbose = FALSE) {
   perplexity <- check_number(perplexity, "perplexity", min = 1, above = TRUE)
   n_threads <- check_n_threads(n_threads)
@@ -137,7 +138,8 @@ warn_calibration <- function(n_failed, n) {
 #' @param set_op_mix_ratio Between 0 (intersection) and 1 (union).
 #' @param ret_extra If `TRUE`, also return `sigma` and `rho`.
 #' @param n_threads Number of threads, capped at what the machine can run
-#'   (`RcppParallel::defaultNumThreads()`).
+#'   (`RcppParallel::defaultNumThreads()`); `NULL` (the default) for
+#'   [default_n_threads()]: every core R may use. Results do not depend on it.
 #' @param verbose If `TRUE`, show the calculation's progress (a cli progress
 #'   bar on long runs) and a summary line.
 #' @return A symmetric sparse matrix `V` (`Matrix::dgCMatrix`, n x n), or with
@@ -151,7 +153,7 @@ warn_calibration <- function(n_failed, n) {
 #' @export
 umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
                             local_connectivity = 1, bandwidth = 1,
-                            set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = 1,
+                            set_op_mix_ratio = 1, ret_extra = FALSE, n_threads = NULL,
                             verbose = FALSE) {
   n_threads <- check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")

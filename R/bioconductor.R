@@ -102,7 +102,8 @@ bioc_index_neighbors <- 16L
 #' @param scale_from,scale_to With `kind = "lsnn"`, the columns of each
 #'   row's extended graph, the row itself being column 1, whose mean
 #'   distance is its local scale (see [locally_scaled_knn()]).
-#' @param n_threads Number of threads, at least; see Details.
+#' @param n_threads Number of threads, at least; see Details. `NULL`: when the
+#'   search runs, [default_n_threads()].
 #' @param nn_args Settings of the approximate search: the result of
 #'   [approx_control()] or a list of its arguments.
 #' @param epsilon The approximate query's slack (see [extended_knn_query()]).
@@ -143,7 +144,7 @@ bioc_index_neighbors <- 16L
 #' }
 #' @export
 LsnnParam <- function(kind = "lsnn", nn_kind = "approx", metric = "euclidean", n_extra = 50,
-                      scale_from = 5, scale_to = 7, n_threads = 1, nn_args = approx_control(),
+                      scale_from = 5, scale_to = 7, n_threads = NULL, nn_args = approx_control(),
                       epsilon = 0.02, seed = NULL) {
   settings <- check_lsnn_param(list(kind = kind, nn_kind = nn_kind, metric = metric,
                                     n_extra = n_extra, scale_from = scale_from,
@@ -173,7 +174,11 @@ check_lsnn_param <- function(values, label) {
     stop_arg("'", label("scale_from"), "' (", scale[1], ") must not be greater than '",
              label("scale_to"), "' (", scale[2], ")")
   }
-  n_threads <- max(check_whole(values$n_threads, label("n_threads"), min = 0), 1L)
+  # (NULL, kept as NA: the machine's default when the search runs, see
+  # default_n_threads())
+  n_threads <- values$n_threads
+  n_threads <- if (is.null(n_threads) || identical(n_threads, NA_integer_)) NA_integer_ else
+    max(check_whole(n_threads, label("n_threads"), min = 0), 1L)
   nn_args <- values$nn_args
   if (!inherits(nn_args, "lsnn_approx_control")) {
     if (!is.null(nn_args) && !is.list(nn_args)) {
@@ -406,7 +411,8 @@ bioc_describe <- function(s) {
     cat("kind: knn (nearest neighbours)\n")
   }
   cat(sprintf("search: %s, metric: %s, threads: %d, seed: %s\n", s$nn_kind, s$metric,
-              s$n_threads, if (is.null(s$seed)) "none" else s$seed))
+              if (is.na(s$n_threads)) default_n_threads() else s$n_threads,
+              if (is.null(s$seed)) "none" else s$seed))
 }
 
 # ---- the searches ----
@@ -450,7 +456,7 @@ bioc_k <- function(k, available, what) {
 
 # The number of threads: the parameter's, or more if the call asks for more.
 bioc_threads <- function(s, num.threads = 1, BPPARAM = NULL) {
-  threads <- s$n_threads
+  threads <- if (is.na(s$n_threads)) default_n_threads() else s$n_threads
   if (!is.null(num.threads)) threads <- max(threads, check_n_threads_named(num.threads))
   if (!is.null(BPPARAM)) {
     if (!methods::is(BPPARAM, "BiocParallelParam")) {
@@ -524,7 +530,7 @@ bioc_index <- function(X, param, row_names, bioc1 = FALSE) {
   s <- param_settings(param)
   n_extra <- if (s$kind == "lsnn") s$n_extra + 1L else 0L
   res <- run_seeded(s$seed, extended_knn(
-    X, n_neighbors = bioc_index_neighbors, n_extra = n_extra, n_threads = s$n_threads,
+    X, n_neighbors = bioc_index_neighbors, n_extra = n_extra, n_threads = bioc_threads(s, NULL),
     nn_kind = s$nn_kind, metric = s$metric, nn_args = s$nn_args, ret_index = TRUE,
     scale_from = s$scale_from, scale_to = s$scale_to
   ))

@@ -153,6 +153,7 @@ check_choice <- function(x, name, choices) {
 knn_metrics <- c("euclidean", "cosine", "correlation", "manhattan", "hamming")
 
 check_n_threads <- function(n_threads) {
+  if (is.null(n_threads)) return(default_n_threads())
   # 0 runs on the calling thread only, as 1 does.
   max(check_whole(n_threads, "n_threads", min = 0), 1L)
 }

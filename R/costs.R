@@ -72,7 +72,8 @@
 #' @param alpha The scale of LargeVis's Cauchy weight.
 #' @param spread,min_dist Passed to [umap_ab()] when `a` and `b` are `NULL`.
 #' @param n_threads Number of threads, capped at what the machine can run
-#'   (`RcppParallel::defaultNumThreads()`).
+#'   (`RcppParallel::defaultNumThreads()`); `NULL` (the default) for
+#'   [default_n_threads()]: every core R may use. Results do not depend on it.
 #' @param gradient `"exact"` (the default) sums every pair. `"approx"`, in 1
 #'   or 2 dimensions (other dimensions take the exact sum), sums the
 #'   all-pairs part in O(n) for every method: the layout is cut into equal
@@ -131,7 +132,7 @@
 #' @export
 cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL,
                           b = NULL, weight = "cauchy", alpha = 1, spread = 1,
-                          min_dist = 0.1, n_threads = 1,
+                          min_dist = 0.1, n_threads = NULL,
                           gradient = c("exact", "approx"),
                           weights = c(near = 1, mid_near = 0, further = 1),
                           low_dist_thres = 10) {
@@ -178,7 +179,8 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
 #' @param exaggerated `TRUE` for the grid t-SNE's optimisation takes during
 #'   early exaggeration, and to the end on layouts of more than 200,000
 #'   points (unless `options(lsnn.grid)` sets one).
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads; `NULL` (the default) for
+#'   [default_n_threads()].
 #' @return An object of class `lsnn_far_field_plan`: a list with `text`, the
 #'   description (one paragraph per region, in the order the regions run),
 #'   and `regions`, a data frame with a row per region: `region` (its name,
@@ -194,7 +196,7 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
 #' far_field_plan(Y)
 #' @export
 far_field_plan <- function(Y, method = "tsne", weight = "cauchy", exaggerated = FALSE,
-                           n_threads = 1) {
+                           n_threads = NULL) {
   Y <- check_coords(Y, "Y")
   if (ncol(Y) > 2) stop_arg("'Y' must have 1 or 2 columns (it has ", ncol(Y), ")")
   exaggerated <- check_flag(exaggerated, "exaggerated")

@@ -199,7 +199,8 @@
 #'   [cost_gradient()]; `gamma = NULL` gives LargeVis's default above (for
 #'   `"sampled"`, `gamma` weighs each sampled repulsion instead).
 #' @param n_threads Number of threads, capped at what the machine can run
-#'   (`RcppParallel::defaultNumThreads()`).
+#'   (`RcppParallel::defaultNumThreads()`); `NULL` (the default) for
+#'   [default_n_threads()]: every core R may use. Results do not depend on it.
 #' @param verbose If `TRUE`, report progress: the steps, a cli progress bar
 #'   for each long phase (search, calibration, optimization) and its summary
 #'   line, and the cost every `epoch` iterations.
@@ -285,7 +286,7 @@ neighbor_embedding <- function(X = NULL,
                   mom_switch_iter = 250, min_gain = 0.01, tol = 1e-7, epoch = 50,
                   init_sdev = NULL, gamma = NULL, eps = NULL, weight = "cauchy",
                   alpha = 1, a = NULL, b = NULL, spread = 1, min_dist = 0.1,
-                  n_threads = 1, verbose = FALSE, ret_extra = FALSE,
+                  n_threads = NULL, verbose = FALSE, ret_extra = FALSE,
                   gradient = c("auto", "exact", "approx", "sampled"),
                   negative_sample_rate = 5, neighbors = c("knn", "lsnn"),
                   ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
@@ -593,7 +594,7 @@ ne_layout_settings <- function(stepper, max_iter, epoch, rate, callback = NULL,
                                phases = c(0L, 0L, max_iter), local = FALSE,
                                low_dist_thres = 10, constant = TRUE) {
   driver <- list(stepper = stepper, max_iter = as.integer(max_iter), epoch = as.integer(epoch),
-                 callback = ne_callback(callback, row_names),
+                 callback = ne_callback(callback, row_names, max_iter),
                  callback_every = as.integer(callback_every))
   c(driver, switch(stepper,
     gradient_descent = list(tol = tol, eta = rate, eta_exaggerated = eta_exaggerated,
@@ -608,24 +609,45 @@ ne_layout_settings <- function(stepper, max_iter, epoch, rate, callback = NULL,
 }
 
 # `callback` of neighbor_embedding() and neighbor_embedding_transform():
-# NULL or a function.
+# NULL or a function of two arguments, (iteration, Y), or of three, uwot's
+# (epoch, n_epochs, Y). Its form is checked here, before the run, so that a
+# wrong one is not found at the first call.
 check_callback <- function(callback) {
-  if (!is.null(callback) && !is.function(callback)) {
-    stop_arg("'callback' must be a function(iteration, Y) or NULL (it is ", what_is(callback),
-             ")")
+  if (is.null(callback)) return(NULL)
+  if (!is.function(callback)) {
+    stop_arg("'callback' must be a function(iteration, Y), a function(epoch, n_epochs, Y) ",
+             "as uwot's epoch_callback, or NULL (it is ", what_is(callback), ")")
   }
+  callback_arity(callback)
   callback
+}
+
+# How a callback is called: 2 (iteration, Y) or 3 (epoch, n_epochs, Y), from
+# its formal arguments; a function of `...` alone takes the two.
+callback_arity <- function(callback) {
+  f <- formals(if (is.primitive(callback)) args(callback) else callback)
+  named <- setdiff(names(f), "...")
+  dots <- "..." %in% names(f)
+  if (length(named) == 3) return(3L)
+  if (length(named) == 2 || (dots && length(named) < 2)) return(2L)
+  stop_arg("'callback' must take two arguments, (iteration, Y), or three as uwot's ",
+           "epoch_callback, (epoch, n_epochs, Y); it takes ", length(named),
+           if (length(named) > 0) paste0(" (", paste(named, collapse = ", "), ")"))
 }
 
 # The callback as the glue calls it (src/r_driver.h): function(iteration, Y)
 # with Y the layout so far (an n x d matrix, the points' row names added),
 # returning TRUE when the user's callback returned FALSE, which stops the
-# run. An error in the callback stops the run with an error that names it.
-ne_callback <- function(callback, row_names) {
+# run. The user's callback gets uwot's (epoch, n_epochs, Y) when it takes
+# three arguments. An error in the callback stops the run with an error
+# that names it.
+ne_callback <- function(callback, row_names, max_iter) {
   if (is.null(callback)) return(NULL)
+  three <- callback_arity(callback) == 3L
   function(iteration, Y) {
     if (!is.null(row_names)) rownames(Y) <- row_names
-    out <- tryCatch(callback(iteration, Y), error = function(e) {
+    out <- tryCatch(if (three) callback(iteration, max_iter, Y) else callback(iteration, Y),
+                    error = function(e) {
       stop_arg("'callback' failed at iteration ", iteration, ": ", conditionMessage(e))
     })
     isFALSE(out)

@@ -109,6 +109,8 @@
 #'   larger whole number gives every row all the others).
 #' @param n_threads Number of threads (0 and 1 both run on the calling thread);
 #'   capped at what the machine can run (`RcppParallel::defaultNumThreads()`).
+#'   `NULL` (the default) for [default_n_threads()]: every core R may use.
+#'   The result is the same for any number of threads.
 #' @param nn_kind `"exact"` or `"approx"`.
 #' @param verbose If `TRUE`, show the search's progress (a cli progress bar
 #'   for each phase of a long search) and one summary line per phase.
@@ -171,7 +173,7 @@
 #' approx <- extended_knn(X, n_neighbors = 15, n_extra = 10)
 #' neighbor_overlap(approx, enn)
 #' @export
-extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
+extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = NULL,
                          nn_kind = "approx", verbose = FALSE, metric = "euclidean",
                          nn_args = approx_control(), ret_index = FALSE, scale_from = 5,
                          scale_to = 7, pca = NULL, pca_center = TRUE, seed = NULL) {

@@ -72,7 +72,7 @@
 #' }
 #' @export
 locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5, scale_to = 7,
-                               n_threads = 1, nn_kind = "approx", ret_knn = FALSE,
+                               n_threads = NULL, nn_kind = "approx", ret_knn = FALSE,
                                verbose = FALSE, metric = "euclidean",
                                nn_args = approx_control(), ret_index = FALSE, pca = NULL,
                                pca_center = TRUE, seed = NULL) {
@@ -126,7 +126,8 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
 #'   `n_neighbors + n_extra` columns of `enn` are used (all of them when it
 #'   has fewer).
 #' @param n_threads Number of threads, capped at what the machine can run
-#'   (`RcppParallel::defaultNumThreads()`).
+#'   (`RcppParallel::defaultNumThreads()`); `NULL` (the default) for
+#'   [default_n_threads()]: every core R may use. Results do not depend on it.
 #' @return A graph `list(idx, dist)` with `min(n_neighbors, n - 1)` columns,
 #'   the row itself first, then its chosen neighbours by increasing distance.
 #' @examples
@@ -136,7 +137,7 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
 #' lsnn10 <- enn_to_lsnn(enn, n_neighbors = 10)
 #' @export
 enn_to_lsnn <- function(enn, n_neighbors, scale_from = 5, scale_to = 7, n_extra = 51,
-                        n_threads = 1) {
+                        n_threads = NULL) {
   enn <- check_graph(enn, "enn")
   if (missing(n_neighbors)) stop_arg("'n_neighbors' is missing")
   n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = 1, clamp = TRUE)

@@ -104,7 +104,8 @@
 #'   logical matrix or a numeric matrix of 0 and 1; the fraction of columns
 #'   that differ).
 #' @param n_threads Number of threads, capped at what the machine can run
-#'   (`RcppParallel::defaultNumThreads()`).
+#'   (`RcppParallel::defaultNumThreads()`); `NULL` (the default) for
+#'   [default_n_threads()]: every core R may use. Results do not depend on it.
 #' @return A number between 0 and 1 (a correlation between -1 and 1 for
 #'   `distance_correlation()`); for `embedding_quality()` a data frame with
 #'   one row and columns `n`, `k`, `neighbor_preservation`,
@@ -152,7 +153,7 @@ NULL
 
 #' @rdname embedding-quality
 #' @export
-neighbor_preservation <- function(X, Y, k = 15, metric = "euclidean", n_threads = 1) {
+neighbor_preservation <- function(X, Y, k = 15, metric = "euclidean", n_threads = NULL) {
   run_quality(X, Y, "np", k = k, metric = metric, n_threads = n_threads,
               graph_ok = TRUE)$neighbor_preservation
 }
@@ -160,14 +161,14 @@ neighbor_preservation <- function(X, Y, k = 15, metric = "euclidean", n_threads 
 #' @rdname embedding-quality
 #' @export
 trustworthiness <- function(X, Y, k = 15, n_points = 2000, metric = "euclidean",
-                            n_threads = 1) {
+                            n_threads = NULL) {
   run_quality(X, Y, "tc", k = k, n_points = n_points, metric = metric,
               n_threads = n_threads)$trustworthiness
 }
 
 #' @rdname embedding-quality
 #' @export
-continuity <- function(X, Y, k = 15, n_points = 2000, metric = "euclidean", n_threads = 1) {
+continuity <- function(X, Y, k = 15, n_points = 2000, metric = "euclidean", n_threads = NULL) {
   run_quality(X, Y, "tc", k = k, n_points = n_points, metric = metric,
               n_threads = n_threads)$continuity
 }
@@ -175,14 +176,14 @@ continuity <- function(X, Y, k = 15, n_points = 2000, metric = "euclidean", n_th
 #' @rdname embedding-quality
 #' @export
 random_triplet_accuracy <- function(X, Y, n_triplets = 1e6, metric = "euclidean",
-                                    n_threads = 1) {
+                                    n_threads = NULL) {
   run_quality(X, Y, "triplets", n_triplets = n_triplets, metric = metric,
               n_threads = n_threads)$random_triplet_accuracy
 }
 
 #' @rdname embedding-quality
 #' @export
-distance_correlation <- function(X, Y, n_pairs = 1e6, metric = "euclidean", n_threads = 1) {
+distance_correlation <- function(X, Y, n_pairs = 1e6, metric = "euclidean", n_threads = NULL) {
   run_quality(X, Y, "pairs", n_pairs = n_pairs, metric = metric,
               n_threads = n_threads)$distance_correlation
 }
@@ -190,7 +191,7 @@ distance_correlation <- function(X, Y, n_pairs = 1e6, metric = "euclidean", n_th
 #' @rdname embedding-quality
 #' @export
 embedding_quality <- function(X, Y, k = 15, nn = NULL, n_points = 2000, n_triplets = 1e6,
-                              n_pairs = 1e6, metric = "euclidean", n_threads = 1) {
+                              n_pairs = 1e6, metric = "euclidean", n_threads = NULL) {
   res <- run_quality(X, Y, c("np", "tc", "triplets", "pairs"), k = k, nn = nn,
                      n_points = n_points, n_triplets = n_triplets, n_pairs = n_pairs,
                      metric = metric, n_threads = n_threads)

@@ -259,7 +259,8 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #' @param n_neighbors Number of reference rows to find for each query row,
 #'   at most the number of reference rows.
 #' @param nn_kind `"exact"` or `"approx"`.
-#' @param n_threads Number of threads (0 and 1 both run on the calling thread).
+#' @param n_threads Number of threads (0 and 1 both run on the calling thread);
+#'   `NULL` (the default) for [default_n_threads()].
 #' @param verbose If `TRUE`, show progress and a summary line.
 #' @param epsilon The approximate search's slack (at least 0).
 #' @param seed `NULL` (the default) to draw random numbers from R's generator, so
@@ -278,7 +279,7 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
 #' nn <- extended_knn_query(res$index, X[-train, ], n_neighbors = 5, nn_kind = "exact")
 #' nn$idx[1:3, ]
 #' @export
-extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_threads = 1,
+extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_threads = NULL,
                                verbose = FALSE, epsilon = 0.02, seed = NULL) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   index <- check_index(index)
@@ -351,7 +352,7 @@ extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_
 #' }
 #' @export
 locally_scaled_knn_query <- function(index, query, n_neighbors = 15, n_extra = 50,
-                                     nn_kind = "approx", n_threads = 1, verbose = FALSE,
+                                     nn_kind = "approx", n_threads = NULL, verbose = FALSE,
                                      epsilon = 0.02, seed = NULL) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   index <- check_index(index)

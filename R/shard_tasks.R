@@ -67,6 +67,16 @@ graph_out <- function(run, s, round = NULL) {
 
 # ---- a run: its settings, its record and its end ----
 
+# The threads of each task when `n_threads` is NULL: this machine's share
+# per worker of the plan, so that the workers of a multicore or
+# multisession plan do not ask for more threads than there are cores (a
+# scheduler's plan, of unbounded workers, gives each task the default).
+shard_task_threads <- function() {
+  workers <- future::nbrOfWorkers()
+  if (!is.finite(workers) || workers < 1) return(default_n_threads())
+  max(1L, as.integer(default_n_threads() %/% workers))
+}
+
 sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, n_threads,
                         verbose, nn_args, control, lsnn) {
   shards <- as_shard_set(shards)
@@ -74,7 +84,7 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
   n_extra <- check_whole(n_extra, "n_extra", min = 0, clamp = TRUE)
   nn_kind <- check_choice(nn_kind, "nn_kind", c("exact", "approx"))
   metric <- check_choice(metric, "metric", knn_metrics)
-  n_threads <- check_n_threads(n_threads)
+  n_threads <- if (is.null(n_threads)) shard_task_threads() else check_n_threads(n_threads)
   verbose <- check_flag(verbose, "verbose")
   nn_args <- check_approx_control(nn_args)
   control <- check_shard_control(control)

@@ -166,7 +166,8 @@ check_shard_control <- function(control) {
 #'   default asks for more candidates and trees than [extended_knn()]'s,
 #'   which costs little more per partition and saves a second round (which
 #'   would cost as much as the first) on data whose clusters are dense.
-#' @param n_threads Number of threads of each task.
+#' @param n_threads Number of threads of each task; `NULL` (the default):
+#'   [default_n_threads()] divided among the workers of [future::plan()].
 #' @param out_dir `NULL` (the default) to compute in a temporary directory
 #'   and return the graph; or a directory to keep the graph in, as one file
 #'   per shard, and resume from (created if needed; an error names it if it
@@ -203,7 +204,7 @@ check_shard_control <- function(control) {
 #' unlink(dir, recursive = TRUE)
 #' @export
 extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kind = "approx",
-                                 metric = "euclidean", out_dir = NULL, n_threads = 1,
+                                 metric = "euclidean", out_dir = NULL, n_threads = NULL,
                                  verbose = FALSE,
                                  nn_args = approx_control(max_candidates = 150, n_trees = 20),
                                  control = shard_control(), seed = NULL) {
@@ -252,7 +253,7 @@ extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kin
 #' @export
 locally_scaled_knn_sharded <- function(shards, n_neighbors = 15, n_extra = 50, scale_from = 5,
                                        scale_to = 7, nn_kind = "approx", metric = "euclidean",
-                                       out_dir = NULL, n_threads = 1, verbose = FALSE,
+                                       out_dir = NULL, n_threads = NULL, verbose = FALSE,
                                        nn_args = approx_control(max_candidates = 150, n_trees = 20),
                                        control = shard_control(), seed = NULL) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))

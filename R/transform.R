@@ -57,7 +57,8 @@
 #' @param eta Step size (the initial learning rate for a sampled model);
 #'   `NULL` for twice the model's step size after its exaggeration (a
 #'   quarter of its learning rate for a sampled model).
-#' @param n_threads Number of threads.
+#' @param n_threads Number of threads; `NULL` (the default) for
+#'   [default_n_threads()].
 #' @param verbose If `TRUE`, report the steps and the cost.
 #' @param callback `NULL`, or a function called every `epoch` iterations
 #'   with the iteration and the new points' coordinates so far (an
@@ -82,7 +83,7 @@
 #' points(Y_new, col = "red")
 #' @export
 neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
-                                         max_iter = NULL, eta = NULL, n_threads = 1,
+                                         max_iter = NULL, eta = NULL, n_threads = NULL,
                                          verbose = FALSE, seed = NULL, callback = NULL,
                                          epoch = 10) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
