@@ -744,7 +744,8 @@ graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller) {
   }
   kind <- search_kind(inputs$n)
   if (verbose) message(caller, ": ", kind, " ", n_cols - 1L, "-nearest neighbours")
-  search_knn(inputs$data, n_cols, "euclidean", kind, n_threads, verbose)
+  metric <- if (is.null(inputs$metric)) "euclidean" else inputs$metric
+  search_knn(inputs$data, n_cols, metric, kind, n_threads, verbose)
 }
 
 # The one rule for the functions that search neighbours themselves

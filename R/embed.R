@@ -2,11 +2,11 @@
 #'
 #' Embeds the rows of a data matrix, or the points of a neighbour graph, in
 #' `n_components` dimensions by minimising the t-SNE, LargeVis, UMAP or
-#' PaCMAP cost (see [cost_gradient()]): by gradient descent with momentum and
-#' delta-bar-delta gains, as in t-SNE; for LargeVis, UMAP and t-UMAP
-#' above 10,000 points, by stochastic gradient descent with negative
-#' sampling, as LargeVis and UMAP themselves do; for PaCMAP and LocalMAP by
-#' Adam, as their authors' implementation does.
+#' PaCMAP cost (see [cost_gradient()]): t-SNE by gradient descent with
+#' momentum and delta-bar-delta gains; LargeVis, UMAP and t-UMAP by
+#' stochastic gradient descent with negative sampling, as LargeVis, uwot and
+#' umap-learn do (their full cost's gradient is an option, below); PaCMAP
+#' and LocalMAP by Adam, as their authors' implementation does.
 #'
 #' **PaCMAP and LocalMAP** (Wang et al. 2021; 2025) lay out three kinds of
 #' pairs, each kind with its own loss of \eqn{t = 1 + d_{ij}^2}{t = 1 + d_ij^2}:
@@ -33,7 +33,12 @@
 #' components (of the data scaled to a range of 1 when not reduced). `max_iter` (default
 #' `sum(phases)`) may end the run early. `ret_extra = "pairs"` returns the
 #' pairs, `list(near, mid_near, further)`: n-row matrices of 1-based partner
-#' numbers, the further ones as they are at the end.
+#' numbers, the further ones as they are at the end. A graph given as
+#' `nn_method` with fewer neighbours than the rule asks for is used as it is,
+#' with a warning that gives both numbers. The arguments of the other methods
+#' (`perplexity`, `neighbors`, `gradient`, `exaggeration`, the momentum and
+#' gain settings, `gamma`, `a`, `b`, ...) have no meaning here: naming one
+#' gives a warning.
 #'
 #' **PCA first.** With `pca = k` the rows of `X` are replaced, before
 #' anything else (the neighbour search, the affinities over all pairs of
@@ -95,10 +100,16 @@
 #' end: there the default grid's accuracy made iterations about 3 times
 #' dearer for a cost 0.02 % lower ([far_field_plan()] shows both grids);
 #' `"sampled"` (not t-SNE) follows the gradient of the attractions and of a
-#' few randomly drawn repulsions per attraction. `"auto"` takes the exact sum
-#' for small data, the approximation above 20,000 points for t-SNE (2,000 for
-#' UMAP, 7,000 for t-UMAP, 5,000 for LargeVis), and negative sampling for
-#' LargeVis, UMAP and t-UMAP above 10,000 points.
+#' few randomly drawn repulsions per attraction. `"auto"` takes negative
+#' sampling for LargeVis, UMAP and t-UMAP at every size, which gives the
+#' layouts uwot and umap-learn give; for t-SNE the exact sum up to 3,000
+#' points (and in more than 2 dimensions), the approximation above, where
+#' it is the faster of the two for the same final cost.
+#' `"exact"` and `"approx"` for LargeVis, UMAP and t-UMAP minimise their
+#' full cost, every pair's repulsion included: that answers what the cost
+#' itself favours (a layout several times wider than negative sampling's,
+#' which weighs repulsions far less), for studying the costs rather than
+#' for everyday layouts.
 #'
 #' **Gradient descent.** Each step updates the gains (+0.2 where the
 #' gradient's sign differs from the last update's, x0.8 where it agrees, at
@@ -126,14 +137,20 @@
 #' 250, `eps = 0.1`, 1,000 iterations. `"umap"` and `"tumap"`: `eta = 0.03`,
 #' no exaggeration, `eps = 0.001`, a and b from [umap_ab()] (1 for
 #' `"tumap"`), 1,000 iterations. The start is scaled to a standard deviation
-#' of `init_sdev = 1e-4`. Negative sampling: 500 epochs, `eta = 1`,
-#' `gamma = 1` (7 for LargeVis), `init_sdev = 2`. How each default was
+#' of `init_sdev = 1e-4`. Negative sampling: 500 epochs up to 10,000 points,
+#' then `round(5e6 / n)` down to 200 from 25,000 points (uwot's 200 above
+#' 10,000, without a drop in time at 10,000), `eta = 1`, `gamma = 1` (7 for
+#' LargeVis), `init_sdev = 2`. How each default was
 #' chosen, and what it costs, is in `bench/README.md` of the source package.
 #'
 #' **Callback.** A `callback` function is called every `epoch` iterations
 #' (epochs for `"sampled"`), between two steps, with the iteration number and
 #' the layout so far: an n x `n_components` matrix with the row names of the
-#' points (of `X`, or of `P`, or the labels of a `dist` object). When it
+#' points (of `X`, or of `P`, or the labels of a `dist` object). A function
+#' of three arguments is called as uwot calls its `epoch_callback`, with the
+#' iteration, the number of iterations planned (`max_iter`) and the layout;
+#' one of any other form than two or three arguments is an error before the
+#' run. When it
 #' returns `FALSE` the run stops there, and the result is the layout at that
 #' iteration (`ret_extra = TRUE` reports the `iterations` done and
 #' `stopped = TRUE`); any other value (`TRUE`, `NULL`, ...) lets the run
@@ -181,7 +198,9 @@
 #'   rows of data `X`, `"spectral"` otherwise (and always without the data:
 #'   distances, `P` or a graph alone).
 #' @param max_iter Maximum number of iterations (epochs for `"sampled"`);
-#'   `NULL` for 750 for t-SNE, 1,000 for the others (500 for `"sampled"`).
+#'   `NULL` for 750 for t-SNE, 450 (the sum of `phases`) for PaCMAP and
+#'   LocalMAP, 1,000 for the full gradient of the others, and for negative
+#'   sampling 500 up to 10,000 points, fewer above (see Defaults).
 #' @param eta Step size (the initial learning rate for `"sampled"`); `NULL`
 #'   for the method's default (see Defaults).
 #' @param exaggeration,stop_lying_iter Early exaggeration factor and the last
@@ -242,8 +261,16 @@
 #'   given too (for `init = "pca"` and the model's index) or left `NULL`;
 #'   not with `nn_method`.
 #' @param callback `NULL`, or a function of the iteration and the layout so
-#'   far, called every `epoch` iterations; returning `FALSE` stops the run
-#'   (see "Callback" in Details).
+#'   far, `function(iteration, Y)`, or uwot's form
+#'   `function(epoch, n_epochs, Y)`, called every `epoch` iterations;
+#'   returning `FALSE` stops the run (see "Callback" in Details).
+#' @param metric The distance between rows of `X` for the neighbour searches
+#'   this call makes (see [extended_knn()]): `"euclidean"`, `"cosine"`,
+#'   `"correlation"`, `"manhattan"` or `"hamming"` (for logical or 0/1 data;
+#'   `pca` is then refused, and PaCMAP's default reduction is skipped). A
+#'   graph given as `nn_method` (or a sharded graph) keeps the metric it was
+#'   made with. t-SNE and LargeVis of at most 1,000 rows in another metric
+#'   than euclidean take every pair from the search's graph.
 #' @return An n x `n_components` matrix (the row names of `X` kept); with
 #'   `ret_extra` a character vector, a list with `embedding` and the extras
 #'   asked for; with
@@ -291,9 +318,12 @@ neighbor_embedding <- function(X = NULL,
                   negative_sample_rate = 5, neighbors = c("knn", "lsnn"),
                   ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
                   phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL,
-                  pca_center = TRUE, seed = NULL, P = NULL, callback = NULL) {
+                  pca_center = TRUE, seed = NULL, P = NULL, callback = NULL,
+                  metric = "euclidean") {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   t_start <- proc.time()[["elapsed"]]
+  # (before any argument is assigned, which makes missing() FALSE)
+  given <- names(match.call())[-1]
   method <- choice_arg(method, c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
                             "method")
   gradient <- choice_arg(gradient, c("auto", "exact", "approx", "sampled"))
@@ -303,7 +333,16 @@ neighbor_embedding <- function(X = NULL,
   }
   n_threads <- check_n_threads(n_threads)
   perplexity <- check_number(perplexity, "perplexity", min = 1, above = TRUE)
+  metric <- check_choice(metric, "metric", knn_metrics)
   pacmap <- method %in% c("pacmap", "localmap")
+  if (pacmap) {
+    given <- intersect(given, ne_unused_by_pacmap)
+    if (length(given) > 0) {
+      warning("not used by method = \"", method, "\": ", paste0("'", given, "'", collapse = ", "),
+              " (PaCMAP and LocalMAP lay out near, mid-near and further pairs by Adam; ",
+              "see ?neighbor_embedding)", call. = FALSE)
+    }
+  }
   if (!is.null(n_neighbors)) {
     n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = if (pacmap) 1 else 2)
   } else if (!pacmap) {
@@ -340,7 +379,7 @@ neighbor_embedding <- function(X = NULL,
     max_iter = max_iter, eta = if (!is.null(eta)) check_number(eta, "eta", min = 0, above = TRUE),
     epoch = epoch, mn_ratio = mn_ratio, fp_ratio = fp_ratio, phases = phases,
     low_dist_thres = low_dist_thres, n_threads = n_threads, verbose = verbose,
-    ret_extra = ret_extra, ret_model = ret_model, callback = callback)
+    ret_extra = ret_extra, ret_model = ret_model, callback = callback, metric = metric)
   if (inherits(X, "lsnn_shards")) {
     if (!is.null(P)) stop_arg("give the affinities as 'P' or a shard set as 'X', not both")
     if (ret_model) {
@@ -351,8 +390,9 @@ neighbor_embedding <- function(X = NULL,
                                    pca_center, n_threads, verbose, "neighbor_embedding",
                                    default = pacmap_default_pca), method, pacmap_settings))
   }
-  inputs <- resolve_inputs(X, nn_method, "neighbor_embedding", P = P, embedding = TRUE,
-                           n_threads = n_threads)
+  inputs <- resolve_inputs(X, nn_method, "neighbor_embedding", metric = metric, P = P,
+                           embedding = TRUE, n_threads = n_threads)
+  inputs$metric <- metric
   n <- inputs$n
   if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")
   if (n_components > n) {
@@ -360,7 +400,8 @@ neighbor_embedding <- function(X = NULL,
              " (it is ", n_components, ")")
   }
   inputs <- reduce_inputs(inputs, pca, pca_center, n_threads, verbose, "neighbor_embedding",
-                          default = if (pacmap) pacmap_default_pca)
+                          default = if (pacmap && metric %in% pca_metrics) pacmap_default_pca,
+                          metric = metric)
 
   # ---- affinities ----
   if (pacmap) return(ne_pacmap(inputs, method, pacmap_settings))
@@ -384,7 +425,9 @@ neighbor_embedding <- function(X = NULL,
   cs <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
                          alpha = alpha, spread = spread, min_dist = min_dist)
   # t-SNE: 750 iterations, as openTSNE and FIt-SNE (bench/README.md)
-  if (is.null(max_iter)) max_iter <- if (sampled) 500L else if (method == "tsne") 750L else 1000L
+  if (is.null(max_iter)) {
+    max_iter <- if (sampled) ne_sampled_epochs(n) else if (method == "tsne") 750L else 1000L
+  }
   if (is.null(init_sdev)) init_sdev <- if (sampled) 2 else 1e-4
   # umap, tumap: 0.03 measured best of 0.003-1 at 2,000-3,000 points (bench/README.md)
   # t-SNE: n / exaggeration in each phase (openTSNE's rule), unless eta is given
@@ -483,6 +526,12 @@ neighbor_embedding <- function(X = NULL,
        b = cs$b))
 }
 
+# The arguments of neighbor_embedding() that PaCMAP and LocalMAP do not use.
+ne_unused_by_pacmap <- c("perplexity", "neighbors", "exaggeration", "gradient", "stop_lying_iter",
+                         "momentum", "final_momentum", "mom_switch_iter", "min_gain", "tol",
+                         "init_sdev", "gamma", "eps", "weight", "alpha", "a", "b", "spread",
+                         "min_dist", "negative_sample_rate")
+
 # The input affinities of resolve_inputs()'s points for t-SNE, LargeVis,
 # UMAP and t-UMAP, and the graph they come from: the affinities given as
 # `P` (ne_given_affinities()), or those of the graph (given, searched in the
@@ -503,7 +552,9 @@ ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_
     # all pairs up to 1,000 rows of data (of distances: a graph of every
     # point), else the 3 * perplexity nearest
     few <- n <= 1000 && neighbors == "knn"
-    if (is.null(graph) && (!few || !is.null(inputs$distances))) {
+    # (the all-pairs affinities of the data themselves are euclidean)
+    by_graph <- !few || !is.null(inputs$distances) || !identical(inputs$metric, "euclidean")
+    if (is.null(graph) && by_graph) {
       n_cols <- if (few) n else min(n, as.integer(ceiling(3 * perplexity)) + 1L)
       graph <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_index)
       index <- graph$index
@@ -654,20 +705,29 @@ ne_callback <- function(callback, row_names, max_iter) {
   }
 }
 
-# The gradient actually used: "auto" is exact up to ne_exact_max_n() points,
-# then the grid's approximation; for LargeVis, UMAP and t-UMAP, negative
-# sampling above ne_sampled_min_n() points (in any dimension).
+# The gradient actually used by "auto": for LargeVis, UMAP and t-UMAP,
+# negative sampling at every size, as uwot and umap-learn lay them out (the
+# full gradient's minimum is a much wider layout, bench/README.md "First
+# tries"); for t-SNE the exact sum up to ne_tsne_exact_max_n() points (or in
+# more than 2 dimensions, where the grid has no approximation), then the
+# grid's.
 ne_gradient_kind <- function(gradient, method, n, n_components) {
   if (gradient != "auto") return(gradient)
-  if (method != "tsne" && n > ne_sampled_min_n()) return("sampled")
-  if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
+  if (method != "tsne") return("sampled")
+  if (n_components <= 2 && n > ne_tsne_exact_max_n()) "approx" else "exact"
 }
 
-# Above this many points "auto" lays LargeVis, UMAP and t-UMAP out by
-# negative sampling: at 10,000 Fashion-MNIST images the full gradient's
-# layouts already break the classes into loose clumps, at 70,000 they are a
-# uniform disc (bench/README.md).
-ne_sampled_min_n <- function() 10000L
+# Above this many points t-SNE's "auto" gradient is the grid's: where a
+# whole default run by the approximation takes no longer than by the exact
+# sum (bench/README.md "First tries").
+ne_tsne_exact_max_n <- function() 3000L
+
+# Epochs of a negative-sampling layout: 500 up to 10,000 points (as uwot),
+# then as many as keep the work of 10,000 points at 500 epochs (so that no
+# larger input takes less time), down to uwot's 200 from 25,000 points.
+ne_sampled_epochs <- function(n) {
+  if (n <= 10000) 500L else max(200L, as.integer(round(5e6 / n)))
+}
 
 # The approximation's grid from the option lsnn.grid (for measurements; see
 # ?cost_gradient): NULL when unset (the core's defaults), else the named
@@ -781,16 +841,17 @@ ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_ind
     return(list(graph = graph_of_inputs(inputs, n_cols, n_threads, verbose,
                                         "neighbor_embedding"), index = NULL))
   }
+  metric <- if (is.null(inputs$metric)) "euclidean" else inputs$metric
   kind <- search_kind(inputs$n)
   ne_msg(verbose, "neighbor_embedding: ", kind, " ", n_cols - 1L, "-nearest ",
          if (neighbors == "lsnn") "locally scaled ", "neighbours")
   X <- dense_or_rows(inputs$data)
   res <- if (neighbors == "knn") {
     extended_knn(X, n_neighbors = n_cols - 1L, n_extra = 0, n_threads = n_threads,
-                 nn_kind = kind, verbose = verbose, ret_index = ret_index)
+                 nn_kind = kind, verbose = verbose, ret_index = ret_index, metric = metric)
   } else {
     locally_scaled_knn(X, n_neighbors = n_cols, n_threads = n_threads, nn_kind = kind,
-                       verbose = verbose, ret_index = ret_index)
+                       verbose = verbose, ret_index = ret_index, metric = metric)
   }
   if (!ret_index) return(list(graph = res, index = NULL))
   list(graph = if (neighbors == "knn") res$enn else res$lsnn, index = res$index)

@@ -103,6 +103,9 @@ ne_pacmap <- function(inputs, method, a) {
   given_near <- a$n_neighbors
   n_near <- if (is.null(given_near)) pacmap_n_neighbors(n) else given_near
   if (!is.null(inputs$graph) && is.null(given_near)) {
+    if (ncol(inputs$graph$idx) - 1L < n_near) {
+      pacmap_short_graph_warning(ncol(inputs$graph$idx), n_near, n, sharded = !is.null(inputs$sharded))
+    }
     n_near <- min(n_near, ncol(inputs$graph$idx) - 1L)
   }
   counts <- pacmap_pair_counts(n, n_near, a$mn_ratio, a$fp_ratio)
@@ -122,14 +125,15 @@ ne_pacmap <- function(inputs, method, a) {
     found <- locally_scaled_knn(dense_or_rows(data), n_neighbors = counts[["near"]] + 1L,
                                 n_extra = 50, scale_from = scale[["from"]],
                                 scale_to = scale[["to"]], n_threads = a$n_threads,
-                                nn_kind = kind, verbose = verbose, ret_index = a$ret_model)
+                                nn_kind = kind, verbose = verbose, ret_index = a$ret_model,
+                                metric = a$metric)
     graph <- if (a$ret_model) found$lsnn else found
     index <- if (a$ret_model) found$index
   }
   near_k <- pacmap_near_columns(graph, counts[["near"]])
   seed <- draw_seed()
   ne_msg(verbose, "neighbor_embedding: mid-near pairs")
-  mid_near <- .pacmap_mid_near(data, "euclidean", counts[["mid_near"]], seed, a$n_threads,
+  mid_near <- .pacmap_mid_near(data, a$metric, counts[["mid_near"]], seed, a$n_threads,
                                simd_option())
   t_aff <- proc.time()[["elapsed"]]
 
@@ -171,7 +175,8 @@ ne_pacmap <- function(inputs, method, a) {
     index <- locally_scaled_knn(dense_or_rows(data), n_neighbors = counts[["near"]] + 1L,
                                 n_extra = 50, scale_from = scale[["from"]],
                                 scale_to = scale[["to"]], n_threads = a$n_threads,
-                                nn_kind = search_kind(n), ret_index = TRUE)$index
+                                nn_kind = search_kind(n), ret_index = TRUE,
+                                metric = a$metric)$index
   }
   model <- if (a$ret_model) {
     ne_model(method, cost = list(method = method, low_dist_thres = a$low_dist_thres),
@@ -333,4 +338,14 @@ pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verb
   attr(Y, "cost") <- res$cost
   attr(Y, "iterations") <- res$iterations
   Y
+}
+
+# The warning of a given graph with fewer neighbours than PaCMAP's rule
+# asks for at n points (`n_cols` columns, the row itself included).
+pacmap_short_graph_warning <- function(n_cols, wanted, n, sharded = FALSE) {
+  warning("'nn_method' has ", n_cols - 1L, " neighbours per row besides the row itself; ",
+          "PaCMAP's rule asks for ", wanted, " at ", format(n, big.mark = ","),
+          " points: the layout uses ", n_cols - 1L, " near pairs per point. For the rule's ",
+          "graph give ", if (sharded) "locally_scaled_knn_sharded" else "locally_scaled_knn",
+          "(..., n_neighbors = ", wanted + 1L, ")", call. = FALSE)
 }

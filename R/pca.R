@@ -118,14 +118,15 @@ pca_metrics <- c("euclidean", "cosine")
 # centre and rotation in inputs$pca); `pca` NULL takes `default(inputs$data)`
 # when a method has a default (PaCMAP's pacmap_default_pca()). (Called on an
 # unbound `inputs`, it leaves the unreduced data unreferenced once reduced.)
-reduce_inputs <- function(inputs, pca, center, n_threads, verbose, caller, default = NULL) {
+reduce_inputs <- function(inputs, pca, center, n_threads, verbose, caller, default = NULL,
+                          metric = "euclidean") {
   if (is.null(pca) && !is.null(default)) pca <- default(inputs$data)
   if (is.null(pca) || pca == 0) return(inputs)
   if (is.null(inputs$data)) {
     stop_arg("'pca' reduces the rows of 'X': give 'X' as well as 'nn_method', or leave ",
              "'pca' NULL")
   }
-  reduced <- reduce_by_pca(inputs$data, pca, center, "euclidean", n_threads, verbose, caller)
+  reduced <- reduce_by_pca(inputs$data, pca, center, metric, n_threads, verbose, caller)
   inputs$data <- reduced$data
   inputs$pca <- reduced$pca
   inputs

@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,10 @@ inline std::string shape_words(const GridShape& g) {
 }
 
 inline std::string settings_words(const GridSettings& gs) {
-  std::string s = format("%d nodes per box, boxes at most %.4g wide", gs.nodes, gs.box_width);
+  // (an unbounded width lets the points alone set the boxes)
+  std::string s = std::isfinite(gs.box_width)
+                      ? format("%d nodes per box, boxes at most %.4g wide", gs.nodes, gs.box_width)
+                      : format("%d nodes per box, boxes set by the points alone", gs.nodes);
   if (gs.min_boxes > 1) s += format(", at least %d per dimension", gs.min_boxes);
   if (gs.near_field) {
     s += format(", near field %d box%s deep", gs.near_boxes, gs.near_boxes == 1 ? "" : "es");
