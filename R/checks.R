@@ -198,17 +198,42 @@ with_seed <- function(seed, expr) {
   expr
 }
 
-# The `seed` argument of the functions that draw random numbers: the call
-# evaluated again without it, under set.seed(seed), with R's generator put
-# back afterwards, so that the result depends on the seed alone (every random
-# step draws from R's generator: the core's seeds through draw_seed(), the
-# eigensolvers' and starts' random vectors directly) and the user's stream
-# is untouched.
+# The `seed` argument of the functions that draw random numbers: the function
+# called again without it, under set.seed(seed), with R's generator put back
+# afterwards, so that the result depends on the seed alone (every random step
+# draws from R's generator: the core's seeds through draw_seed(), the
+# eigensolvers' and starts' random vectors directly) and the user's stream is
+# untouched. Called first thing in the function, as
+#   with_seed_of_call(seed, match.call(), sys.function(), parent.frame())
+# The arguments the caller supplied are promises of the caller's; they are
+# forced here, in the function's own frame (parent.frame() of this one), so
+# that R evaluates them as it would without `seed`: once, in the caller's
+# frame, with the caller's generator. The second call gets their values
+# through a small environment of its own (its call holds only their names, so
+# an error or a traceback does not print the data); arguments left missing
+# stay missing, and default ones are evaluated by the second call. `env` (the
+# caller's frame) is not needed: nothing of the call is evaluated again.
 with_seed_of_call <- function(seed, call, fun, env) {
   seed <- check_whole(seed, "seed", min = -big_int, max = big_int)
-  call[[1]] <- fun
-  call$seed <- NULL
-  with_seed(seed, eval(call, env))
+  frame <- parent.frame()
+  values <- new.env(parent = baseenv())
+  args <- list()
+  for (name in setdiff(names(formals(fun)), "seed")) {
+    if (name == "...") {
+      dots <- eval(quote(list(...)), frame)
+      slots <- sprintf(".lsnn_dot%d", seq_along(dots))
+      for (i in seq_along(dots)) assign(slots[i], dots[[i]], envir = values)
+      args <- c(args, stats::setNames(lapply(slots, as.name), names(dots)))
+    } else if (!eval(call("missing", as.name(name)), frame)) {
+      assign(name, get(name, envir = frame, inherits = FALSE), envir = values)
+      args[[name]] <- as.name(name)
+    }
+  }
+  # the function under the name it was called by, where that is a plain name
+  fun_name <- if (is.name(call[[1]])) as.character(call[[1]]) else ".lsnn_function"
+  if (fun_name %in% names(args)) fun_name <- ".lsnn_function"
+  assign(fun_name, fun, envir = values)
+  with_seed(seed, eval(as.call(c(as.name(fun_name), args)), values))
 }
 
 # ---- data ----
@@ -743,7 +768,9 @@ graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller) {
   }
   kind <- search_kind(inputs$n)
   if (verbose) message(caller, ": ", kind, " ", n_cols - 1L, "-nearest neighbours")
-  search_knn(inputs$data, n_cols, "euclidean", kind, n_threads, verbose)
+  # (the search is chosen here, so its seed is drawn here)
+  search_knn(inputs$data, n_cols, "euclidean", kind, n_threads, verbose,
+             seed = if (kind == "approx") draw_seed())
 }
 
 # The one rule for the functions that search neighbours themselves

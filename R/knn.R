@@ -196,21 +196,23 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = 1,
   # (the index keeps the rows as the search read them, dense or sparse, so
   # that a query computes the same distances)
   data <- dense_if_faster(data, nn_kind, verbose)
-  graph <- search_knn(data, k, metric, nn_kind, n_threads, verbose, nn_args)
+  seed <- if (nn_kind == "approx") draw_seed()
+  graph <- search_knn(data, k, metric, nn_kind, n_threads, verbose, nn_args, seed)
   if (!ret_index) return(graph)
   list(enn = graph, index = new_index(data, metric, graph, scale[1], scale[2], n_threads,
                                       reduced$pca))
 }
 
 # The n_cols-column kNN graph (the row itself included) of prepared data
-# (see prepare_data()), by the search nn_kind.
+# (see prepare_data()), by the search nn_kind; the approximate one from `seed`
+# (of draw_seed()'s form).
 search_knn <- function(data, n_cols, metric, nn_kind, n_threads, verbose,
-                       nn_args = approx_control()) {
+                       nn_args = approx_control(), seed = NULL) {
   data <- dense_if_faster(data, nn_kind, verbose)
   if (nn_kind == "exact") {
     exact_knn(data, n_cols, metric, n_threads, verbose)
   } else {
-    approx_knn(data, n_cols, metric, n_threads, verbose, nn_args)
+    approx_knn(data, n_cols, metric, n_threads, verbose, nn_args, seed)
   }
 }
 
@@ -246,10 +248,9 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
   graph
 }
 
-# The approximate search on prepared data, seeded from R's generator unless
-# given a seed of draw_seed()'s form.
-approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control(),
-                       seed = draw_seed()) {
+# The approximate search on prepared data, from a seed of draw_seed()'s form
+# (drawn by the function the user called).
+approx_knn <- function(data, k, metric, n_threads, verbose, control, seed) {
   # Every tree lists every row: beyond 2^31 entries (8 GB of row numbers
   # and more for the nodes) the forest cannot be held.
   if (!is.null(control$n_trees) && as.double(control$n_trees) * data$n > big_int) {
