@@ -83,6 +83,19 @@ is_scalar_number <- function(x, min = -Inf, max = Inf, above = FALSE, whole = FA
     x <= max && (!whole || x == round(x))
 }
 
+# A numeric option of lsnn, checked where it is read: `default` when unset,
+# else a single number of at least `min` (Inf allowed); the error names the
+# option and the help page that documents it.
+number_option <- function(name, default, min = 0, help) {
+  x <- getOption(name)
+  if (is.null(x)) return(default)
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < min) {
+    stop("option '", name, "' must be a single number of at least ", min, " (it is ",
+         what_is(x), "); see ?", help, call. = FALSE)
+  }
+  as.double(x)
+}
+
 # Whether x is a single string among `choices`.
 is_word <- function(x, choices) {
   is.character(x) && length(x) == 1 && !is.na(x) && x %in% choices
@@ -261,7 +274,15 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
     stop_arg("'", caller, "' is a dist object: give the data themselves, one row per point ",
              "(of the functions taking data, neighbor_embedding() alone takes distances)")
   }
-  if (inherits(X, "Matrix")) X <- read_matrix_class(X, caller)
+  if (inherits(X, "Matrix")) {
+    # (as a dense logical matrix is: TRUE and FALSE are not coordinates)
+    if (methods::is(X, "lMatrix")) {
+      stop_arg("'", caller, "' is a logical ", class(X)[1], ": metric = \"hamming\" reads ",
+               "logical data; for metric = \"", metric, "\" give numbers (as(", caller,
+               ", \"dMatrix\") converts it)")
+    }
+    X <- read_matrix_class(X, caller)
+  }
   if (inherits(X, "dgRMatrix")) {
     if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", rows_text(min_rows))
     if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
@@ -316,11 +337,14 @@ prepare_binary_data <- function(X, caller, min_rows) {
     X <- as.matrix(X[, usable, drop = FALSE])
   }
   if (inherits(X, "Matrix")) {
-    if (methods::is(X, "sparseMatrix")) {
+    # a logical (or pattern) sparse Matrix is binary data, read as the dense
+    # logical matrix the core packs into bits
+    binary <- methods::is(X, "lMatrix") || methods::is(X, "nMatrix")
+    if (methods::is(X, "sparseMatrix") && !binary) {
       stop_arg("sparse data supports metric = \"euclidean\" or \"cosine\"; ",
                "use as.matrix() for metric = \"hamming\"")
     }
-    X <- read_matrix_class(X, caller)
+    X <- if (binary) as.matrix(X) else read_matrix_class(X, caller)
   }
   if (is_graph_like(X)) {
     stop_arg("'", caller, "' is a neighbour graph (a list with 'idx' and 'dist'), not data")

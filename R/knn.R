@@ -99,7 +99,9 @@
 #'   the Matrix package (`dgCMatrix`, `dgRMatrix`, `dgTMatrix` ...; metrics
 #'   "euclidean" and "cosine"), one row per
 #'   observation; for `metric = "hamming"` a logical matrix or a numeric
-#'   matrix of 0 and 1 (see Binary data). No missing or infinite values. Sparse data with at least
+#'   matrix of 0 and 1, or a logical sparse Matrix (read as a dense logical
+#'   matrix; see Binary data). Logical data of any form is refused for the
+#'   other metrics. No missing or infinite values. Sparse data with at least
 #'   0.5% non-zero entries (approximate search) or 5% (exact search) is
 #'   searched on a dense copy, which is faster, when that copy takes at most
 #'   `getOption("lsnn.max_dense_bytes", 4e9)` bytes; set the option to 0 to
@@ -227,7 +229,7 @@ dense_if_faster <- function(data, nn_kind, verbose) {
   density <- length(data$rows@x) / (as.double(data$n) * data$d)
   threshold <- if (nn_kind == "approx") 0.005 else 0.05
   dense_bytes <- 8 * as.double(data$n) * data$d
-  budget <- getOption("lsnn.max_dense_bytes", 4e9)
+  budget <- number_option("lsnn.max_dense_bytes", 4e9, help = "extended_knn")
   if (density < threshold || dense_bytes > budget) {
     if (verbose) {
       message(sprintf("sparse data (%.1f%% non-zero): sparse %s search", 100 * density, nn_kind))

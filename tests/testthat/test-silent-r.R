@@ -66,3 +66,129 @@ test_that("seed keeps missing arguments missing and errors free of the data", {
   expect_identical(do.call("locally_scaled_knn", list(X = X, n_neighbors = 5, seed = 3)),
                    locally_scaled_knn(X, 5, seed = 3))
 })
+
+test_that("options are checked where they are read, by name", {
+  skip_if_not_installed("Matrix")
+  set.seed(2)
+  S <- Matrix::rsparsematrix(60, 20, 0.3)
+  for (bad in list(NA, "a", -1, c(1, 2), NA_real_)) {
+    withr::local_options(lsnn.max_dense_bytes = bad)
+    expect_error(extended_knn(S, 5, 0, nn_kind = "exact"), "option 'lsnn.max_dense_bytes'")
+  }
+  withr::local_options(lsnn.max_dense_bytes = 0)
+  expect_identical(dim(extended_knn(S, 5, 0, nn_kind = "exact")$idx), c(60L, 6L))
+  withr::local_options(lsnn.max_dense_bytes = Inf)
+  expect_identical(dim(extended_knn(S, 5, 0, nn_kind = "exact")$idx), c(60L, 6L))
+
+  Y <- matrix(rnorm(40), 20)
+  P <- as.matrix(umap_affinities(Y, 5))
+  P <- P / sum(P)
+  for (name in c("lsnn.in_place_bytes", "lsnn.accurate_grid_points")) {
+    for (bad in list("a", c(1, 2), NA, -5)) {
+      local({
+        withr::local_options(stats::setNames(list(bad), name))
+        expect_error(cost_gradient(Y, P, gradient = "approx"), paste0("option '", name, "'"))
+      })
+    }
+  }
+  withr::local_options(lsnn.in_place_bytes = 0, lsnn.accurate_grid_points = 10)
+  expect_true(is.finite(cost_gradient(Y, P, gradient = "approx")$cost))
+  withr::local_options(lsnn.fashion_mnist = 3)
+  expect_error(has_fashion_mnist(), "option 'lsnn.fashion_mnist'")
+})
+
+test_that("cost_gradient() without P names P", {
+  Y <- matrix(rnorm(20), 10)
+  expect_error(cost_gradient(Y), "'P' is missing")
+  expect_error(cost_gradient(Y, method = "pacmap"), "'P' is missing")
+})
+
+test_that("other packages' warnings and messages do not reach the user", {
+  skip_if_not_installed("irlba")
+  skip_if_not_installed("Matrix")
+  withr::local_options(warn = 2)
+  set.seed(3)
+  S <- Matrix::rsparsematrix(200, 150, 0.1)
+  expect_no_warning(emb <- neighbor_embedding(S, "pacmap", max_iter = 20, seed = 1))
+  expect_identical(dim(emb), c(200L, 2L))
+  X <- matrix(rnorm(20 * 1100), 20)
+  expect_no_warning(g <- extended_knn(X, 5, 0, pca = 10, nn_kind = "exact", ret_index = TRUE))
+  # the components are those of the exact PCA: the same distances as base R's
+  pc <- stats::prcomp(X, rank. = 10)$x
+  expect_equal(g$enn$dist, extended_knn(pc, 5, 0, nn_kind = "exact")$dist, tolerance = 1e-8)
+  expect_equal(crossprod(g$index$pca$rotation), diag(10), tolerance = 1e-10)
+  # and for sparse data wider than it is long, not centred too
+  W <- Matrix::rsparsematrix(30, 2000, 0.05)
+  expect_no_warning(gw <- extended_knn(W, 4, 0, pca = 20, nn_kind = "exact"))
+  expect_equal(gw$dist, extended_knn(stats::prcomp(as.matrix(W), rank. = 20)$x, 4, 0,
+                                     nn_kind = "exact")$dist, tolerance = 1e-8)
+  expect_no_warning(extended_knn(W, 4, 0, pca = 20, pca_center = FALSE, nn_kind = "exact"))
+  # Matrix's "dimnames(.) <- NULL translated" message
+  S2 <- Matrix::rsparsematrix(200, 150, 0.01)
+  expect_no_message(res <- extended_knn(S2, 5, 0, nn_kind = "exact", ret_index = TRUE))
+  expect_s3_class(res$index, "lsnn_index")
+})
+
+test_that("messages about defaults say what the user can change", {
+  skip_if_not_installed("irlba")
+  set.seed(4)
+  # PaCMAP's default reduction fits data of few rows
+  X <- matrix(rnorm(5 * 10000), 5)
+  expect_identical(dim(neighbor_embedding(X, "pacmap", n_neighbors = 2, max_iter = 20,
+                                          seed = 1)), c(5L, 2L))
+  X <- matrix(rnorm(60 * 1100), 60)
+  expect_identical(lsnn:::pacmap_default_pca(lsnn:::prepare_data(X, "euclidean")), 59L)
+  # a user's own pca too large is still named
+  expect_error(neighbor_embedding(X, "pacmap", pca = 100, seed = 1), "'pca'.*it is 100")
+  # data whose squares overflow: rescaled exactly by a power of two
+  Z <- matrix(rnorm(600), 100)
+  ref <- extended_knn(Z, 5, 0, pca = 3, nn_kind = "exact")
+  big <- extended_knn(Z * 2^1000, 5, 0, pca = 3, nn_kind = "exact")
+  expect_identical(big$idx, ref$idx)
+  expect_identical(big$dist, ref$dist * 2^1000)
+  expect_identical(extended_knn(Z * 1e300, 5, 0, pca = 3, nn_kind = "exact")$idx, ref$idx)
+  expect_identical(extended_knn(Z * 1e-300, 5, 0, pca = 3, nn_kind = "exact")$idx, ref$idx)
+  # too few rows for the local scales: said in rows, the default named
+  expect_error(locally_scaled_knn(Z[1:6, ], 3), "'X' has 6 rows.*'scale_to' \\(7 by default\\)")
+  expect_error(locally_scaled_knn(Z[1:6, ], 3, scale_from = 2, scale_to = 8),
+               "'X' has 6 rows.*'scale_to' \\(8\\)")
+  expect_error(locally_scaled_knn(Z, 3, n_extra = 0), "raise 'n_extra'")
+  expect_identical(dim(locally_scaled_knn(Z[1:6, ], 3, scale_from = 2, scale_to = 4)$idx),
+                   c(6L, 3L))
+})
+
+test_that("a zero-row query through LsnnParam() is an empty result", {
+  skip_if_not_installed("BiocNeighbors")
+  X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+  q <- X[0, , drop = FALSE]
+  ours <- BiocNeighbors::queryKNN(X, q, k = 5, BNPARAM = LsnnParam())
+  theirs <- BiocNeighbors::queryKNN(X, q, k = 5)
+  expect_identical(lapply(ours, dim), lapply(theirs, dim))
+  expect_identical(lapply(ours, typeof), lapply(theirs, typeof))
+  index <- BiocNeighbors::buildIndex(X, BNPARAM = LsnnParam())
+  expect_identical(lapply(BiocNeighbors::queryKNN(BNINDEX = index, query = q, k = 5), dim),
+                   list(index = c(0L, 5L), distance = c(0L, 5L)))
+  expect_identical(lapply(BiocNeighbors::queryKNN(X, X[1:3, ], k = 5, subset = integer(0),
+                                                  BNPARAM = LsnnParam()), dim),
+                   list(index = c(0L, 5L), distance = c(0L, 5L)))
+  expect_error(BiocNeighbors::queryKNN(X, X[0, 1:3], k = 5, BNPARAM = LsnnParam()),
+               "'query' has 3 columns")
+})
+
+test_that("logical sparse matrices are treated as dense logical ones", {
+  skip_if_not_installed("Matrix")
+  set.seed(5)
+  B <- matrix(runif(40 * 12) < 0.3, 40)
+  L <- methods::as(B, "lMatrix")
+  L <- methods::as(methods::as(L, "generalMatrix"), "CsparseMatrix")
+  expect_true(methods::is(L, "lsparseMatrix"))
+  expect_error(extended_knn(B, 5, 0, nn_kind = "exact"), "logical")
+  expect_error(extended_knn(L, 5, 0, nn_kind = "exact"), "logical.*dMatrix")
+  expect_error(neighbor_embedding(L, "umap", max_iter = 10, seed = 1), "logical")
+  expect_identical(extended_knn(L, 5, 0, nn_kind = "exact", metric = "hamming"),
+                   extended_knn(B, 5, 0, nn_kind = "exact", metric = "hamming"))
+  # numbers are still numbers
+  D <- methods::as(L, "dMatrix")
+  expect_identical(extended_knn(D, 5, 0, nn_kind = "exact"),
+                   extended_knn(B + 0, 5, 0, nn_kind = "exact"))
+})
