@@ -215,7 +215,8 @@
 #'   reduced to first (see "PCA first"): a whole number below `ncol(X)`, or
 #'   0 or `NULL` for no reduction (`NULL` for PaCMAP and LocalMAP: 100 when
 #'   the data have more columns, or one less than the number of rows when
-#'   that is smaller, which keeps every distance). Needs `X`.
+#'   that is smaller, which keeps every distance between centred rows).
+#'   Needs `X`.
 #' @param pca_center If `TRUE`, the columns are centred before the PCA; if
 #'   `FALSE`, the rows are reduced as they are (a truncated SVD).
 #' @param ret_model If `TRUE`, return `list(embedding, model)` (with
