@@ -1,7 +1,7 @@
 # Cases of issue 51 that were silently wrong or told the user of internals:
 # `seed` and the call's own arguments, options read without a check, other
-# packages' warnings, messages about defaults the user did not give, empty
-# Bioconductor queries, logical sparse matrices.
+# packages' warnings, messages about defaults the user did not give, logical
+# sparse matrices (empty Bioconductor queries: test-bioconductor.R).
 
 test_that("seed leaves the call's own arguments to the caller's generator", {
   set.seed(100)
@@ -155,24 +155,6 @@ test_that("messages about defaults say what the user can change", {
   expect_error(locally_scaled_knn(Z, 3, n_extra = 0), "raise 'n_extra'")
   expect_identical(dim(locally_scaled_knn(Z[1:6, ], 3, scale_from = 2, scale_to = 4)$idx),
                    c(6L, 3L))
-})
-
-test_that("a zero-row query through LsnnParam() is an empty result", {
-  skip_if_not_installed("BiocNeighbors")
-  X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
-  q <- X[0, , drop = FALSE]
-  ours <- BiocNeighbors::queryKNN(X, q, k = 5, BNPARAM = LsnnParam())
-  theirs <- BiocNeighbors::queryKNN(X, q, k = 5)
-  expect_identical(lapply(ours, dim), lapply(theirs, dim))
-  expect_identical(lapply(ours, typeof), lapply(theirs, typeof))
-  index <- BiocNeighbors::buildIndex(X, BNPARAM = LsnnParam())
-  expect_identical(lapply(BiocNeighbors::queryKNN(BNINDEX = index, query = q, k = 5), dim),
-                   list(index = c(0L, 5L), distance = c(0L, 5L)))
-  expect_identical(lapply(BiocNeighbors::queryKNN(X, X[1:3, ], k = 5, subset = integer(0),
-                                                  BNPARAM = LsnnParam()), dim),
-                   list(index = c(0L, 5L), distance = c(0L, 5L)))
-  expect_error(BiocNeighbors::queryKNN(X, X[0, 1:3], k = 5, BNPARAM = LsnnParam()),
-               "'query' has 3 columns")
 })
 
 test_that("logical sparse matrices are treated as dense logical ones", {
