@@ -619,6 +619,15 @@ bioc_query <- function(BNINDEX, query, k, subset, transposed, num.threads, BPPAR
   query <- bioc_rows(query, transposed, "query")
   rows <- bioc_subset(subset, NROW(query), rownames(query))
   if (!is.null(rows)) query <- query[rows, , drop = FALSE]
+  if (NROW(query) == 0) {
+    # (an empty result, as BiocNeighbors' own parameters give, of the columns
+    # of the data the index was built on)
+    d <- if (is.null(index$pca)) ncol(index$data) else nrow(index$pca$rotation)
+    if (NCOL(query) != d) {
+      stop_arg("'query' has ", NCOL(query), " columns; the index was built on ", d)
+    }
+    return(list(idx = matrix(integer(), 0, k), dist = matrix(numeric(), 0, k)))
+  }
   bioc_query_graph(index, query, k, s, bioc_threads(s, num.threads, BPPARAM))
 }
 

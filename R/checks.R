@@ -83,6 +83,19 @@ is_scalar_number <- function(x, min = -Inf, max = Inf, above = FALSE, whole = FA
     x <= max && (!whole || x == round(x))
 }
 
+# A numeric option of lsnn, checked where it is read: `default` when unset,
+# else a single number of at least `min` (Inf allowed); the error names the
+# option and the help page that documents it.
+number_option <- function(name, default, min = 0, help) {
+  x <- getOption(name)
+  if (is.null(x)) return(default)
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x < min) {
+    stop("option '", name, "' must be a single number of at least ", min, " (it is ",
+         what_is(x), "); see ?", help, call. = FALSE)
+  }
+  as.double(x)
+}
+
 # Whether x is a single string among `choices`.
 is_word <- function(x, choices) {
   is.character(x) && length(x) == 1 && !is.na(x) && x %in% choices
@@ -199,17 +212,42 @@ with_seed <- function(seed, expr) {
   expr
 }
 
-# The `seed` argument of the functions that draw random numbers: the call
-# evaluated again without it, under set.seed(seed), with R's generator put
-# back afterwards, so that the result depends on the seed alone (every random
-# step draws from R's generator: the core's seeds through draw_seed(), the
-# eigensolvers' and starts' random vectors directly) and the user's stream
-# is untouched.
+# The `seed` argument of the functions that draw random numbers: the function
+# called again without it, under set.seed(seed), with R's generator put back
+# afterwards, so that the result depends on the seed alone (every random step
+# draws from R's generator: the core's seeds through draw_seed(), the
+# eigensolvers' and starts' random vectors directly) and the user's stream is
+# untouched. Called first thing in the function, as
+#   with_seed_of_call(seed, match.call(), sys.function(), parent.frame())
+# The arguments the caller supplied are promises of the caller's; they are
+# forced here, in the function's own frame (parent.frame() of this one), so
+# that R evaluates them as it would without `seed`: once, in the caller's
+# frame, with the caller's generator. The second call gets their values
+# through a small environment of its own (its call holds only their names, so
+# an error or a traceback does not print the data); arguments left missing
+# stay missing, and default ones are evaluated by the second call. `env` (the
+# caller's frame) is not needed: nothing of the call is evaluated again.
 with_seed_of_call <- function(seed, call, fun, env) {
   seed <- check_whole(seed, "seed", min = -big_int, max = big_int)
-  call[[1]] <- fun
-  call$seed <- NULL
-  with_seed(seed, eval(call, env))
+  frame <- parent.frame()
+  values <- new.env(parent = baseenv())
+  args <- list()
+  for (name in setdiff(names(formals(fun)), "seed")) {
+    if (name == "...") {
+      dots <- eval(quote(list(...)), frame)
+      slots <- sprintf(".lsnn_dot%d", seq_along(dots))
+      for (i in seq_along(dots)) assign(slots[i], dots[[i]], envir = values)
+      args <- c(args, stats::setNames(lapply(slots, as.name), names(dots)))
+    } else if (!eval(call("missing", as.name(name)), frame)) {
+      assign(name, get(name, envir = frame, inherits = FALSE), envir = values)
+      args[[name]] <- as.name(name)
+    }
+  }
+  # the function under the name it was called by, where that is a plain name
+  fun_name <- if (is.name(call[[1]])) as.character(call[[1]]) else ".lsnn_function"
+  if (fun_name %in% names(args)) fun_name <- ".lsnn_function"
+  assign(fun_name, fun, envir = values)
+  with_seed(seed, eval(as.call(c(as.name(fun_name), args)), values))
 }
 
 # ---- data ----
@@ -237,7 +275,15 @@ prepare_data <- function(X, metric, caller = "X", min_rows = 2) {
     stop_arg("'", caller, "' is a dist object: give the data themselves, one row per point ",
              "(of the functions taking data, neighbor_embedding() alone takes distances)")
   }
-  if (inherits(X, "Matrix")) X <- read_matrix_class(X, caller)
+  if (inherits(X, "Matrix")) {
+    # (as a dense logical matrix is: TRUE and FALSE are not coordinates)
+    if (methods::is(X, "lMatrix")) {
+      stop_arg("'", caller, "' is a logical ", class(X)[1], ": metric = \"hamming\" reads ",
+               "logical data; for metric = \"", metric, "\" give numbers (as(", caller,
+               ", \"dMatrix\") converts it)")
+    }
+    X <- read_matrix_class(X, caller)
+  }
   if (inherits(X, "dgRMatrix")) {
     if (nrow(X) < min_rows) stop_arg("'", caller, "' must have at least ", rows_text(min_rows))
     if (ncol(X) < 1) stop_arg("'", caller, "' must have at least 1 column")
@@ -292,11 +338,14 @@ prepare_binary_data <- function(X, caller, min_rows) {
     X <- as.matrix(X[, usable, drop = FALSE])
   }
   if (inherits(X, "Matrix")) {
-    if (methods::is(X, "sparseMatrix")) {
+    # a logical (or pattern) sparse Matrix is binary data, read as the dense
+    # logical matrix the core packs into bits
+    binary <- methods::is(X, "lMatrix") || methods::is(X, "nMatrix")
+    if (methods::is(X, "sparseMatrix") && !binary) {
       stop_arg("sparse data supports metric = \"euclidean\" or \"cosine\"; ",
                "use as.matrix() for metric = \"hamming\"")
     }
-    X <- read_matrix_class(X, caller)
+    X <- if (binary) as.matrix(X) else read_matrix_class(X, caller)
   }
   if (is_graph_like(X)) {
     stop_arg("'", caller, "' is a neighbour graph (a list with 'idx' and 'dist'), not data")
@@ -745,7 +794,9 @@ graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller) {
   kind <- search_kind(inputs$n)
   if (verbose) message(caller, ": ", kind, " ", n_cols - 1L, "-nearest neighbours")
   metric <- if (is.null(inputs$metric)) "euclidean" else inputs$metric
-  search_knn(inputs$data, n_cols, metric, kind, n_threads, verbose)
+  # (the search is chosen here, so its seed is drawn here)
+  search_knn(inputs$data, n_cols, metric, kind, n_threads, verbose,
+             seed = if (kind == "approx") draw_seed())
 }
 
 # The one rule for the functions that search neighbours themselves

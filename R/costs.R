@@ -116,7 +116,14 @@
 #'   choice by cost takes only shapes that fit in it, and kernel spectra are
 #'   kept for later iterations only within it). For example
 #'   `list(nodes = 7, box_width = 0.5, min_boxes = 20, near_field = FALSE,
-#'   pair_weight = 0, by_components = FALSE)` is a plain grid.
+#'   pair_weight = 0, by_components = FALSE)` is a plain grid. Two more
+#'   options, for measurements and tests, apply to the approximation here and
+#'   in [neighbor_embedding()]: `options(lsnn.in_place_bytes = )` (a number of
+#'   bytes, 256 MiB by default: a `P` larger than this, with no diagonal
+#'   entries, is read in place rather than copied into the order the
+#'   approximation reads it) and `options(lsnn.accurate_grid_points = )` (a
+#'   number of points, 200,000 by default: t-SNE layouts of more points keep
+#'   the early exaggeration's grid to the end).
 #' @param weights PaCMAP's weights of the near, mid-near and further pairs
 #'   (named, or in that order).
 #' @param low_dist_thres LocalMAP's distance whose half scales its near loss.
@@ -141,6 +148,10 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
   n_threads <- check_n_threads(n_threads)
   method <- check_choice(method, "method",
                          c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"))
+  if (missing(P)) {
+    stop_arg("'P' is missing: give the input affinities (for method = \"pacmap\" or ",
+             "\"localmap\", the pair sets of neighbor_embedding(..., ret_extra = \"pairs\"))")
+  }
   if (method %in% c("pacmap", "localmap")) {
     return(pacmap_cost_gradient(Y, P, method, weights, low_dist_thres, n_threads))
   }
@@ -217,13 +228,13 @@ print.lsnn_far_field_plan <- function(x, ...) {
 # The cost's settings as the core takes them: the method's parameters, how
 # the all-pairs part is summed ("exact" or "approx") and the grid option.
 ne_cost_list <- function(cost, gradient) {
-  # (options(lsnn.in_place_bytes): where the approximation starts to read
-  # P's values in place; options(lsnn.accurate_grid_points): the largest
-  # layout whose optimisation keeps the default grid after the exaggeration;
-  # both for the tests of those paths)
+  # (options(lsnn.in_place_bytes) and options(lsnn.accurate_grid_points),
+  # documented in ?cost_gradient, mostly for the tests of those paths; NULL
+  # keeps the core's defaults)
   c(cost, list(gradient = gradient), list(grid = ne_grid_option(cost$method)),
-    list(in_place_bytes = getOption("lsnn.in_place_bytes"),
-         accurate_grid_points = getOption("lsnn.accurate_grid_points")))
+    list(in_place_bytes = number_option("lsnn.in_place_bytes", NULL, help = "cost_gradient"),
+         accurate_grid_points = number_option("lsnn.accurate_grid_points", NULL,
+                                              help = "cost_gradient")))
 }
 
 # A choice argument such as `gradient` or `method`: its first choice when left

@@ -238,7 +238,9 @@
 #' @param pca The number of principal components the rows of `X` are
 #'   reduced to first (see "PCA first"): a whole number below `ncol(X)`, or
 #'   0 or `NULL` for no reduction (`NULL` for PaCMAP and LocalMAP: 100 when
-#'   the data have more columns). Needs `X`.
+#'   the data have more columns, or one less than the number of rows when
+#'   that is smaller, which keeps every distance between centred rows).
+#'   Needs `X`.
 #' @param pca_center If `TRUE`, the columns are centred before the PCA; if
 #'   `FALSE`, the rows are reduced as they are (a truncated SVD).
 #' @param ret_model If `TRUE`, return `list(embedding, model)` (with
@@ -468,7 +470,8 @@ neighbor_embedding <- function(X = NULL,
     eta_exaggerated = eta_exaggerated, momentum = momentum, final_momentum = final_momentum,
     mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
     stop_lying_iter = stop_lying_iter, min_gain = min_gain,
-    negative_sample_rate = negative_sample_rate, gamma = gamma)
+    negative_sample_rate = negative_sample_rate, gamma = gamma,
+    seed = if (sampled) draw_seed())
   ne_msg(verbose, "neighbor_embedding: optimizing (", if (sampled) "learning rate " else "eta ",
          signif(eta, 4), ", ", grad_kind, " gradient)")
   # the objective: the documented cost (for "sampled", with its own gamma,
@@ -636,14 +639,15 @@ ne_given_affinities <- function(affinities, method) {
 # size eta, or the learning rate), the callback (called every
 # callback_every steps with the layout, its rows named `row_names`), and
 # the stepper's own settings, whose defaults are neighbor_embedding()'s (and,
-# for "adam", those of placing new points: a constant last phase).
+# for "adam", those of placing new points: a constant last phase); "sampled"
+# takes the `seed` its caller drew (draw_seed()).
 ne_layout_settings <- function(stepper, max_iter, epoch, rate, callback = NULL,
                                callback_every = epoch, row_names = NULL, tol = 1e-7,
                                eta_exaggerated = rate, momentum = 0.5, final_momentum = 0.8,
                                mom_switch_iter = 250L, exaggeration = 1, stop_lying_iter = 0L,
                                min_gain = 0.01, negative_sample_rate = 5L, gamma = 1,
                                phases = c(0L, 0L, max_iter), local = FALSE,
-                               low_dist_thres = 10, constant = TRUE) {
+                               low_dist_thres = 10, constant = TRUE, seed = NULL) {
   driver <- list(stepper = stepper, max_iter = as.integer(max_iter), epoch = as.integer(epoch),
                  callback = ne_callback(callback, row_names, max_iter),
                  callback_every = as.integer(callback_every))
@@ -653,7 +657,7 @@ ne_layout_settings <- function(stepper, max_iter, epoch, rate, callback = NULL,
                             mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
                             stop_lying_iter = stop_lying_iter, min_gain = min_gain),
     sampled = list(learning_rate = rate, negative_sample_rate = negative_sample_rate,
-                   gamma = gamma, seed = draw_seed()),
+                   gamma = gamma, seed = seed),
     adam = list(learning_rate = rate, phases = as.integer(phases), local = local,
                 low_dist_thres = low_dist_thres, constant = constant)
   ))

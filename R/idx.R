@@ -204,6 +204,10 @@ fashion_mnist_base <- c(train_images = "train-images-idx3-ubyte",
 fashion_mnist_dir <- function(path) {
   if (is.null(path)) {
     path <- getOption("lsnn.fashion_mnist", fashion_mnist_default_dir)
+    if (!is.character(path) || length(path) != 1 || is.na(path)) {
+      stop("option 'lsnn.fashion_mnist' must be a single directory name (it is ",
+           what_is(path), ")", call. = FALSE)
+    }
   }
   if (!is.character(path) || length(path) != 1 || is.na(path)) {
     stop_arg("'path' must be a single directory name")

@@ -99,7 +99,9 @@
 #'   the Matrix package (`dgCMatrix`, `dgRMatrix`, `dgTMatrix` ...; metrics
 #'   "euclidean" and "cosine"), one row per
 #'   observation; for `metric = "hamming"` a logical matrix or a numeric
-#'   matrix of 0 and 1 (see Binary data). No missing or infinite values. Sparse data with at least
+#'   matrix of 0 and 1, or a logical sparse Matrix (read as a dense logical
+#'   matrix; see Binary data). Logical data of any form is refused for the
+#'   other metrics. No missing or infinite values. Sparse data with at least
 #'   0.5% non-zero entries (approximate search) or 5% (exact search) is
 #'   searched on a dense copy, which is faster, when that copy takes at most
 #'   `getOption("lsnn.max_dense_bytes", 4e9)` bytes; set the option to 0 to
@@ -198,21 +200,23 @@ extended_knn <- function(X, n_neighbors = 150, n_extra = 50, n_threads = NULL,
   # (the index keeps the rows as the search read them, dense or sparse, so
   # that a query computes the same distances)
   data <- dense_if_faster(data, nn_kind, verbose)
-  graph <- search_knn(data, k, metric, nn_kind, n_threads, verbose, nn_args)
+  seed <- if (nn_kind == "approx") draw_seed()
+  graph <- search_knn(data, k, metric, nn_kind, n_threads, verbose, nn_args, seed)
   if (!ret_index) return(graph)
   list(enn = graph, index = new_index(data, metric, graph, scale[1], scale[2], n_threads,
                                       reduced$pca))
 }
 
 # The n_cols-column kNN graph (the row itself included) of prepared data
-# (see prepare_data()), by the search nn_kind.
+# (see prepare_data()), by the search nn_kind; the approximate one from `seed`
+# (of draw_seed()'s form).
 search_knn <- function(data, n_cols, metric, nn_kind, n_threads, verbose,
-                       nn_args = approx_control()) {
+                       nn_args = approx_control(), seed = NULL) {
   data <- dense_if_faster(data, nn_kind, verbose)
   if (nn_kind == "exact") {
     exact_knn(data, n_cols, metric, n_threads, verbose)
   } else {
-    approx_knn(data, n_cols, metric, n_threads, verbose, nn_args)
+    approx_knn(data, n_cols, metric, n_threads, verbose, nn_args, seed)
   }
 }
 
@@ -227,7 +231,7 @@ dense_if_faster <- function(data, nn_kind, verbose) {
   density <- length(data$rows@x) / (as.double(data$n) * data$d)
   threshold <- if (nn_kind == "approx") 0.005 else 0.05
   dense_bytes <- 8 * as.double(data$n) * data$d
-  budget <- getOption("lsnn.max_dense_bytes", 4e9)
+  budget <- number_option("lsnn.max_dense_bytes", 4e9, help = "extended_knn")
   if (density < threshold || dense_bytes > budget) {
     if (verbose) {
       message(sprintf("sparse data (%.1f%% non-zero): sparse %s search", 100 * density, nn_kind))
@@ -248,10 +252,9 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
   graph
 }
 
-# The approximate search on prepared data, seeded from R's generator unless
-# given a seed of draw_seed()'s form.
-approx_knn <- function(data, k, metric, n_threads, verbose, control = approx_control(),
-                       seed = draw_seed()) {
+# The approximate search on prepared data, from a seed of draw_seed()'s form
+# (drawn by the function the user called).
+approx_knn <- function(data, k, metric, n_threads, verbose, control, seed) {
   # Every tree lists every row: beyond 2^31 entries (8 GB of row numbers
   # and more for the nodes) the forest cannot be held.
   if (!is.null(control$n_trees) && as.double(control$n_trees) * data$n > big_int) {

@@ -84,6 +84,7 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
   ret_index <- check_flag(ret_index, "ret_index")
   n <- NROW(X)
   if (n >= 2) n_neighbors <- min(n_neighbors, n - 1L)
+  lsnn_check_width(n, n_neighbors, n_extra, scale_from, scale_to, missing(scale_to))
   enn <- extended_knn(X, n_neighbors, n_extra = n_extra, n_threads = n_threads,
                       nn_kind = nn_kind, verbose = verbose, metric = metric,
                       nn_args = nn_args, ret_index = ret_index, scale_from = scale_from,
@@ -101,6 +102,28 @@ locally_scaled_knn <- function(X, n_neighbors = 15, n_extra = 50, scale_from = 5
   if (ret_knn) out$knn <- truncate_graph(enn, n_neighbors)
   if (ret_index) out$index <- index
   out
+}
+
+# The extended graph of locally_scaled_knn() holds min(n, n_neighbors +
+# n_extra + 1) columns; its local scales read columns scale_from to scale_to.
+# A graph too narrow is told in the terms of the call: too few rows, or too
+# few neighbours (`default_to`: scale_to was left at its default).
+lsnn_check_width <- function(n, n_neighbors, n_extra, scale_from, scale_to, default_to) {
+  scale <- check_scale_columns(scale_from, scale_to, big_int)
+  to <- paste0("'scale_to' (", scale[2], if (default_to) " by default", ")")
+  remedy <- paste0("; a row's local scale is its mean distance to the columns 'scale_from' ",
+                   "to 'scale_to' of its neighbours, the row itself first")
+  if (n >= 2 && n < scale[2]) {
+    stop_arg("'X' has ", n, " rows; locally scaled neighbours need at least as many as ", to,
+             remedy, ": give more rows, or a smaller 'scale_to' (and 'scale_from')")
+  }
+  width <- as.double(n_neighbors) + n_extra + 1
+  if (n >= 2 && width < scale[2]) {
+    stop_arg("'n_neighbors' + 'n_extra' + 1 (", n_neighbors, " + ", n_extra, " + 1) columns ",
+             "are fewer than ", to, remedy, ": raise 'n_extra', or lower 'scale_to' (and ",
+             "'scale_from')")
+  }
+  invisible(scale)
 }
 
 #' Locally scaled neighbours from an extended graph

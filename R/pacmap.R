@@ -39,9 +39,11 @@ pacmap_scale_columns <- function(n) {
 }
 
 # PaCMAP's reduction when `pca` is NULL: data of more than 100 columns to
-# their first 100 principal components, as the official implementation.
+# their first 100 principal components, as the official implementation, or
+# of fewer rows to n - 1 components (which keep every distance between the
+# centred rows: they span n - 1 dimensions at most).
 pacmap_default_pca <- function(data) {
-  if (!is.null(data) && data$d > 100) 100L else 0L
+  if (!is.null(data) && data$d > 100) as.integer(max(0, min(100, data$n - 1))) else 0L
 }
 
 # The start: 0.01 times the first principal components (of the reduced

@@ -1,6 +1,7 @@
 # Principal components of data: exactly through the covariance in the core
 # (pca_scores(), inst/include/lsnn/pca.h), or by irlba's truncated SVD
-# (pca_irlba()); pca_components() picks one. Every way returns
+# (pca_irlba()), or exactly in R when the data's smaller side is at most
+# twice the components (pca_small()); pca_components() picks one. Every way returns
 # list(center, rotation, scores) with scores = sweep(X, 2, center) %*% rotation
 # (center NULL and scores = X %*% rotation without centring) and each
 # component signed so that its largest score in absolute value is positive.
@@ -47,35 +48,120 @@ pca_irlba <- function(data, k, name = "k", center = TRUE) {
     stop_arg("the PCA of sparse data or of more than ", pca_exact_max_cols, " columns needs ",
              "the irlba package: install it, or reduce the data beforehand")
   }
+  X <- pca_matrix(data)
+  means <- if (center) Matrix::colMeans(X)
+  s <- if (center) irlba::irlba(X, nv = k, nu = k, center = means) else
+    irlba::irlba(X, nv = k, nu = k)
+  pca_signed(means, s$v, X)
+}
+
+# The data of pca_irlba() and pca_small(): a dense matrix or a dgCMatrix.
+pca_matrix <- function(data) {
+  X <- dense_or_rows(data)
+  if (data$kind == "sparse") X <- methods::as(X, "CsparseMatrix")
+  X
+}
+
+# list(center, rotation, scores) of the axes `V` (d x k, orthonormal), each
+# signed as pca_scores() signs them: its largest score in absolute value
+# positive.
+pca_signed <- function(means, V, X) {
+  scores <- unname(pca_project(list(center = means, rotation = V), X))
+  flip <- vapply(seq_len(ncol(V)), function(j) {
+    if (scores[which.max(abs(scores[, j])), j] < 0) -1 else 1
+  }, numeric(1))
+  list(center = means, rotation = sweep(V, 2, flip, "*"), scores = sweep(scores, 2, flip, "*"))
+}
+
+# Whether the first k components of data that pca_scores() does not take
+# (sparse, or dense of more than pca_exact_max_cols columns) are computed
+# exactly by pca_small() rather than by irlba: when the data's smaller side
+# is at most 2k, where a truncated SVD saves nothing (and irlba warns).
+pca_is_small <- function(data, k) k >= 0.5 * min(data$n, data$d)
+
+# The first k principal components exactly, for data whose smaller side s
+# is at most 2k: from the eigendecomposition of the s x s matrix of that
+# side, the covariance (d <= n) or the Gram matrix of the centred rows (n <
+# d), neither of which is large; sparse data stays sparse. With the same
+# signs as pca_scores().
+pca_small <- function(data, k, center = TRUE) {
+  X <- pca_matrix(data)
+  n <- data$n
+  means <- if (center) Matrix::colMeans(X)
+  if (data$d <= n) {
+    C <- as.matrix(Matrix::crossprod(X))
+    if (center) C <- C - n * tcrossprod(means)
+    V <- eigen(C, symmetric = TRUE)$vectors[, seq_len(k), drop = FALSE]
+  } else {
+    G <- as.matrix(Matrix::tcrossprod(X))
+    if (center) {
+      m <- as.vector(as.matrix(X %*% means))
+      G <- G - outer(m, rep(1, n)) - outer(rep(1, n), m) + sum(means^2)
+    }
+    U <- eigen(G, symmetric = TRUE)$vectors[, seq_len(k), drop = FALSE]
+    V <- as.matrix(Matrix::crossprod(X, U))
+    if (center) V <- V - outer(means, colSums(U))
+    # (the axes X'U are orthogonal with lengths the singular values; QR makes
+    # them unit vectors, and orthonormal also where a variance vanishes)
+    V <- qr.Q(qr(V))
+  }
+  pca_signed(means, V, X)
+}
+
+# The first k principal components of the prepared data: exactly in the core
+# when it is dense with at most pca_exact_max_cols columns, exactly in R when
+# its smaller side is at most 2k (pca_is_small()), else by irlba. `name`: the
+# user's argument that set k, for errors. center = FALSE: of the rows as
+# they are (center NULL).
+pca_components <- function(data, k, n_threads, verbose, name = "k", center = TRUE) {
+  scale <- pca_data_scale(data)
+  if (scale != 1) {
+    res <- pca_components(pca_scaled_data(data, 1 / scale), k, n_threads, verbose, name, center)
+    res$scores <- res$scores * scale
+    if (!is.null(res$center)) res$center <- res$center * scale
+    if (!all_finite(res$scores)) {
+      stop_arg("the principal component scores of 'X' overflow (its largest value in absolute ",
+               "terms is ", show_value(scale), " or more): rescale 'X'")
+    }
+    return(res)
+  }
+  way <- pca_way(data, k)
+  if (way == "exact") {
+    res <- .pca_scores(data$x, k, center, n_threads, verbose, simd_option())
+    if (!center) res["center"] <- list(NULL)
+    return(res[c("center", "rotation", "scores")])
+  }
   if (k >= min(data$n, data$d)) {
     stop_arg("'", name, "' must be less than ", min(data$n, data$d), ", the smaller dimension ",
              "of the data, for a PCA of sparse data or of more than ", pca_exact_max_cols,
              " columns (it is ", k, ")")
   }
-  X <- dense_or_rows(data)
-  if (data$kind == "sparse") X <- methods::as(X, "CsparseMatrix")
-  means <- if (center) Matrix::colMeans(X)
-  s <- if (center) irlba::irlba(X, nv = k, nu = k, center = means) else
-    irlba::irlba(X, nv = k, nu = k)
-  scores <- unname(pca_project(list(center = means, rotation = s$v), X))
-  flip <- vapply(seq_len(k), function(j) {
-    if (scores[which.max(abs(scores[, j])), j] < 0) -1 else 1
-  }, numeric(1))
-  list(center = means, rotation = sweep(s$v, 2, flip, "*"),
-       scores = sweep(scores, 2, flip, "*"))
+  if (way == "small") pca_small(data, k, center) else pca_irlba(data, k, name, center)
 }
 
-# The first k principal components of the prepared data: exactly when it is
-# dense with at most pca_exact_max_cols columns, else by irlba. `name`: the
-# user's argument that set k, for errors. center = FALSE: of the rows as
-# they are (center NULL).
-pca_components <- function(data, k, n_threads, verbose, name = "k", center = TRUE) {
-  if (data$kind == "dense" && data$d <= pca_exact_max_cols) {
-    res <- .pca_scores(data$x, k, center, n_threads, verbose, simd_option())
-    if (!center) res["center"] <- list(NULL)
-    return(res[c("center", "rotation", "scores")])
-  }
-  pca_irlba(data, k, name, center)
+# Data whose squares would overflow in the covariance (or lose their digits
+# to underflow) is reduced after scaling by a power of two, which is exact:
+# the axes are the same, the centre and scores scale back. pca_data_scale()
+# is that power of two (about the data's largest absolute value), or 1 when
+# the data's scale is safe.
+pca_data_scale <- function(data) {
+  values <- if (data$kind == "dense") data$x else data$rows@x
+  if (length(values) == 0) return(1)
+  m <- max(abs(range(values)))
+  # (the covariance sums n squares of up to twice m, centred)
+  if (m == 0 || (m >= 2^-400 && 4 * m^2 * data$n < .Machine$double.xmax / 16)) return(1)
+  2^round(log2(m))
+}
+
+pca_scaled_data <- function(data, s) {
+  if (data$kind == "dense") data$x <- data$x * s else data$rows <- data$rows * s
+  data
+}
+
+# Which way pca_components() takes: "exact" (the core), "small" or "irlba".
+pca_way <- function(data, k) {
+  if (data$kind == "dense" && data$d <= pca_exact_max_cols) return("exact")
+  if (pca_is_small(data, k)) "small" else "irlba"
 }
 
 # The `pca` argument: NULL (the caller's default), 0 (no reduction) or a
@@ -104,7 +190,7 @@ reduce_by_pca <- function(data, pca, center, metric, n_threads, verbose, caller)
   }
   if (verbose) {
     message(caller, ": PCA to ", pca, " dimensions (",
-            if (data$kind == "dense" && data$d <= pca_exact_max_cols) "exact" else "irlba",
+            if (pca_way(data, pca) == "irlba") "irlba" else "exact",
             if (!center) ", not centred", ")")
   }
   res <- pca_components(data, pca, n_threads, verbose, name = "pca", center = center)

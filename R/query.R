@@ -8,7 +8,8 @@ index_format_version <- 1L
 # (reduce_by_pca()), which projects the query rows, or NULL.
 new_index <- function(data, metric, graph, scale_from, scale_to, n_threads, pca = NULL) {
   stored <- dense_or_rows(data)
-  dimnames(stored) <- NULL
+  # (a Matrix takes list(NULL, NULL): it translates NULL with a message)
+  if (data$kind == "sparse") dimnames(stored) <- list(NULL, NULL) else dimnames(stored) <- NULL
   # (a graph too narrow for the local scales serves the kNN queries alone)
   sigma <- if (scale_to <= ncol(graph$idx)) {
     .local_scales(graph$idx, graph$dist, scale_from, scale_to, n_threads)

@@ -146,7 +146,7 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   layout <- if (sampled) {
     ne_layout_settings("sampled", max_iter, if (verbose) 10L else 0L, eta, callback, epoch,
                        row_names, negative_sample_rate = model$negative_sample_rate,
-                       gamma = model$sample_gamma)
+                       gamma = model$sample_gamma, seed = draw_seed())
   } else {
     ne_layout_settings("gradient_descent", max_iter, 50L, eta, callback, epoch, row_names,
                        mom_switch_iter = 50L)

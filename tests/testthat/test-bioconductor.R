@@ -336,3 +336,21 @@ test_that("BiocNeighbors 2.x's generics get lsnn's methods (stand-ins with their
                                              paste(names(results)[!results], collapse = ", ")))
   }
 })
+
+test_that("a zero-row query through LsnnParam() is an empty result", {
+  skip_if_not_installed("BiocNeighbors")
+  X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+  q <- X[0, , drop = FALSE]
+  ours <- BiocNeighbors::queryKNN(X, q, k = 5, BNPARAM = LsnnParam())
+  theirs <- BiocNeighbors::queryKNN(X, q, k = 5)
+  expect_identical(lapply(ours, dim), lapply(theirs, dim))
+  expect_identical(lapply(ours, typeof), lapply(theirs, typeof))
+  index <- BiocNeighbors::buildIndex(X, BNPARAM = LsnnParam())
+  expect_identical(lapply(BiocNeighbors::queryKNN(BNINDEX = index, query = q, k = 5), dim),
+                   list(index = c(0L, 5L), distance = c(0L, 5L)))
+  expect_identical(lapply(BiocNeighbors::queryKNN(X, X[1:3, ], k = 5, subset = integer(0),
+                                                  BNPARAM = LsnnParam()), dim),
+                   list(index = c(0L, 5L), distance = c(0L, 5L)))
+  expect_error(BiocNeighbors::queryKNN(X, X[0, 1:3], k = 5, BNPARAM = LsnnParam()),
+               "'query' has 3 columns")
+})
