@@ -178,7 +178,13 @@
 #'   with the shards' row names where every shard has them. The graph must
 #'   have been made from these shards: the fingerprints its run recorded
 #'   must be those of the shards as they are read, or the error names the
-#'   first shard that differs.
+#'   first shard that differs. Its near pairs are the graph's neighbours
+#'   (`n_neighbors - 1` per point of
+#'   `locally_scaled_knn_sharded(n_neighbors = )`): without `n_neighbors`
+#'   given, a warning says when they are fewer than PaCMAP's rule asks for.
+#'   A sharded layout cannot be kept as a model for new points
+#'   (`ret_model = TRUE` is refused: a model holds its data and their
+#'   index in memory); to place new points, lay out the data in memory.
 #' @param method `"tsne"`, `"largevis"`, `"umap"`, `"tumap"`, `"pacmap"` or
 #'   `"localmap"`.
 #' @param nn_method A neighbour graph of the points (such as one from
@@ -388,7 +394,8 @@ neighbor_embedding <- function(X = NULL,
       stop_arg("'ret_model' = TRUE is not available for sharded 'X' (a model keeps its data)")
     }
     # (passed on without a binding here, so that ne_pacmap() can free the rows)
-    return(ne_pacmap(reduce_inputs(pacmap_shard_inputs(X, nn_method, method, verbose), pca,
+    return(ne_pacmap(reduce_inputs(pacmap_shard_inputs(X, nn_method, method, verbose,
+                                                       n_neighbors), pca,
                                    pca_center, n_threads, verbose, "neighbor_embedding",
                                    default = pacmap_default_pca), method, pacmap_settings))
   }

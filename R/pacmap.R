@@ -75,6 +75,25 @@ pacmap_init <- function(init, data, pca, n, k, verbose) {
   spread_collapsed(Y, "the pca start")
 }
 
+# The warning when a given graph has fewer neighbours per row besides the
+# row itself (n_cols) than PaCMAP's rule asks for at n points (wanted) and
+# the user did not give n_neighbors: the layout then uses n_cols near pairs
+# per point. `sharded`: the graph is a sharded one (the call that makes a
+# larger one differs).
+pacmap_short_graph_warning <- function(n_cols, wanted, n, sharded) {
+  call <- if (sharded) {
+    paste0("locally_scaled_knn_sharded(shards, n_neighbors = ", wanted + 1L, ")")
+  } else {
+    paste0("locally_scaled_knn(X, n_neighbors = ", wanted + 1L, ")")
+  }
+  warning("the ", if (sharded) "sharded ", "graph 'nn_method' has ", show_count(n_cols),
+          " neighbours per point besides the point itself, fewer than the ",
+          show_count(wanted), " near pairs of PaCMAP's rule at ", show_count(n), " points ",
+          "(see ?neighbor_embedding): the layout uses ", show_count(n_cols), ". For ",
+          show_count(wanted), ", make the graph with ", call, "; to use this one, give ",
+          "n_neighbors = ", n_cols, call. = FALSE)
+}
+
 # The number of near pairs per row of a checked graph (its neighbours after
 # the row itself, n_near of them): n_near, when the graph has them.
 pacmap_near_columns <- function(graph, n_near) {
@@ -208,8 +227,10 @@ ne_pacmap <- function(inputs, method, a) {
 # The graph must be that of these shards: the fingerprints its run recorded
 # are those of the shards (check_graph_of_shards(), and each shard's where
 # it is read). The distances are not needed, and at 1e7 rows they would
-# take 4.5 GB.
-pacmap_shard_inputs <- function(X, nn_method, method, verbose) {
+# take 4.5 GB. Without `n_neighbors` (the user's, NULL if not given), a
+# graph of fewer neighbours than PaCMAP's rule asks for is laid out as it
+# is, with a warning (pacmap_short_graph_warning()).
+pacmap_shard_inputs <- function(X, nn_method, method, verbose, n_neighbors = NULL) {
   if (!method %in% c("pacmap", "localmap")) {
     stop_arg("'X' is a shard set: sharded data are laid out by method = \"pacmap\" or ",
              "\"localmap\"; for the other methods pass read_graph_shards(graph) as 'nn_method'")
@@ -223,9 +244,16 @@ pacmap_shard_inputs <- function(X, nn_method, method, verbose) {
   }
   nn_method <- as_graph_shards(nn_method, "nn_method")
   check_graph_of_shards(nn_method, shards, "nn_method", "X")
+  # (an integer where it fits, so that messages print 300000, not 3e+05)
   n <- sum(shards$rows)
+  if (n <= big_int) n <- as.integer(n)
+  wanted <- pacmap_n_neighbors(n)
+  if (is.null(n_neighbors) && nn_method$k - 1L < wanted) {
+    pacmap_short_graph_warning(nn_method$k - 1L, wanted, n, sharded = TRUE)
+  }
   first <- shard_offsets(shards)
-  ne_msg(verbose, "neighbor_embedding: reading ", length(shards$files), " shards of data and graph")
+  ne_msg(verbose, "neighbor_embedding: reading ", length(shards$files), " shards (",
+         show_count(n), " rows) of data and graph")
   data <- matrix(0, n, shards$n_col)
   idx <- matrix(0L, n, nn_method$k)
   names <- vector("list", length(shards$files))

@@ -8,7 +8,7 @@
 
 approx_phase <- function(run) {
   ctl <- run$control
-  n_parts <- max(1L, as.integer(ceiling(run$shards$n / ctl$rows_per_partition)))
+  n_parts <- max(1L, as.integer(ceiling(run$shards$n / partition_rows(ctl, run$shards$n))))
   recall_file <- run_path(run, "recall")
   recall <- if (file.exists(recall_file)) readRDS(recall_file)
   if (is.null(recall)) {
@@ -131,7 +131,7 @@ partition_centres <- function(run, round, n_parts) {
   centres <- tryCatch(
     suppressWarnings(stats::kmeans(x, start, iter.max = 20, algorithm = "MacQueen")$centers),
     error = function(e) start)
-  centres <- split_largest(x, centres, sizes, 1.5 * ctl$rows_per_partition,
+  centres <- split_largest(x, centres, sizes, 1.5 * partition_rows(ctl, n),
                            function(i) task_seed(run, "kmeans_split", round, i))
   repeat {
     size <- sizes(centres)$size

@@ -112,7 +112,10 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
   settings <- list(format = 5L, fingerprints = shards$fingerprints, k = k, nn_kind = nn_kind,
                    metric = metric, nn_args = unclass(nn_args), control = unclass(control),
                    lsnn = lsnn)
-  record <- open_run_record(out_dir, settings, shards)
+  # (the arguments as given, which the record keeps beside the settings so
+  # that a resume refused names the one that changed)
+  given <- list(n_neighbors = n_neighbors, n_extra = n_extra)
+  record <- open_run_record(out_dir, settings, shards, given)
   # Tasks run with this process's choice of kernels (an option would not
   # reach a worker otherwise).
   run <- list(shards = shards, k = k, nn_kind = nn_kind, metric = metric, nn_args = nn_args,
@@ -128,16 +131,16 @@ sharded_run <- function(shards, n_neighbors, n_extra, nn_kind, metric, out_dir, 
 # settings and the shards' fingerprints, so that a resumed run continues
 # the same computation on the same data; a run already there is resumed
 # only if both match, else an error says which shard or setting differs.
-open_run_record <- function(dir, settings, shards) {
+open_run_record <- function(dir, settings, shards, given = NULL) {
   record <- file.path(dir, run_layout[["run"]])
   if (!file.exists(record)) {
     seed <- if (settings$nn_kind == "approx") draw_seed() else c(0L, 0L)
     id <- new_run_id(settings$fingerprints)
-    save_atomic(list(settings = settings, seed = seed, id = id), record)
+    save_atomic(list(settings = settings, seed = seed, id = id, given = given), record)
     return(list(seed = seed, id = id, resumed = FALSE))
   }
   old <- tryCatch(readRDS(record), error = function(e) NULL)
-  problem <- record_mismatch(old$settings, settings, shards)
+  problem <- record_mismatch(old$settings, settings, shards, old$given, given)
   if (is.null(problem) && !(is.character(old$id) && length(old$id) == 1 && !is.na(old$id))) {
     problem <- "whose record is damaged (it has no id)"
   }
@@ -224,8 +227,11 @@ sigma_problem <- function(file, rows) {
 }
 
 # How the recorded settings `was` differ from `now`, as the end of the
-# sentence "'out_dir' holds a run ...", or NULL.
-record_mismatch <- function(was, now, shards) {
+# sentence "'out_dir' holds a run ...", or NULL: a changed setting is named
+# with its recorded and given values. `given_was` and `given_now` are the
+# arguments n_neighbors and n_extra as given (NULL in the record of a run
+# begun before they were recorded).
+record_mismatch <- function(was, now, shards, given_was = NULL, given_now = NULL) {
   if (!identical(was$format, now$format)) {
     return("begun by another version of lsnn, which this one cannot resume")
   }
@@ -245,16 +251,53 @@ record_mismatch <- function(was, now, shards) {
   }
   differ <- names(now)[!mapply(identical, was[names(now)], now)]
   if (length(differ) == 0) return(NULL)
-  args <- unique(unlist(setting_args[differ], use.names = FALSE))
-  paste0("with other values of ", if (length(args) == 1) args else
-    paste0(paste(args[-length(args)], collapse = ", "), " or ", args[length(args)]))
+  changes <- unique(unlist(lapply(differ, function(setting) {
+    setting_changes(setting, was[[setting]], now[[setting]], given_was, given_now)
+  })))
+  paste0("with other settings: ", paste(changes, collapse = "; "))
 }
 
-# The arguments behind each recorded setting of a run, as its error names
-# them.
-setting_args <- list(k = c("n_neighbors", "n_extra"), nn_kind = "nn_kind", metric = "metric",
-                     nn_args = "nn_args", control = "control",
-                     lsnn = c("n_neighbors", "scale_from", "scale_to"))
+# The changes of one recorded setting of a run (settings of sharded_run()),
+# each as "argument (recorded x, given y)".
+setting_changes <- function(setting, was, now, given_was, given_now) {
+  change <- function(arg, a, b) {
+    if (identical(a, b)) return(NULL)
+    paste0(arg, " (recorded ", show_setting(a), ", given ", show_setting(b), ")")
+  }
+  each <- function(prefix, a, b) {
+    keys <- union(names(a), names(b))
+    out <- unlist(lapply(keys, function(key) change(paste0(prefix, key), a[[key]], b[[key]])))
+    if (length(out) == 0) change(sub("\\$$", "", prefix), a, b) else out
+  }
+  switch(setting,
+    # (the graph's columns: n_neighbors + n_extra + 1, within the rows)
+    k = {
+      out <- if (is.list(given_was) && is.list(given_now)) {
+        unlist(lapply(c("n_neighbors", "n_extra"), function(arg) {
+          change(arg, given_was[[arg]], given_now[[arg]])
+        }))
+      }
+      if (length(out) > 0) out else
+        paste0("n_neighbors + n_extra (a graph of ", show_setting(was), " columns recorded, ",
+               "of ", show_setting(now), " given)")
+    },
+    lsnn = c(change("n_neighbors", was$n_neighbors, now$n_neighbors),
+             change("scale_from", was$scale[[1]], now$scale[[1]]),
+             change("scale_to", was$scale[[2]], now$scale[[2]])),
+    nn_args = each("nn_args$", was, now),
+    control = each("control$", was, now),
+    change(setting, was, now))
+}
+
+# A recorded or given setting as the resume error shows it.
+show_setting <- function(x) {
+  if (is.null(x)) return("NULL")
+  if (is.numeric(x) && length(x) == 1 && !is.na(x)) {
+    return(if (x == round(x) && abs(x) < 1e15) show_count(x) else format(x, digits = 15))
+  }
+  if (is.character(x) && length(x) == 1) return(paste0('"', x, '"'))
+  paste(deparse(x, width.cutoff = 60L), collapse = " ")
+}
 
 # The seed of one random step of a run: derive_seed() of the run's seed, the
 # kind of step (seed_steps) and its numbers (round, partition), so that the
@@ -363,6 +406,11 @@ run_tasks <- function(run, phase, tasks, fun) {
   worker <- worker_run(run)
   records <- vector("list", length(todo))
   pending <- list()
+  # (an interrupt, or a task's error, leaves futures running that nobody
+  # will collect: their workers are stopped, so that they do not compute on)
+  finished <- FALSE
+  on.exit(if (!finished) stop_futures(pending), add = TRUE)
+  hook <- getOption("lsnn.task_done_hook")
   collect <- function(wait) {
     repeat {
       # (a worker that died makes resolved() itself fail)
@@ -379,6 +427,7 @@ run_tasks <- function(run, phase, tasks, fun) {
         records[[as.integer(id)]] <<- data.frame(phase = phase, task = name, res,
                                                  stringsAsFactors = FALSE)
         if (!is.null(bar)) cli::cli_progress_update(id = bar)
+        if (is.function(hook)) hook(name)
       }
       if (!wait || length(pending) == 0) return(invisible())
       Sys.sleep(0.02)
@@ -394,6 +443,7 @@ run_tasks <- function(run, phase, tasks, fun) {
     collect(wait = FALSE)
   }
   collect(wait = TRUE)
+  finished <- TRUE
   if (!is.null(bar)) cli::cli_progress_done(id = bar)
   add_records(run, do.call(rbind, records))
   if (run$verbose) {
@@ -401,6 +451,43 @@ run_tasks <- function(run, phase, tasks, fun) {
                                   as.numeric(difftime(Sys.time(), start, units = "secs")))))
   }
   invisible()
+}
+
+# Stops the futures of `futures` that are still running when a run stops
+# before its end (the user's interrupt, or a task's error): the worker
+# processes of those on this machine (multisession, multicore and local
+# cluster workers) are ended, and the plan is set again, so that it starts
+# fresh workers in their place and stays usable. Without this a worker
+# computes its task to the end (minutes, at large data) and the next future
+# waits for it. Futures of other backends (remote workers, a scheduler's
+# jobs) are left to finish; their results are not read. Every file a task
+# writes is written under a temporary name and renamed, so a task stopped
+# midway leaves no file that a resumed run would take as done.
+stop_futures <- function(futures) {
+  stopped <- 0L
+  for (f in futures) {
+    running <- tryCatch(!future::resolved(f), error = function(e) FALSE)
+    if (!isTRUE(running)) next
+    stopped <- stopped + tryCatch({
+      if (inherits(f, "ClusterFuture") && inherits(f$workers, "cluster")) {
+        # (a worker of this machine: the process it reported when it started)
+        info <- f$workers[[f$node]]$session_info
+        pid <- info$process$pid
+        here <- identical(info$system$nodename, Sys.info()[["nodename"]])
+        if (here && is.numeric(pid) && length(pid) == 1 && pid != Sys.getpid()) {
+          as.integer(isTRUE(tools::pskill(pid, tools::SIGTERM)))
+        } else 0L
+      } else if (inherits(f, "MulticoreFuture") && is.numeric(f$job$pid)) {
+        as.integer(isTRUE(tools::pskill(f$job$pid, tools::SIGTERM)))
+      } else 0L
+    }, error = function(e) 0L)
+  }
+  if (stopped > 0L) {
+    stack <- future::plan("list")
+    tryCatch(suppressWarnings(future::plan(stack, substitute = FALSE, .skip = FALSE)),
+             error = function(e) NULL)
+  }
+  invisible(stopped)
 }
 
 # What a worker runs: the task with the run's choice of kernels, timed, with

@@ -33,7 +33,16 @@
 #'   about `n / rows_per_partition` partitions, none larger than 1.5 times
 #'   this (as estimated on the sample) plus the rows near its boundary. A
 #'   partition's task holds its rows and their search, so this bounds a
-#'   worker's memory (about 4 kB per row at 67 neighbours).
+#'   worker's memory (about 4 kB per row at 67 neighbours). `NULL` (the
+#'   default) chooses it from the number of rows `n` alone:
+#'   `min(200000, max(25000, ceiling(n / 8)))`. Data of more than 200,000
+#'   rows are thus cut into at least 8 partitions (of at most 200,000 rows),
+#'   so that each partition's search is a part of the job that a run
+#'   interrupted or resumed (see `out_dir`) does not redo, and 2 to 8 workers
+#'   share the work evenly; data of up to 25,000 rows are one partition,
+#'   whose search takes seconds. The rule does not depend on the plan or its
+#'   number of workers, so the graph is the same for every plan; a number
+#'   given is used as it is.
 #' @param overlap The share of rows also searched in the partition of
 #'   their second nearest centre: those nearest a boundary (whose second
 #'   nearest centre is the least farther than their nearest, relative to its
@@ -60,11 +69,13 @@
 #' @examples
 #' shard_control(rows_per_partition = 50000)
 #' @export
-shard_control <- function(rows_per_partition = 200000, overlap = NULL, sample_rows = NULL,
+shard_control <- function(rows_per_partition = NULL, overlap = NULL, sample_rows = NULL,
                           recall_rows = 200, target_recall = 0.99, max_rounds = 4,
                           rows_per_task = 400000) {
   structure(list(
-    rows_per_partition = check_whole(rows_per_partition, "rows_per_partition", min = 2),
+    rows_per_partition = if (!is.null(rows_per_partition)) {
+      check_whole(rows_per_partition, "rows_per_partition", min = 2)
+    },
     rows_per_task = check_whole(rows_per_task, "rows_per_task", min = 1),
     overlap = if (is.null(overlap)) NULL else check_number(overlap, "overlap", min = 0, max = 1),
     sample_rows = if (is.null(sample_rows)) NULL else check_whole(sample_rows, "sample_rows", min = 2),
@@ -72,6 +83,15 @@ shard_control <- function(rows_per_partition = 200000, overlap = NULL, sample_ro
     target_recall = check_number(target_recall, "target_recall", min = 0, max = 1),
     max_rounds = check_whole(max_rounds, "max_rounds", min = 1)
   ), class = "lsnn_shard_control")
+}
+
+# The rows per partition of the approximate search of n rows: the
+# control's, or by default a share of n (at least 8 partitions above
+# 200,000 rows, none below 25,000 rows; see ?shard_control). It depends on
+# n alone, never on the plan, so the graph is the same for every plan.
+partition_rows <- function(control, n) {
+  if (!is.null(control$rows_per_partition)) return(control$rows_per_partition)
+  min(200000, max(25000, ceiling(n / 8)))
 }
 
 check_shard_control <- function(control) {
@@ -232,8 +252,23 @@ extended_knn_sharded <- function(shards, n_neighbors = 150, n_extra = 50, nn_kin
 #' fingerprints: [neighbor_embedding()] lays out the graph only with the
 #' shards it was made from.
 #'
+#' **Counting neighbours.** As in [locally_scaled_knn()] (and uwot),
+#' `n_neighbors` counts the row itself: the graph has `n_neighbors`
+#' columns, the row and `n_neighbors - 1` others, chosen among the
+#' `n_neighbors + n_extra` nearest other rows of the extended graph (which
+#' therefore has `n_neighbors + n_extra + 1` columns, as
+#' `extended_knn_sharded(shards, n_neighbors, n_extra)` gives it). PaCMAP
+#' and LocalMAP lay out `n_neighbors - 1` near pairs per point from it: for
+#' the number of their rule at n rows (see [neighbor_embedding()], "PaCMAP
+#' and LocalMAP"), give that number plus one.
+#'
 #' @inheritParams extended_knn_sharded
 #' @inheritParams locally_scaled_knn
+#' @param n_neighbors Number of neighbours to return per row, the row itself
+#'   included (as [locally_scaled_knn()] and uwot count them); capped at
+#'   `n - 1`.
+#' @param n_extra Extra neighbours searched beyond `n_neighbors` to choose
+#'   from (50, as in PaCMAP).
 #' @param seed `NULL` (the default) to draw random numbers from R's generator, so
 #'   that [set.seed()] makes the result reproducible; or a whole number: the
 #'   result then depends on it alone, and R's generator is left as it was.
@@ -461,8 +496,8 @@ graph_check <- function(idx, dist) paste(shard_fingerprint(idx), shard_fingerpri
 check_graph_of_shards <- function(graph, shards, graph_name, shards_name) {
   if (!identical(as.double(graph$rows), as.double(shards$rows))) {
     stop_arg("'", graph_name, "' is the graph of other shards: its shards have ",
-             format(graph$n, big.mark = ","), " rows, those of '", shards_name, "' ",
-             format(sum(shards$rows), big.mark = ","), " (or the rows are split otherwise)")
+             show_count(graph$n), " rows, those of '", shards_name, "' ",
+             show_count(sum(shards$rows)), " (or the rows are split otherwise)")
   }
   recorded <- graph$fingerprints
   if (!is.character(recorded) || length(recorded) != length(shards$files) || anyNA(recorded)) {
@@ -499,7 +534,7 @@ graph_of_other_shards <- function(graph_name, shards_name, shards, differ) {
 print.lsnn_graph_shards <- function(x, ...) {
   what <- c(knn = "extended kNN", lsnn = "locally scaled (LSNN)")[[x$what]]
   cat(sprintf("lsnn %s graph in shards: %s rows x %d columns in %d files in %s\n",
-              what, format(x$n, big.mark = ","), x$k, length(x$files),
+              what, show_count(x$n), x$k, length(x$files),
               if (is.null(x$dir)) dirname(x$files[1]) else x$dir))
   if (!is.null(x$recall)) {
     cat("estimated recall by round:", paste(format(x$recall, digits = 4), collapse = ", "), "\n")

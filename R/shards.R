@@ -152,12 +152,16 @@ new_shard_set <- function(files, rows, n_col, fingerprints = NULL) {
             class = "lsnn_shards")
 }
 
+# A count as users read it: 300,000 (never 3e+05), whether it is held as
+# an integer or a double.
+show_count <- function(x) format(x, big.mark = ",", scientific = FALSE, trim = TRUE)
+
 #' @method print lsnn_shards
 #' @export
 print.lsnn_shards <- function(x, ...) {
   cat(sprintf("lsnn shards: %s rows x %d columns in %d files (%s rows per shard) in %s\n",
-              format(x$n, big.mark = ","), x$n_col, length(x$files),
-              paste(unique(range(x$rows)), collapse = " to "),
+              show_count(x$n), x$n_col, length(x$files),
+              paste(show_count(unique(range(x$rows))), collapse = " to "),
               paste(unique(dirname(x$files)), collapse = ", ")))
   invisible(x)
 }
@@ -300,7 +304,8 @@ read_shard <- function(shards, i = 1L, fingerprint = TRUE) {
          call. = FALSE)
   }
   if (nrow(x) != shards$rows[i]) {
-    stop("shard file '", file, "' has ", nrow(x), " rows, the set says ", shards$rows[i],
+    stop("shard file '", file, "' has ", show_count(nrow(x)), " rows, the set says ",
+         show_count(shards$rows[i]),
          call. = FALSE)
   }
   if (fingerprint) check_fingerprint(x, shards, i)

@@ -160,8 +160,11 @@ test_that("a directory of an earlier version's run is read from where it is", {
                    extended_knn(X, 8, 5, nn_kind = "exact"))
   # its shards' fingerprints come from the run's record
   expect_identical(lsnn:::as_graph_shards(om, "x")$fingerprints, sh$fingerprints)
-  expect_identical(neighbor_embedding(sh, "pacmap", nn_method = om, seed = 2, phases = c(5, 5, 5)),
-                   neighbor_embedding(X, "pacmap", nn_method = g, seed = 2, phases = c(5, 5, 5)))
+  # (n_neighbors = 7, the graph's: PaCMAP's rule would warn of a short graph)
+  expect_identical(neighbor_embedding(sh, "pacmap", nn_method = om, n_neighbors = 7, seed = 2,
+                                      phases = c(5, 5, 5)),
+                   neighbor_embedding(X, "pacmap", nn_method = g, n_neighbors = 7, seed = 2,
+                                      phases = c(5, 5, 5)))
   # shapes and contents are still checked
   bad <- readRDS(file.path(om, "lsnn", "lsnn-00002.rds"))
   bad$idx[, 1] <- 1L
@@ -246,4 +249,64 @@ test_that("an object whose run's directory moved, or a bare record, says what to
   record$files <- 7
   saveRDS(record, file.path(om, "complete.rds"))
   expect_error(read_graph_shards(om), "^'x' is damaged \\('files' must name at least one file\\)")
+})
+
+test_that("sharded PaCMAP warns once when its graph is shorter than PaCMAP's rule", {
+  set.seed(22)
+  X <- rbind(matrix(rnorm(120 * 4), 120), matrix(rnorm(120 * 4, mean = 3), 120))
+  sh <- write_shards(X, tempfile("shards-"), rows_per_shard = 70)
+  out <- tempfile("graph-")
+  on.exit(unlink(c(dirname(sh$files[1]), out), recursive = TRUE))
+  # 8 columns: 7 neighbours besides the row, where the rule asks for 10
+  g <- locally_scaled_knn_sharded(sh, 8, 20, nn_kind = "exact", out_dir = out)
+  warnings <- list()
+  Y <- withCallingHandlers(
+    neighbor_embedding(sh, "pacmap", nn_method = g, seed = 3, phases = c(5, 5, 5)),
+    warning = function(w) {
+      warnings[[length(warnings) + 1L]] <<- conditionMessage(w)
+      invokeRestart("muffleWarning")
+    })
+  expect_length(warnings, 1)
+  expect_match(warnings[[1]], paste0(
+    "the sharded graph 'nn_method' has 7 neighbours per point besides the point itself, ",
+    "fewer than the 10 near pairs of PaCMAP's rule at 240 points \\(see \\?neighbor_embedding\\): ",
+    "the layout uses 7. For 10, make the graph with ",
+    "locally_scaled_knn_sharded\\(shards, n_neighbors = 11\\); to use this one, give ",
+    "n_neighbors = 7"))
+  # the same layout as in memory; none with n_neighbors given, or a graph long enough
+  expect_identical(Y, suppressWarnings(
+    neighbor_embedding(X, "pacmap", nn_method = read_graph_shards(g), seed = 3,
+                       phases = c(5, 5, 5))))
+  expect_no_warning(neighbor_embedding(sh, "pacmap", nn_method = g, n_neighbors = 7, seed = 3,
+                                       phases = c(5, 5, 5)))
+  out11 <- tempfile("graph-")
+  on.exit(unlink(out11, recursive = TRUE), add = TRUE)
+  g11 <- locally_scaled_knn_sharded(sh, 11, 20, nn_kind = "exact", out_dir = out11)
+  expect_no_warning(neighbor_embedding(sh, "localmap", nn_method = g11, seed = 3,
+                                       phases = c(5, 5, 5)))
+  # counts as numbers, for the in-memory path too
+  expect_warning(lsnn:::pacmap_short_graph_warning(14L, 32L, 3e5, sharded = TRUE),
+                 paste0("has 14 neighbours .* fewer than the 32 near pairs of PaCMAP's rule at ",
+                        "300,000 points .* locally_scaled_knn_sharded\\(shards, n_neighbors = 33\\)"))
+  expect_warning(lsnn:::pacmap_short_graph_warning(14L, 32L, 3e5, sharded = FALSE),
+                 "^the graph 'nn_method' has 14 .* locally_scaled_knn\\(X, n_neighbors = 33\\)")
+})
+
+test_that("the help's count of the sharded LSNN's columns is what it returns", {
+  set.seed(23)
+  X <- matrix(rnorm(200 * 3), 200)
+  sh <- write_shards(X, tempfile("shards-"), rows_per_shard = 80)
+  on.exit(unlink(dirname(sh$files[1]), recursive = TRUE))
+  # n_neighbors counts the row itself, as in locally_scaled_knn(); the
+  # extended graph has n_neighbors + n_extra + 1 columns
+  out <- tempfile("graph-")
+  on.exit(unlink(out, recursive = TRUE), add = TRUE)
+  g <- locally_scaled_knn_sharded(sh, 15, 10, nn_kind = "exact", out_dir = out)
+  expect_identical(dim(read_graph_shards(g)$idx), c(200L, 15L))
+  expect_identical(read_graph_shards(g)$idx[, 1], 1:200)
+  expect_identical(dim(read_graph_shards(g$knn)$idx), c(200L, 26L))
+  expect_identical(read_graph_shards(g), locally_scaled_knn(X, 15, 10, nn_kind = "exact"))
+  # a sharded layout is no model
+  expect_error(neighbor_embedding(sh, "pacmap", nn_method = g, ret_model = TRUE),
+               "'ret_model' = TRUE is not available for sharded 'X'")
 })

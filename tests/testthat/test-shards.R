@@ -432,11 +432,15 @@ test_that("a run resumes from its out_dir and refuses other settings", {
   expect_identical(read_graph_shards(res2), locally_scaled_knn(X, 10, 10, nn_kind = "exact"))
   expect_identical(read_graph_shards(res2$knn), extended_knn(X, 10, 10, nn_kind = "exact"))
   expect_error(locally_scaled_knn_sharded(sh, 11, 10, nn_kind = "exact", out_dir = out),
-               paste0("holds a run with other values of n_neighbors, n_extra, scale_from or ",
-                      "scale_to; to start afresh"))
+               paste0("holds a run with other settings: n_neighbors \\(recorded 10, given 11\\); ",
+                      "to start afresh"))
+  expect_error(locally_scaled_knn_sharded(sh, 10, 12, scale_to = 8, nn_kind = "exact",
+                                          out_dir = out),
+               paste0("other settings: n_extra \\(recorded 10, given 12\\); scale_to ",
+                      "\\(recorded 7, given 8\\); to start afresh"))
   expect_error(locally_scaled_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out,
                                           metric = "cosine"),
-               "holds a run with other values of metric; to start afresh")
+               "holds a run with other settings: metric \\(recorded \"euclidean\", given \"cosine\"\\); to start afresh")
   expect_error(extended_knn_sharded(sh, 10, 10, nn_kind = "exact", out_dir = out),
                "holds a run of locally_scaled_knn_sharded\\(\\); to start afresh")
   expect_error(read_graph_shards(tempdir()), "holds no finished sharded graph")
@@ -617,4 +621,103 @@ test_that("sharded graphs are the same on socket workers", {
                    extended_knn(X, 10, 10, nn_kind = "exact"))
   expect_identical(locally_scaled_knn_sharded(sh, 8, 12, nn_kind = "exact"),
                    locally_scaled_knn(X, 8, 12, nn_kind = "exact"))
+})
+
+test_that("counts print as numbers, and a refused resume names the setting and both values", {
+  expect_identical(lsnn:::show_count(c(3e5, 1e7, 250L)), c("300,000", "10,000,000", "250"))
+  set.seed(31)
+  X <- matrix(rnorm(300 * 3), 300)
+  sh <- shard_dir(X, 100)
+  big <- sh
+  big$n <- 3e5
+  big$rows <- c(1e5, 1e5, 1e5)
+  expect_output(print(big), "300,000 rows x 3 columns in 3 files \\(100,000 rows per shard\\)")
+  out <- tempfile("graph-")
+  on.exit(unlink(out, recursive = TRUE), add = TRUE)
+  res <- extended_knn_sharded(sh, 5, 5, nn_kind = "exact", out_dir = out,
+                              control = shard_control(rows_per_partition = 200000))
+  res$n <- 3e5
+  expect_output(print(res), "graph in shards: 300,000 rows x 11 columns")
+  expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "exact", out_dir = out),
+               paste0("other settings: control\\$rows_per_partition \\(recorded 200,000, ",
+                      "given NULL\\); to start afresh"))
+  expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "exact", out_dir = out,
+                                    control = list(rows_per_partition = 200000,
+                                                   target_recall = 0.9),
+                                    nn_args = list(max_candidates = 150, n_trees = 10)),
+               paste0("other settings: nn_args\\$n_trees \\(recorded 20, given 10\\); ",
+                      "control\\$target_recall \\(recorded 0.99, given 0.9\\); to start"))
+  expect_error(extended_knn_sharded(sh, 5, 5, nn_kind = "approx", out_dir = out,
+                                    control = list(rows_per_partition = 200000)),
+               "other settings: nn_kind \\(recorded \"exact\", given \"approx\"\\)")
+  # a record without the arguments as given (an earlier run of this format)
+  record <- readRDS(file.path(out, "run.rds"))
+  record$given <- NULL
+  saveRDS(record, file.path(out, "run.rds"))
+  expect_error(extended_knn_sharded(sh, 5, 6, nn_kind = "exact", out_dir = out,
+                                    control = list(rows_per_partition = 200000)),
+               "n_neighbors \\+ n_extra \\(a graph of 11 columns recorded, of 12 given\\)")
+})
+
+test_that("partitions of the approximate search depend on n alone: at least 8 above 200,000 rows", {
+  parts <- function(n, ...) ceiling(n / lsnn:::partition_rows(shard_control(...), n))
+  expect_identical(vapply(c(1e3, 25000, 40000, 1e5, 3e5, 1.6e6, 1e7), parts, 0),
+                   c(1, 1, 2, 4, 8, 8, 50))
+  # a number given is kept, as before
+  expect_identical(parts(3e5, rows_per_partition = 2e5), 2)
+  expect_null(shard_control()$rows_per_partition)
+  expect_error(shard_control(rows_per_partition = 1), "rows_per_partition")
+})
+
+test_that("an interrupted run stops its workers' tasks, and the plan stays usable", {
+  skip_on_cran()
+  old <- future::plan(future::multisession, workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  # a quick task and one that would run a minute; the interrupt comes when
+  # the quick one is collected (as the user's Ctrl-C between two tasks)
+  wait <- function(input, out, run) {
+    Sys.sleep(input$wait)
+    c(read = 0, written = 0)
+  }
+  environment(wait) <- baseenv()
+  tasks <- list(lsnn:::shard_task("quick", tempfile(), list(wait = 0)),
+                lsnn:::shard_task("slow", tempfile(), list(wait = 60)))
+  run <- list(verbose = FALSE, simd = "auto", dir = tempfile())
+  interrupt <- function(name) {
+    stop(structure(class = c("interrupt", "condition"), list(message = "", call = NULL)))
+  }
+  hook <- options(lsnn.task_done_hook = interrupt)
+  on.exit(options(hook), add = TRUE)
+  start <- proc.time()[["elapsed"]]
+  got <- tryCatch(lsnn:::run_tasks(run, "test", tasks, wait),
+                  interrupt = function(e) "interrupted")
+  options(hook)
+  expect_identical(got, "interrupted")
+  # the plan's workers answer at once: the slow task's worker was stopped and
+  # replaced, not waited for
+  pids <- future::value(list(future::future(Sys.getpid()), future::future(Sys.getpid())))
+  expect_lt(proc.time()[["elapsed"]] - start, 40)
+  expect_true(all(vapply(pids, is.numeric, TRUE)))
+  expect_equal(future::nbrOfWorkers(), 2)
+  # nothing to stop when every future has finished
+  f <- future::future(1)
+  future::value(f)
+  expect_identical(lsnn:::stop_futures(list(f)), 0L)
+})
+
+test_that("sharded graphs are the same as batchtools jobs (future.batchtools)", {
+  skip_on_cran()
+  skip_if_not_installed("future.batchtools")
+  set.seed(41)
+  X <- clustered(400, 4, n_clusters = 4)
+  sh <- shard_dir(X, 200)
+  ctl <- shard_control(rows_per_partition = 200, recall_rows = 50, max_rounds = 1)
+  g_approx <- extended_knn_sharded(sh, 8, 4, control = ctl, seed = 5)
+  # (the jobs' registries in a temporary directory, not the working one)
+  cache <- options(future.cache.path = tempfile("batchtools-"))
+  on.exit(options(cache), add = TRUE)
+  old <- future::plan(future.batchtools::batchtools_local)
+  on.exit(future::plan(old), add = TRUE)
+  # (the approximate search: its recall estimate runs exact tasks too)
+  expect_identical(extended_knn_sharded(sh, 8, 4, control = ctl, seed = 5), g_approx)
 })
