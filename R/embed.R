@@ -414,7 +414,7 @@ neighbor_embedding <- function(X = NULL,
 
   # ---- affinities ----
   if (pacmap) return(ne_pacmap(inputs, method, pacmap_settings))
-  ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points")
+  ne_msg(verbose, "neighbor_embedding: ", method, ", ", show_count(n), " points")
   aff <- ne_affinities(inputs, method, perplexity, n_neighbors, neighbors, n_threads, verbose,
                        ret_model, keep_graph = is.character(ret_extra) && "nn" %in% ret_extra)
   P <- aff$P

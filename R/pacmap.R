@@ -124,15 +124,16 @@ ne_pacmap <- function(inputs, method, a) {
   given_near <- a$n_neighbors
   n_near <- if (is.null(given_near)) pacmap_n_neighbors(n) else given_near
   if (!is.null(inputs$graph) && is.null(given_near)) {
-    if (ncol(inputs$graph$idx) - 1L < n_near) {
-      pacmap_short_graph_warning(ncol(inputs$graph$idx), n_near, n, sharded = !is.null(inputs$sharded))
+    # (a sharded graph's warning was given as its shards were read)
+    if (ncol(inputs$graph$idx) - 1L < n_near && !isTRUE(inputs$sharded)) {
+      pacmap_short_graph_warning(ncol(inputs$graph$idx) - 1L, n_near, n, sharded = FALSE)
     }
     n_near <- min(n_near, ncol(inputs$graph$idx) - 1L)
   }
   counts <- pacmap_pair_counts(n, n_near, a$mn_ratio, a$fp_ratio)
   # (the locally scaled search lists at most n - 2 neighbours besides the row)
   if (is.null(inputs$graph)) counts[["near"]] <- min(counts[["near"]], n - 2L)
-  ne_msg(verbose, "neighbor_embedding: ", method, ", ", n, " points; pairs per point: ",
+  ne_msg(verbose, "neighbor_embedding: ", method, ", ", show_count(n), " points; pairs per point: ",
          counts[["near"]], " near, ", counts[["mid_near"]], " mid-near, ", counts[["further"]],
          " further")
   data <- inputs$data
@@ -268,7 +269,7 @@ pacmap_shard_inputs <- function(X, nn_method, method, verbose, n_neighbors = NUL
   }
   row_names <- if (!any(vapply(names, is.null, TRUE))) unlist(names, use.names = FALSE)
   list(data = prepare_data(data, "euclidean", "X"), graph = list(idx = idx), n = n,
-       row_names = row_names)
+       row_names = row_names, sharded = TRUE)
 }
 
 # PaCMAP's phase lengths: three whole numbers.
@@ -370,12 +371,3 @@ pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verb
   Y
 }
 
-# The warning of a given graph with fewer neighbours than PaCMAP's rule
-# asks for at n points (`n_cols` columns, the row itself included).
-pacmap_short_graph_warning <- function(n_cols, wanted, n, sharded = FALSE) {
-  warning("'nn_method' has ", n_cols - 1L, " neighbours per row besides the row itself; ",
-          "PaCMAP's rule asks for ", wanted, " at ", format(n, big.mark = ","),
-          " points: the layout uses ", n_cols - 1L, " near pairs per point. For the rule's ",
-          "graph give ", if (sharded) "locally_scaled_knn_sharded" else "locally_scaled_knn",
-          "(..., n_neighbors = ", wanted + 1L, ")", call. = FALSE)
-}
