@@ -42,8 +42,9 @@ test_that("a callback that never stops the run leaves every method's result as i
     list(method = "localmap", gradient = "auto")
   )
   for (case in cases) {
-    args <- list(X, case$method, perplexity = 10, gradient = case$gradient, max_iter = 120,
-                 epoch = 25, ret_extra = TRUE, phases = c(40, 40, 40))
+    args <- c(list(X, case$method, max_iter = 120, epoch = 25, ret_extra = TRUE),
+              if (case$method %in% c("pacmap", "localmap")) list(phases = c(40, 40, 40))
+              else list(perplexity = 10, gradient = case$gradient))
     ref <- do.call(quiet_ne, c(args, seed = 4))
     rec <- recorder()
     got <- do.call(quiet_ne, c(args, seed = 4, callback = rec$f))
@@ -59,10 +60,14 @@ test_that("a callback that never stops the run leaves every method's result as i
 
 test_that("returning FALSE stops the run at that iteration, the result says so", {
   X <- callback_data()
+  # (UMAP's full gradient: negative sampling's learning rate depends on
+  # max_iter, so its stopped run is not the start of a shorter one)
   for (method in c("tsne", "umap", "pacmap")) {
     rec <- recorder(stop_at = 60)
-    res <- quiet_ne(X, method, perplexity = 10, max_iter = 300, epoch = 20,
-                              ret_extra = TRUE, callback = rec$f, seed = 2)
+    extra <- if (method == "pacmap") list() else
+      list(perplexity = 10, gradient = if (method == "umap") "exact" else "auto")
+    res <- do.call(quiet_ne, c(list(X, method, max_iter = 300, epoch = 20, ret_extra = TRUE,
+                                    callback = rec$f, seed = 2), extra))
     expect_identical(rec$calls$iter, c(20L, 40L, 60L), info = method)
     expect_identical(res$iterations, 60L, info = method)
     expect_true(res$stopped, info = method)
@@ -70,14 +75,21 @@ test_that("returning FALSE stops the run at that iteration, the result says so",
     # the result is the layout the callback saw last
     expect_equal(res$embedding, rec$calls$Y[[3]], info = method)
     # and the run stopped is the start of the longer run
-    short <- quiet_ne(X, method, perplexity = 10, max_iter = 60, epoch = 20,
-                                seed = 2, tol = 0)
+    short <- do.call(quiet_ne, c(list(X, method, max_iter = 60, epoch = 20, seed = 2),
+                                 if (method != "pacmap") c(extra, tol = 0)))
     if (method != "pacmap") expect_identical(res$embedding, short, info = method)
   }
   # the plain result too
-  Y <- quiet_ne(X, "umap", max_iter = 100, epoch = 10, seed = 1,
+  Y <- quiet_ne(X, "umap", gradient = "exact", max_iter = 100, epoch = 10, seed = 1,
                           callback = function(i, Y) FALSE)
-  expect_identical(Y, quiet_ne(X, "umap", max_iter = 10, epoch = 10, seed = 1))
+  expect_identical(Y, quiet_ne(X, "umap", gradient = "exact", max_iter = 10, epoch = 10,
+                               seed = 1))
+  # negative sampling stops there too
+  r <- quiet_ne(X, "umap", max_iter = 100, epoch = 10, seed = 1, ret_extra = TRUE,
+                callback = function(i, Y) FALSE)
+  expect_identical(r$gradient, "sampled")
+  expect_identical(r$iterations, 10L)
+  expect_true(r$stopped)
 })
 
 test_that("values other than FALSE let the run go on", {
@@ -95,9 +107,13 @@ test_that("an error or a bad callback is an R error naming 'callback'", {
   expect_error(quiet_ne(X, "umap", max_iter = 50, epoch = 10,
                                   callback = function(i, Y) if (i == 30) stop("no more")),
                "^'callback' failed at iteration 30: no more$")
+  # a callback of another form is refused before the run
   expect_error(quiet_ne(X, "umap", max_iter = 50, epoch = 10,
                                   callback = function() TRUE),
-               "^'callback' failed at iteration 10: unused arguments")
+               "^'callback' must take two arguments.*it takes 0$")
+  expect_error(quiet_ne(X, "umap", max_iter = 50, epoch = 10,
+                        callback = function(a, b, c, d) TRUE),
+               "^'callback' must take two arguments.*it takes 4 \\(a, b, c, d\\)$")
   expect_error(quiet_ne(X, "pacmap", max_iter = 50, epoch = 10,
                                   callback = function(i, Y) stop("pairs")),
                "^'callback' failed at iteration 10: pairs$")
@@ -117,8 +133,8 @@ test_that("new points placed with a callback", {
   new <- X[-keep, ]
   rownames(new) <- paste0("new", seq_len(nrow(new)))
   for (method in c("tsne", "umap", "pacmap")) {
-    fit <- quiet_ne(X[keep, ], method, perplexity = 10, ret_model = TRUE,
-                              max_iter = 200, seed = 1)
+    fit <- do.call(quiet_ne, c(list(X[keep, ], method, ret_model = TRUE, max_iter = 200,
+                                    seed = 1), if (method != "pacmap") list(perplexity = 10)))
     ref <- neighbor_embedding_transform(new, fit, seed = 2)
     rec <- recorder()
     got <- neighbor_embedding_transform(new, fit, seed = 2, callback = rec$f, epoch = 20)
@@ -134,4 +150,28 @@ test_that("new points placed with a callback", {
   expect_error(neighbor_embedding_transform(new, fit, epoch = 0), "^'epoch' must be at least 1")
   expect_error(neighbor_embedding_transform(new, fit, callback = function(i, Y) stop("x")),
                "^'callback' failed at iteration 10: x$")
+})
+
+test_that("a callback of three arguments is called as uwot's epoch_callback", {
+  X <- callback_data(60)
+  seen <- list()
+  f <- function(epoch, n_epochs, coords) {
+    seen[[length(seen) + 1]] <<- list(epoch = epoch, n_epochs = n_epochs, dim = dim(coords))
+    TRUE
+  }
+  for (gradient in c("sampled", "exact")) {
+    seen <- list()
+    Y <- quiet_ne(X, "umap", gradient = gradient, max_iter = 40, epoch = 20, callback = f,
+                  seed = 5)
+    expect_identical(vapply(seen, `[[`, 0L, "epoch"), c(20L, 40L)[seq_along(seen)])
+    expect_true(length(seen) >= 1)
+    expect_identical(seen[[1]]$n_epochs, 40L)
+    expect_identical(seen[[1]]$dim, c(60L, 2L))
+    # and the run is the run without it
+    expect_identical(Y, quiet_ne(X, "umap", gradient = gradient, max_iter = 40, seed = 5))
+  }
+  # a function of `...` alone gets (iteration, Y)
+  got <- NULL
+  quiet_ne(X, "umap", max_iter = 20, epoch = 20, callback = function(...) got <<- list(...))
+  expect_length(got, 2)
 })

@@ -3,12 +3,15 @@ test_that("far-apart clusters stay apart in every method's embedding", {
   fc <- far_clusters(n_per = 25, dim = 5, sep = 40)
   g <- exact_graph(fc$X, 15)
   for (m in c("tsne", "largevis")) {
-    Y <- neighbor_embedding(fc$X, m, perplexity = 8, max_iter = 500)
+    Y <- neighbor_embedding(fc$X, m, perplexity = 8, max_iter = 500,
+                            gradient = if (m == "largevis") "exact" else "auto")
     expect_true(clusters_apart(Y, fc$label), label = m)
   }
   for (m in c("umap", "tumap")) {
-    Y <- neighbor_embedding(fc$X, m, nn_method = g, max_iter = 500)
-    expect_true(clusters_apart(Y, fc$label), label = m)
+    for (gradient in c("auto", "exact")) {
+      Y <- neighbor_embedding(fc$X, m, nn_method = g, max_iter = 500, gradient = gradient)
+      expect_true(clusters_apart(Y, fc$label), label = paste(m, gradient))
+    }
   }
   Y <- neighbor_embedding(nn_method = g, method = "tsne", perplexity = 5, max_iter = 500)
   expect_true(clusters_apart(Y, fc$label), label = "tsne on a graph")
@@ -75,7 +78,7 @@ test_that("neighbor_embedding returns the extras and honours init, tol and n_com
   g <- exact_graph(X, 10)
   for (m in c("tsne", "largevis", "umap", "tumap")) {
     r <- neighbor_embedding(nn_method = g, method = m, perplexity = 5, max_iter = 200, ret_extra = TRUE, tol = 0,
-               init = "random", exaggeration = 1)
+               init = "random", exaggeration = 1, gradient = "exact")
     expect_lt(unname(tail(r$cost, 1)), unname(r$cost[1]), label = m)
   }
 })
@@ -158,7 +161,7 @@ test_that("UMAP and t-UMAP default to the measured step size and descend their c
   for (m in c("umap", "tumap")) {
     set.seed(9)
     r <- neighbor_embedding(method = m, nn_method = g, max_iter = 300, tol = 0,
-                            ret_extra = TRUE)
+                            ret_extra = TRUE, gradient = "exact")
     expect_identical(r$eta, 0.03)
     # the exact cost of the final layout: the reported one, far below the start's
     final <- cost_gradient(r$embedding, r$P, m, a = r$a, b = r$b, eps = r$eps)$cost
@@ -167,11 +170,12 @@ test_that("UMAP and t-UMAP default to the measured step size and descend their c
     # a step size ten times smaller ends higher after as many iterations
     set.seed(9)
     s <- neighbor_embedding(method = m, nn_method = g, max_iter = 300, tol = 0, eta = 0.003,
-                            ret_extra = TRUE)
+                            ret_extra = TRUE, gradient = "exact")
     expect_lt(final, unname(s$cost[length(s$cost)]))
     # the same layout on two threads
     set.seed(9)
-    Y2 <- neighbor_embedding(method = m, nn_method = g, max_iter = 300, tol = 0, n_threads = 2)
+    Y2 <- neighbor_embedding(method = m, nn_method = g, max_iter = 300, tol = 0, n_threads = 2,
+                             gradient = "exact")
     expect_identical(unname(r$embedding), unname(Y2))
   }
 })
@@ -222,13 +226,21 @@ test_that("negative sampling keeps neighbours about as well as uwot does", {
   expect_gt(np, nu - 0.05)
 })
 
-test_that("auto takes negative sampling above 10,000 points, not for t-SNE", {
+test_that("auto takes negative sampling for LargeVis, UMAP and t-UMAP, the grid for large t-SNE", {
   kind <- lsnn:::ne_gradient_kind
-  expect_identical(kind("auto", "umap", 10001L, 2L), "sampled")
-  expect_identical(kind("auto", "largevis", 10001L, 3L), "sampled")
-  expect_identical(kind("auto", "umap", 10000L, 2L), "approx")
-  expect_identical(kind("auto", "umap", 1000L, 2L), "exact")
-  expect_identical(kind("auto", "tsne", 50000L, 2L), "approx")
+  for (m in c("umap", "tumap", "largevis")) {
+    for (n in c(50L, 1000L, 10001L)) expect_identical(kind("auto", m, n, 2L), "sampled")
+    expect_identical(kind("auto", m, 500L, 3L), "sampled")
+  }
+  expect_identical(kind("auto", "tsne", 3000L, 2L), "exact")
+  expect_identical(kind("auto", "tsne", 3001L, 2L), "approx")
+  expect_identical(kind("auto", "tsne", 50000L, 3L), "exact")
+  expect_identical(kind("exact", "umap", 50000L, 2L), "exact")
+  # epochs of negative sampling: the work never falls as n grows
+  epochs <- vapply(c(100, 10000, 10001, 15000, 25000, 1e6), lsnn:::ne_sampled_epochs, 0L)
+  expect_identical(epochs, c(500L, 500L, 500L, 333L, 200L, 200L))
+  work <- c(100, 10000, 10001, 15000, 25000, 1e6) * epochs
+  expect_true(all(work[-1] >= 0.99 * work[-length(work)]))
 })
 
 test_that("negative sampling rejects what it cannot use", {
