@@ -121,13 +121,16 @@ idx_read_bin <- function(con, path, ...) {
 #' background) to 255 (black).
 #'
 #' @param path Directory holding the four files, or `NULL` for the default.
-#' @param n Number of images to return, the first `n` in the order training
-#'   set then test set; `NULL` returns all 70,000. Only the files needed are
-#'   read.
+#' @param n Number of images to return, the first `n` of `split` (for
+#'   `"all"`, in the order training set then test set); `NULL` returns all of
+#'   them. Only the files needed are read.
+#' @param split `"all"` (the 60,000 training images, then the 10,000 test
+#'   images), `"train"` or `"test"`: for placing the test images in a layout
+#'   of the training images without reading all 70,000 at once.
 #' @return `fashion_mnist()`: a list with
-#'   \item{X}{a numeric matrix with one row per image (the 60,000 training
-#'     images, then the 10,000 test images) and 784 columns, the pixels row by
-#'     row;}
+#'   \item{X}{a numeric matrix with one row per image of `split` (for
+#'     `"all"` the 60,000 training images, then the 10,000 test images) and
+#'     784 columns, the pixels row by row;}
 #'   \item{label}{a factor of the class of each image, with levels in the
 #'     order of the class codes 0 to 9: T-shirt/top, Trouser, Pullover, Dress,
 #'     Coat, Sandal, Shirt, Sneaker, Bag, Ankle boot.}
@@ -145,22 +148,26 @@ idx_read_bin <- function(con, path, ...) {
 #'   # Pixels are stored row by row: the transpose, flipped to draw row 1 on top.
 #'   image(matrix(f$X[1, ], 28, 28)[, 28:1], col = grey.colors(256, 1, 0),
 #'         main = f$label[1], axes = FALSE)
+#'   # the first 500 test images
+#'   test <- fashion_mnist(n = 500, split = "test")
 #' }
 #' @export
-fashion_mnist <- function(path = NULL, n = NULL) {
+fashion_mnist <- function(path = NULL, n = NULL, split = c("all", "train", "test")) {
+  split <- choice_arg(split, c("all", "train", "test"), "split")
   files <- fashion_mnist_files(path)
   if (anyNA(files)) {
     stop(fashion_mnist_missing(path, files), call. = FALSE)
   }
-  n_train <- idx_header(files[["train_images"]])$dims[1]
-  n_test <- idx_header(files[["test_images"]])$dims[1]
+  n_train <- if (split == "test") 0L else idx_header(files[["train_images"]])$dims[1]
+  n_test <- if (split == "train") 0L else idx_header(files[["test_images"]])$dims[1]
   if (is.null(n)) {
     n <- n_train + n_test
   } else {
     n <- check_whole(n, "n", min = 1)
     if (n > n_train + n_test) {
-      stop_arg(sprintf("'n' (%d) is more than the %d images of Fashion-MNIST", n,
-                       n_train + n_test))
+      stop_arg(sprintf("'n' (%d) is more than the %d images of Fashion-MNIST%s", n,
+                       n_train + n_test,
+                       if (split == "all") "" else paste0("'s ", split, " split")))
     }
   }
   part <- function(images, labels, m) {
@@ -172,9 +179,10 @@ fashion_mnist <- function(path = NULL, n = NULL) {
     }
     list(X = X, y = y)
   }
-  parts <- list(part("train_images", "train_labels", min(n, n_train)))
+  parts <- list()
+  if (n_train > 0) parts[[1]] <- part("train_images", "train_labels", min(n, n_train))
   if (n > n_train) {
-    parts[[2]] <- part("test_images", "test_labels", n - n_train)
+    parts[[length(parts) + 1]] <- part("test_images", "test_labels", n - n_train)
   }
   X <- do.call(rbind, lapply(parts, `[[`, "X"))
   attr(X, "item_dim") <- NULL

@@ -7,9 +7,16 @@
 #' package, so that Seurat runs on it: store it in a Seurat object with
 #' `obj[["lsnn"]] <- as_seurat_neighbor(graph, obj)`, then
 #' `Seurat::RunUMAP(obj, nn.name = "lsnn")` runs UMAP on it (through uwot,
-#' as `uwot::umap(nn_method = graph)` would) and `SeuratObject::as.Graph()`
-#' turns it into a Seurat `Graph`, a sparse matrix of the distances, for
-#' Seurat's clustering.
+#' as `uwot::umap(nn_method = graph)` would).
+#'
+#' **Clustering.** Seurat's `FindClusters()` reads a `Graph` of
+#' similarities. `SeuratObject::as.Graph()` of a `Neighbor` holds its
+#' distances instead, so that farther neighbours would weigh more: give it
+#' the graph's fuzzy memberships, which weigh nearer neighbours more, as
+#' Seurat's own SNN graph does:
+#' `V <- umap_affinities(nn_method = graph); dimnames(V) <- list(colnames(obj), colnames(obj));`
+#' `obj[["lsnn_fuzzy"]] <- SeuratObject::as.Graph(V)`, then
+#' `Seurat::FindClusters(obj, graph.name = "lsnn_fuzzy")`.
 #'
 #' The `Neighbor` object holds the graph as lsnn has it: `nn.idx`, the
 #' integer row numbers with each cell itself in column 1, and `nn.dist`, the

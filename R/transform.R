@@ -6,8 +6,8 @@
 #' neighbours among them (the model's kind: nearest or locally scaled
 #' neighbours), starts at the affinity-weighted mean of those neighbours'
 #' coordinates, and is then moved to lower its own cost under the model's
-#' cost (t-SNE, LargeVis, UMAP or t-UMAP) against the fixed reference
-#' points. New points do not repel each other. A model fitted with `pca`
+#' cost (t-SNE, LargeVis, UMAP, t-UMAP, PaCMAP or LocalMAP) against the
+#' fixed reference points. New points do not repel each other. A model fitted with `pca`
 #' first projects the new rows through its centre and rotation
 #' (`model$pca`), as the reference rows were.
 #'

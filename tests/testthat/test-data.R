@@ -337,6 +337,16 @@ test_that("fashion_mnist reads training then test images from a path", {
     expect_identical(f6$label, f$label[1:6])
     expect_error(fashion_mnist(dir, n = 9), "more than the 8 images")
     expect_error(fashion_mnist(dir, n = 0), "'n'")
+    # a split alone
+    train <- fashion_mnist(dir, split = "train")
+    expect_equal(train$X, f$X[1:5, ])
+    expect_identical(train$label, f$label[1:5])
+    test <- fashion_mnist(dir, split = "test")
+    expect_equal(test$X, f$X[6:8, ])
+    expect_identical(test$label, f$label[6:8])
+    expect_equal(fashion_mnist(dir, n = 2, split = "test")$X, f$X[6:7, ])
+    expect_error(fashion_mnist(dir, n = 4, split = "test"), "more than the 3 images.*test split")
+    expect_error(fashion_mnist(dir, split = "validation"), "^'split' must be one of")
     unlink(dir, recursive = TRUE)
   }
 })
