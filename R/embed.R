@@ -988,7 +988,8 @@ ne_spectral <- function(A, k) {
   deg <- Matrix::rowSums(A)
   deg[deg <= 0] <- 1
   Dh <- Matrix::Diagonal(x = 1 / sqrt(deg))
-  M <- Matrix::forceSymmetric(Dh %*% A %*% Dh)
+  # (RSpectra's eigs_sym() takes a general sparse matrix, not a dsCMatrix)
+  M <- methods::as(Matrix::forceSymmetric(Dh %*% A %*% Dh), "generalMatrix")
   V <- NULL
   if (n <= 200) {
     V <- eigen(as.matrix(M), symmetric = TRUE)$vectors[, seq_len(k + 1), drop = FALSE]
@@ -997,7 +998,7 @@ ne_spectral <- function(A, k) {
       res <- tryCatch(
         suppressWarnings(RSpectra::eigs_sym(
           M, k + 1, which = "LA",
-          opts = list(tol = 1e-6, maxitr = 2000, ncv = min(n, max(2 * (k + 1) + 1, 20)),
+          opts = list(tol = 1e-4, maxitr = 2000, ncv = min(n, max(2 * (k + 1) + 1, 20)),
                       initvec = stats::rnorm(n)))),
         error = function(e) NULL)
       if (!is.null(res) && res$nconv >= k + 1) V <- res$vectors[, seq_len(k + 1)]
