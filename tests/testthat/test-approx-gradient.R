@@ -121,6 +121,7 @@ test_that("layouts of separate clusters: the sums by components agree with the e
   }
   # a run that starts from the separate clusters (grids split, reused and
   # cached from one iteration to the next) does not depend on n_threads
+  skip_if_quick()
   Y <- component_layout(2) / 20
   runs <- lapply(1:2, function(th) {
     neighbor_embedding(Y, "tsne", perplexity = 10, init = Y, max_iter = 60,
@@ -161,6 +162,7 @@ test_that("layouts of separate clusters: the sums by components agree with the e
 })
 
 test_that("P made for the layout and not returned is read in single precision in its order", {
+  skip_if_quick()
   Y <- component_layout(2) / 20
   layout <- function(method, th) {
     neighbor_embedding(Y, method, perplexity = 10, n_neighbors = 10, init = Y, max_iter = 60,
@@ -181,6 +183,7 @@ test_that("P made for the layout and not returned is read in single precision in
 })
 
 test_that("the optimisation of a large layout keeps the exaggeration's grid to the end", {
+  skip_if_quick()
   Y <- component_layout(2) / 20
   layout <- function(th = 2) {
     neighbor_embedding(Y, "tsne", perplexity = 10, init = Y, max_iter = 60,
@@ -263,6 +266,7 @@ test_that("approximate gradient does not depend on n_threads", {
       expect_identical(a1, a2)
     }
   }
+  skip_if_quick()
   Y1 <- neighbor_embedding(dat$X, "tsne", perplexity = 20, max_iter = 100, init = "pca",
                            stop_lying_iter = 50, gradient = "approx", n_threads = 1)
   Y2 <- neighbor_embedding(dat$X, "tsne", perplexity = 20, max_iter = 100, init = "pca",

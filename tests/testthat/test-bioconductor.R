@@ -188,6 +188,7 @@ test_that("an index and a parameter survive saveRDS() with the same answers", {
 
   # new R sessions: lsnn loaded first, and BiocNeighbors (with it lsnn's
   # classes) only when the objects are used; or BiocNeighbors first
+  skip_if_quick()  # (child R processes)
   saveRDS(X, sub("\\.rds$", "-X.rds", file))
   on.exit(unlink(sub("\\.rds$", "-X.rds", file)), add = TRUE)
   on.exit(unlink(sub("\\.rds$", "-q.rds", file)), add = TRUE)
@@ -247,6 +248,7 @@ test_that("a parameter or index changed slot by slot is refused with the slot na
 })
 
 test_that("scater's runUMAP() with BNPARAM = LsnnParam() gives the layout of nn_method = LSNN", {
+  skip_if_quick()  # (loads scater)
   skip_if_not_installed("BiocNeighbors")
   skip_if_not_installed("scater")
   skip_if_not_installed("SingleCellExperiment")
@@ -269,6 +271,7 @@ test_that("scater's runUMAP() with BNPARAM = LsnnParam() gives the layout of nn_
 })
 
 test_that("scater's runTSNE() takes lsnn's neighbours", {
+  skip_if_quick()  # (loads scater)
   skip_if_not_installed("BiocNeighbors")
   skip_if_not_installed("scater")
   skip_if_not_installed("SingleCellExperiment")
@@ -313,6 +316,7 @@ test_that("bluster's graph clustering runs on lsnn's neighbours", {
 })
 
 test_that("BiocNeighbors 2.x's generics get lsnn's methods (stand-ins with their signatures)", {
+  skip_if_quick()  # (R CMD INSTALL in a child R)
   skip_on_cran()
   fixtures <- test_path("fixtures")
   for (version in c("2.4", "2.6")) {

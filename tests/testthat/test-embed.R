@@ -142,6 +142,7 @@ test_that("the deprecated embed() forwards stats-style calls and warns otherwise
 })
 
 test_that("attaching lsnn reports no masking of stats::embed", {
+  skip_if_quick()  # (a child R process)
   # a fresh R with this test's library paths, so that the lsnn under test is
   # the one attached
   rscript <- file.path(R.home("bin"), "Rscript")

@@ -110,6 +110,7 @@ test_that("n_threads beyond the machine is capped: no crash, no TBB warning (iss
 })
 
 test_that("more threads than cores print no TBB warning (it goes to stderr, so a child R is run)", {
+  skip_if_quick()
   rscript <- file.path(R.home("bin"), "Rscript")
   skip_if_not(file.exists(rscript))
   code <- paste0("suppressMessages(library(lsnn)); X <- matrix(rnorm(4000), 400); ",

@@ -146,6 +146,8 @@ test_that("the index survives saveRDS and readRDS in a new R process", {
   set.seed(2)
   here <- list(extended_knn_query(res$index, Q, 20),
                locally_scaled_knn_query(res$index, Q, 15, nn_kind = "exact"))
+  expect_output(print(res$index), "lsnn index: 800 reference rows x 6 columns")
+  skip_if_quick()  # (a child R process)
   script <- sprintf(paste0(
     "library(lsnn); index <- readRDS('%s'); Q <- readRDS('%s'); set.seed(2); ",
     "saveRDS(list(extended_knn_query(index, Q, 20), ",
@@ -155,7 +157,6 @@ test_that("the index survives saveRDS and readRDS in a new R process", {
                     stdout = FALSE, stderr = FALSE)
   expect_equal(status, 0)
   expect_identical(readRDS(f_out), here)
-  expect_output(print(res$index), "lsnn index: 800 reference rows x 6 columns")
 })
 
 test_that("bad input gets errors naming the argument", {

@@ -34,6 +34,7 @@ test_that("seed makes results reproducible without touching R's generator", {
 })
 
 test_that("the same seed gives the same layout in a new R process", {
+  skip_if_quick()
   skip_on_cran()
   X <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
   here <- neighbor_embedding(X, "tsne", perplexity = 10, max_iter = 100, stop_lying_iter = 50,

@@ -60,6 +60,7 @@ test_that("a Neighbor's graph is checked when lsnn reads it", {
 })
 
 test_that("Seurat's RunUMAP(nn.name = ) runs uwot on the LSNN graph", {
+  skip_if_quick()  # (loads Seurat)
   skip_if_not_installed("Seurat")
   skip_if_not_installed("uwot")
   data <- seurat_data()

@@ -372,6 +372,7 @@ test_that("the scales are exchanged in groups of consecutive shards of similar r
   expect_true(all(abs(rle(g)$lengths - 250 / 3) <= 1))
   expect_identical(groups(c(10, 10, 10)), c(1L, 1L, 1L))
   expect_identical(groups(rep(4e6, 5)), c(1L, 1L, 2L, 2L, 2L))
+  skip_if_quick()  # (a pool of worker processes)
   old <- future::plan(future::multisession, workers = 2)
   on.exit(future::plan(old), add = TRUE)
   expect_identical(groups(c(10, 10, 10)), c(1L, 2L, 2L))
@@ -590,6 +591,7 @@ test_that("a failed task stops the run with an error naming it", {
 
 test_that("sharded graphs are the same on local worker processes", {
   skip_on_cran()
+  skip_if_quick()
   set.seed(9)
   X <- clustered(1200, 6)
   sh <- shard_dir(X, 300)
@@ -612,6 +614,7 @@ test_that("sharded graphs are the same on local worker processes", {
 
 test_that("sharded graphs are the same on socket workers", {
   skip_on_cran()
+  skip_if_quick()
   set.seed(11)
   X <- matrix(rnorm(500 * 5), 500)
   sh <- shard_dir(X, 125)

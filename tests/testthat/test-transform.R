@@ -109,6 +109,7 @@ test_that("the model survives saveRDS() in a new R process", {
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE))
   saveRDS(list(model = tf$fit$model, new = new), file.path(dir, "in.rds"))
+  skip_if_quick()  # (a child R process)
   script <- file.path(dir, "run.R")
   writeLines(c(
     "library(lsnn)",
