@@ -312,9 +312,9 @@ test_that("an approximate run reaches the exact run's cost", {
   ra <- neighbor_embedding(dat$X, "tsne", perplexity = 20, max_iter = 5, stop_lying_iter = 2,
                            ret_extra = TRUE)
   expect_identical(ra$gradient, "exact")
-  expect_identical(lsnn:::ne_gradient_kind("auto", "umap", 2001, 2), "approx")
-  expect_identical(lsnn:::ne_gradient_kind("auto", "umap", 2001, 3), "exact")
-  expect_identical(lsnn:::ne_gradient_kind("auto", "tsne", 20000, 2), "exact")
+  expect_identical(lsnn:::ne_gradient_kind("auto", "tsne", 3000, 2), "exact")
+  expect_identical(lsnn:::ne_gradient_kind("auto", "tsne", 3001, 2), "approx")
+  expect_identical(lsnn:::ne_gradient_kind("auto", "tsne", 20000, 3), "exact")
 })
 
 test_that("the measurement option lsnn.grid is checked and sets the grid", {

@@ -29,8 +29,10 @@ test_that("LsnnParam() checks its arguments and shows its settings", {
   out <- capture.output(show(LsnnParam(kind = "knn", nn_kind = "exact", seed = 3)))
   expect_match(out[1], "class: LsnnParam")
   expect_true(any(grepl("kind: knn", out)))
-  expect_true(any(grepl("search: exact, metric: euclidean, threads: 1, seed: 3", out,
-                        fixed = TRUE)))
+  expect_true(any(grepl(paste0("search: exact, metric: euclidean, threads: ",
+                               default_n_threads(), ", seed: 3"), out, fixed = TRUE)))
+  out <- capture.output(show(LsnnParam(n_threads = 1)))
+  expect_true(any(grepl("threads: 1,", out, fixed = TRUE)))
   expect_error(LsnnParam(kind = "umap"), "'kind' must be one of")
   expect_error(LsnnParam(nn_kind = "fast"), "'nn_kind' must be one of")
   expect_error(LsnnParam(metric = "hamming"), "'metric' must be one of")
