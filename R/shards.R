@@ -2,7 +2,8 @@
 # shard_set(), check_shards()), the reading of a shard as every task reads
 # it (its rows, columns and fingerprint checked) and the whole-or-absent
 # writing of every file of a sharded run (save_atomic()). The searches over
-# the shards are in R/sharded_knn.R; how they run, in R/shard_tasks.R.
+# the shards are in R/sharded_knn.R; how they run, in R/shard_run.R and
+# R/shard_tasks.R.
 
 # ---- shard sets ----
 

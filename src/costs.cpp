@@ -23,18 +23,10 @@
 
 namespace {
 
-// A named element of a settings list (the R side always sets them all).
-SEXP element(const Rcpp::List& list, const char* name) {
-  if (!list.containsElementNamed(name)) Rcpp::stop("internal: setting '%s' is missing", name);
-  return list[name];
-}
-double number(const Rcpp::List& list, const char* name) {
-  return Rcpp::as<double>(element(list, name));
-}
-int whole(const Rcpp::List& list, const char* name) { return Rcpp::as<int>(element(list, name)); }
-std::string word(const Rcpp::List& list, const char* name) {
-  return Rcpp::as<std::string>(element(list, name));
-}
+using lsnn_r::element;
+using lsnn_r::number;
+using lsnn_r::whole;
+using lsnn_r::word;
 
 lsnn::CostMethod cost_method(const std::string& method) {
   if (method == "tsne") return lsnn::CostMethod::tsne;
@@ -91,42 +83,6 @@ lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
   if (!Rf_isNull(element(cost, "in_place_bytes"))) s.in_place_bytes = number(cost, "in_place_bytes");
   if (!Rf_isNull(element(cost, "accurate_grid_points"))) {
     s.accurate_grid_points = number(cost, "accurate_grid_points");
-  }
-  return s;
-}
-
-// list(stepper = "gradient_descent" | "sampled", the driver's settings
-// (src/r_driver.h), tol, and the stepper's own: eta, eta_exaggerated,
-// momentum, final_momentum, mom_switch_iter, exaggeration, stop_lying_iter,
-// min_gain | learning_rate, negative_sample_rate, gamma, seed), for a layout
-// of n x d whose rows from `first` on are shown to the callback.
-lsnn::LayoutSettings layout_settings(const Rcpp::List& layout, std::size_t n, std::size_t d,
-                                     std::size_t first) {
-  lsnn::LayoutSettings s;
-  s.driver = lsnn_r::driver_settings(layout, n, d, first);
-  const std::string stepper = word(layout, "stepper");
-  if (stepper == "gradient_descent") {
-    s.stepper = lsnn::StepperKind::gradient_descent;
-    s.driver.tol = number(layout, "tol");
-    lsnn::GradientDescentSettings& g = s.descent;
-    g.eta = number(layout, "eta");
-    g.eta_exaggerated = number(layout, "eta_exaggerated");
-    g.momentum = number(layout, "momentum");
-    g.final_momentum = number(layout, "final_momentum");
-    g.mom_switch_iter = whole(layout, "mom_switch_iter");
-    g.exaggeration = number(layout, "exaggeration");
-    g.stop_lying_iter = whole(layout, "stop_lying_iter");
-    g.min_gain = number(layout, "min_gain");
-    s.driver.tol_after = g.stop_lying_iter;
-  } else if (stepper == "sampled") {
-    s.stepper = lsnn::StepperKind::sampled;
-    lsnn::SampledSettings& g = s.sampled;
-    g.learning_rate = number(layout, "learning_rate");
-    g.negative_sample_rate = whole(layout, "negative_sample_rate");
-    g.gamma = number(layout, "gamma");
-    g.seed = lsnn_r::seed_from_r(element(layout, "seed"));
-  } else {
-    Rcpp::stop("unknown stepper '%s'", stepper);
   }
   return s;
 }
@@ -288,7 +244,7 @@ Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List co
   Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
   const lsnn::CostSettings cs = cost_settings(cost);
   const lsnn::LayoutSettings ls =
-      layout_settings(layout, static_cast<std::size_t>(Y0.nrow()), d, 0);
+      lsnn_r::layout_settings(layout, static_cast<std::size_t>(Y0.nrow()), d, 0);
   const lsnn::SparseRows affinities = affinity_view(P);
   // (the sampled stepper reads P's columns itself)
   Rcpp::IntegerVector columns = P.slot("i");
@@ -322,7 +278,7 @@ Rcpp::List place_points_cpp(Rcpp::NumericMatrix Yref, Rcpp::NumericMatrix Ynew0,
   lsnn_r::RExecutor ex(n_threads, verbose);
   const lsnn::CostSettings cs = cost_settings(cost);
   PlacementLayout pl(Yref, Ynew0, row_ptr, col, val);
-  const lsnn::LayoutSettings ls = layout_settings(layout, pl.n, pl.d, pl.n_ref);
+  const lsnn::LayoutSettings ls = lsnn_r::layout_settings(layout, pl.n, pl.d, pl.n_ref);
   return lsnn_r::run_core([&]() {
     lsnn::PlacementObjective objective(lsnn_r::cost_kernels(simd), cs, pl.P, pl.n_ref, pl.d,
                                        pl.Y.data(), ex);

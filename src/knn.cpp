@@ -37,7 +37,7 @@ Rcpp::List exact_knn_cpp(Rcpp::List data, int k, std::string metric, int n_threa
 }
 
 // The k-column graph of the n points of a dist object's distances `d`
-// (R/checks.R has checked them: n (n - 1) / 2 finite non-negative values,
+// (R/inputs.R has checked them: n (n - 1) / 2 finite non-negative values,
 // k <= n).
 // [[Rcpp::export(.knn_of_distances)]]
 Rcpp::List knn_of_distances_cpp(Rcpp::NumericVector d, int n, int k, int n_threads,

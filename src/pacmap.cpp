@@ -1,10 +1,10 @@
-// Glue for PaCMAP and LocalMAP (inst/include/lsnn/pacmap.h, adam.h): the
-// pair sets cross as integer matrices of 1-based partners, one row per
-// point that owns pairs (R/pacmap.R has checked them); the layout is n x d.
+// Glue for PaCMAP and LocalMAP (inst/include/lsnn/pacmap.h, run by layout.h
+// under its Adam stepper): the pair sets cross as integer matrices of
+// 1-based partners, one row per point that owns pairs (R/pacmap.R has
+// checked them); the layout is n x d.
 #include <Rcpp.h>
 
-#include <lsnn/adam.h>
-#include <lsnn/optimizer.h>
+#include <lsnn/layout.h>
 #include <lsnn/pacmap.h>
 
 #include <cmath>
@@ -135,10 +135,10 @@ Rcpp::List pacmap_cost_gradient_cpp(Rcpp::NumericMatrix Y, int fixed, Rcpp::List
 // pair_sets() reads them, except that a NULL `further` is drawn here,
 // `n_further` per row among all points, as .pacmap_further() would draw them
 // from `seed` (so that the largest set never crosses into R unless asked
-// for). `layout`: the driver's settings (src/r_driver.h), learning_rate and
-// the schedule's settings (pair_schedule()). Returns the coordinates, the
-// cost record and, when ret_further, the further pairs at the end (LocalMAP
-// redraws them).
+// for). `layout`: the layout's settings (lsnn_r::layout_settings(), the Adam
+// stepper's) and the schedule's (pair_schedule()). Returns the coordinates,
+// the cost record and, when ret_further, the further pairs at the end
+// (LocalMAP redraws them).
 // [[Rcpp::export(.pacmap_layout)]]
 Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs,
                              Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads,
@@ -160,16 +160,15 @@ Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs
     sets = pair_sets(pairs, static_cast<std::size_t>(fixed));
   }
   const lsnn::PairSchedule schedule = pair_schedule(layout);
-  const lsnn::DriverSettings driver =
-      lsnn_r::driver_settings(layout, n, d, static_cast<std::size_t>(fixed));
-  lsnn::AdamStepperSettings adam;
-  adam.learning_rate = Rcpp::as<double>(layout["learning_rate"]);
+  const lsnn::LayoutSettings ls =
+      lsnn_r::layout_settings(layout, n, d, static_cast<std::size_t>(fixed));
   return lsnn_r::run_core([&]() {
     lsnn::PairObjective objective(n, d, static_cast<std::size_t>(fixed), std::move(sets),
                                   schedule, s, ex);
     if (!ret_further) objective.release_pair_lists();
-    lsnn::AdamStepper<lsnn::PairObjective> stepper(objective, adam);
-    const lsnn::OptimizerResult res = lsnn::optimize(stepper, objective, Y.begin(), driver, ex);
+    // (the pairs are the objective's own: no cost parameters, no P)
+    const lsnn::OptimizerResult res = lsnn::optimize_layout(
+        objective, lsnn::CostParams(), lsnn::SparseRows(), Y.begin(), ls, ex);
     Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());
     trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
     return Rcpp::List::create(

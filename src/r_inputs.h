@@ -1,12 +1,12 @@
 // How data and seeds cross from R into the core, the one convention of every
 // entry point:
-// - data is the list prepare_data() (R/checks.R) returns, checked in R:
+// - data is the list prepare_data() (R/inputs.R) returns, checked in R:
 //   list(kind = "dense", x = double matrix), list(kind = "sparse",
 //   rows = dgRMatrix), whose slots p, j, x list the rows as the core reads
 //   them, or for metric = "hamming" list(kind = "binary", x = logical,
 //   integer or double matrix of 0 and 1), packed into bits by the core;
 // - a seed is two non-negative 31-bit integers drawn from R's generator by
-//   draw_seed() (R/checks.R), joined into one 64-bit seed here.
+//   draw_seed() (R/seeds.R), joined into one 64-bit seed here.
 #ifndef LSNN_R_INPUTS_H
 #define LSNN_R_INPUTS_H
 

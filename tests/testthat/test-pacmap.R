@@ -271,3 +271,25 @@ test_that("PaCMAP runs from sharded data and its sharded graph as from memory", 
   on.exit(unlink(dirname(other$files[1]), recursive = TRUE), add = TRUE)
   expect_error(neighbor_embedding(other, "pacmap", nn_method = g), "graph of other shards")
 })
+
+test_that("the Adam stepper is layout.h's, for objectives with a phase hook alone", {
+  # one layout entry chooses every stepper from the layout list: PaCMAP's
+  # objective runs under Adam only (the other steppers would not call its
+  # phase hook), and the cost evaluator, which has no hook, not under Adam
+  set.seed(8)
+  n <- 30L
+  X <- matrix(rnorm(n * 3), n)
+  Y0 <- matrix(rnorm(n * 2), n)
+  P <- perplexity_affinities(X, 5)
+  cost <- lsnn:::ne_cost_list(lsnn:::ne_cost_settings("umap"), "exact")
+  adam <- lsnn:::ne_layout_settings("adam", 5L, 0L, 1)
+  expect_error(lsnn:::.optimize_layout(Y0, P, cost, adam, 1L, FALSE, "generic", "read"),
+               "the Adam stepper needs an objective with a phase hook")
+  pairs <- list(near = matrix(c(2:n, 1L), n), mid_near = matrix(c(3:n, 1:2), n),
+                further = matrix(c(4:n, 1:3), n))
+  descent <- c(lsnn:::ne_layout_settings("gradient_descent", 5L, 0L, 1),
+               adam[c("phases", "local", "low_dist_thres", "constant")])
+  expect_error(lsnn:::.pacmap_layout(Y0, 0L, pairs, descent, c(1L, 2L), 1L, FALSE, FALSE),
+               "an objective with a phase hook needs the Adam stepper")
+  expect_length(lsnn:::.pacmap_layout(Y0, 0L, pairs, adam, c(1L, 2L), 1L, FALSE, FALSE)$cost, 1L)
+})
