@@ -639,8 +639,9 @@ ne_given_affinities <- function(affinities, method) {
   P
 }
 
-# The layout settings as the glue reads them (src/costs.cpp,
-# src/pacmap.cpp, src/r_driver.h), the one place they are built: the
+# The layout settings as the glue reads them (layout_settings() of
+# src/r_driver.h; src/pacmap.cpp reads PaCMAP's schedule from them too),
+# the one place they are built: the
 # stepper ("gradient_descent", "sampled" or "adam"), max_iter, epoch
 # (steps between cost records; 0: the final cost alone), `rate` (the step
 # size eta, or the learning rate), the callback (called every

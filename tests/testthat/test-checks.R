@@ -119,7 +119,8 @@ test_that("small surprises get a word (issue 13, item 5)", {
                  "'max_iter' \\(100\\) is below 'stop_lying_iter' \\(250\\)")
   expect_silent(neighbor_embedding(X, perplexity = 5, max_iter = 100, exaggeration = 1))
   # a run that stops at max_iter says so under verbose
-  expect_message(neighbor_embedding(X, "umap", n_neighbors = 5, max_iter = 20, verbose = TRUE),
+  expect_message(neighbor_embedding(X, "umap", n_neighbors = 5, max_iter = 20, verbose = TRUE,
+                                    gradient = "exact"),
                  "stopped at max_iter = 20 without converging")
   # uwot-style ret_extra
   expect_error(neighbor_embedding(X, "umap", n_neighbors = 5, ret_extra = c("model", "nn")),
