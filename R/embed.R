@@ -622,6 +622,7 @@ ne_callback <- function(callback, row_names) {
   function(iteration, Y) {
     if (!is.null(row_names)) rownames(Y) <- row_names
     out <- tryCatch(callback(iteration, Y), error = function(e) {
+      if (is_time_limit(e)) stop(e)
       stop_arg("'callback' failed at iteration ", iteration, ": ", conditionMessage(e))
     })
     isFALSE(out)
@@ -896,21 +897,21 @@ ne_spectral <- function(A, k) {
     V <- eigen(as.matrix(M), symmetric = TRUE)$vectors[, seq_len(k + 1), drop = FALSE]
   } else {
     if (requireNamespace("RSpectra", quietly = TRUE)) {
-      res <- tryCatch(
+      res <- value_or(
         suppressWarnings(RSpectra::eigs_sym(
           M, k + 1, which = "LA",
           opts = list(tol = 1e-6, maxitr = 2000, ncv = min(n, max(2 * (k + 1) + 1, 20)),
                       initvec = stats::rnorm(n)))),
-        error = function(e) NULL)
+        NULL)
       if (!is.null(res) && res$nconv >= k + 1) V <- res$vectors[, seq_len(k + 1)]
     }
     if (is.null(V) && requireNamespace("irlba", quietly = TRUE)) {
       # M + I is positive semi-definite: its top singular vectors are M's
       # top eigenvectors
-      res <- tryCatch(
+      res <- value_or(
         suppressWarnings(irlba::partial_eigen(M + Matrix::Diagonal(n), n = k + 1,
                                               symmetric = TRUE)),
-        error = function(e) NULL)
+        NULL)
       if (!is.null(res)) V <- res$vectors[, seq_len(k + 1)]
     }
   }
