@@ -146,7 +146,9 @@
 #' a warning; coordinates that diverge (from a too large `eta` or
 #' `exaggeration`) give an error. Results are reproducible with
 #' [set.seed()] and do not depend on `n_threads`. Ctrl-C stops the run
-#' within a second.
+#' within a second; it, and the limit of [setTimeLimit()] (as
+#' `R.utils::withTimeout()` sets it), reach the caller's [tryCatch()] as
+#' R raises them, once the run has stopped and freed its memory.
 #'
 #' @param X A numeric data matrix, data frame or sparse matrix (rows are
 #'   points; the numeric columns of a data frame are used, and a message
