@@ -195,3 +195,20 @@ machine_memory_bytes <- function() {
   kb <- suppressWarnings(as.numeric(sub("^MemTotal:\\s*([0-9]+) kB.*$", "\\1", info)))
   if (length(kb) != 1 || is.na(kb)) NA_real_ else 1024 * kb
 }
+
+# The value of `expr`, or `fallback` when it fails (a solver that did not
+# converge, say). A limit of setTimeLimit() is an error too, raised wherever
+# R happens to be when it runs out: it goes on to the caller, never taken
+# for the method's failure (the run would go on with no limit left).
+value_or <- function(expr, fallback) {
+  tryCatch(expr, error = function(e) {
+    if (is_time_limit(e)) stop(e)
+    fallback
+  })
+}
+
+is_time_limit <- function(e) {
+  limits <- c("reached elapsed time limit", "reached CPU time limit",
+              "reached session elapsed time limit", "reached session CPU time limit")
+  conditionMessage(e) %in% c(limits, vapply(limits, gettext, "", domain = "R"))
+}

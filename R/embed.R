@@ -163,7 +163,9 @@
 #' a warning; coordinates that diverge (from a too large `eta` or
 #' `exaggeration`) give an error. Results are reproducible with
 #' [set.seed()] and do not depend on `n_threads`. Ctrl-C stops the run
-#' within a second.
+#' within a second; it, and the limit of [setTimeLimit()] (as
+#' `R.utils::withTimeout()` sets it), reach the caller's [tryCatch()] as
+#' R raises them, once the run has stopped and freed its memory.
 #'
 #' @param X A numeric data matrix, data frame or sparse matrix (rows are
 #'   points; the numeric columns of a data frame are used, and a message
@@ -711,6 +713,7 @@ ne_callback <- function(callback, row_names, max_iter) {
     if (!is.null(row_names)) rownames(Y) <- row_names
     out <- tryCatch(if (three) callback(iteration, max_iter, Y) else callback(iteration, Y),
                     error = function(e) {
+      if (is_time_limit(e)) stop(e)
       stop_arg("'callback' failed at iteration ", iteration, ": ", conditionMessage(e))
     })
     isFALSE(out)
@@ -996,21 +999,21 @@ ne_spectral <- function(A, k) {
     V <- eigen(as.matrix(M), symmetric = TRUE)$vectors[, seq_len(k + 1), drop = FALSE]
   } else {
     if (requireNamespace("RSpectra", quietly = TRUE)) {
-      res <- tryCatch(
+      res <- value_or(
         suppressWarnings(RSpectra::eigs_sym(
           M, k + 1, which = "LA",
           opts = list(tol = 1e-4, maxitr = 2000, ncv = min(n, max(2 * (k + 1) + 1, 20)),
                       initvec = stats::rnorm(n)))),
-        error = function(e) NULL)
+        NULL)
       if (!is.null(res) && res$nconv >= k + 1) V <- res$vectors[, seq_len(k + 1)]
     }
     if (is.null(V) && requireNamespace("irlba", quietly = TRUE)) {
       # M + I is positive semi-definite: its top singular vectors are M's
       # top eigenvectors
-      res <- tryCatch(
+      res <- value_or(
         suppressWarnings(irlba::partial_eigen(M + Matrix::Diagonal(n), n = k + 1,
                                               symmetric = TRUE)),
-        error = function(e) NULL)
+        NULL)
       if (!is.null(res)) V <- res$vectors[, seq_len(k + 1)]
     }
   }

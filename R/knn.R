@@ -77,8 +77,8 @@
 #' searches' pairs does; the Matrix package would add the two distances, so
 #' lsnn keeps the pair once, at its smaller distance, with a warning.
 #'
-#' Ties between equally distant rows are broken by the smaller row number, and
-#' the row itself is in column 1 even when it has exact duplicates. Results
+#' Rows at equal reported distances are listed by row number, and the row
+#' itself is in column 1 even when it has exact duplicates. Results
 #' are identical for every `n_threads`.
 #'
 #' **Binary data.** With `metric = "hamming"`, `X` is a logical matrix or a

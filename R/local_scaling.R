@@ -22,8 +22,8 @@
 #' `n_neighbors`.
 #'
 #' The scaled values only choose the neighbours: the graph returned lists
-#' them with their ordinary distances, in increasing order, ready for
-#' `uwot::umap(X, nn_method = )`.
+#' them with their ordinary distances, in increasing order (equal distances
+#' by row number), ready for `uwot::umap(X, nn_method = )`.
 #'
 #' @inheritParams extended_knn
 #' @param n_neighbors Number of neighbours to return per row, the row itself

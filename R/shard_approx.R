@@ -128,9 +128,9 @@ partition_centres <- function(run, round, n_parts) {
     list(near = near, size = partition_sizes(near, nrow(centres)) * per_row)
   }
   start <- x[sample_rows(task_seed(run, "kmeans_start", round), nrow(x), n_parts), , drop = FALSE]
-  centres <- tryCatch(
+  centres <- value_or(
     suppressWarnings(stats::kmeans(x, start, iter.max = 20, algorithm = "MacQueen")$centers),
-    error = function(e) start)
+    start)
   centres <- split_largest(x, centres, sizes, 1.5 * partition_rows(ctl, n),
                            function(i) task_seed(run, "kmeans_split", round, i))
   repeat {
@@ -159,8 +159,8 @@ split_largest <- function(x, centres, sizes, limit, seed_of) {
     if (now$size[big] <= limit || nrow(mine) < 2) return(centres)
     split <- split + 1L
     start <- mine[sample_rows(seed_of(split), nrow(mine), 2L), , drop = FALSE]
-    halves <- tryCatch(suppressWarnings(stats::kmeans(mine, start, iter.max = 20)$centers),
-                       error = function(e) NULL)
+    halves <- value_or(suppressWarnings(stats::kmeans(mine, start, iter.max = 20)$centers),
+                       NULL)
     if (is.null(halves)) return(centres)
     centres <- rbind(centres[-big, , drop = FALSE], halves)
   }

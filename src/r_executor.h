@@ -23,12 +23,42 @@
 
 namespace lsnn_r {
 
-inline void check_interrupt_unsafe(void*) { R_CheckUserInterrupt(); }
+// The jump that R's event loop started while the core was running (an
+// interrupt, setTimeLimit()'s error, any condition raised by
+// R_CheckUserInterrupt), held until the core's frames have unwound. Rcpp
+// keeps the token protected (R_PreserveObject) until the jump is resumed.
+// Main thread only.
+inline SEXP& pending_jump() {
+  static SEXP token = nullptr;
+  return token;
+}
 
-// R_CheckUserInterrupt() long-jumps on Ctrl-C, which must not cross C++
-// frames; R_ToplevelExec contains the jump and reports it as FALSE.
+// Gives up a pending jump that nobody will resume (R's own unwinding already
+// went past it), so that it does not leak or resume in a later call.
+inline void drop_pending_jump() {
+  SEXP& token = pending_jump();
+  if (token != nullptr) R_ReleaseObject(token);
+  token = nullptr;
+}
+
+// Runs R's event loop (Ctrl-C, time limits, other events). Whatever R
+// raises there long-jumps, which must not cross C++ frames: the jump is
+// stopped at R_UnwindProtect, kept in pending_jump(), and reported as an
+// interrupt so that the core unwinds, stops its threads and frees its memory
+// as for Ctrl-C; run_core() then resumes the jump, so the condition reaches
+// the caller's handlers (tryCatch) as R raised it.
 inline bool user_interrupted() {
-  return R_ToplevelExec(check_interrupt_unsafe, nullptr) == FALSE;
+  try {
+    Rcpp::unwindProtect([]() -> SEXP {
+      R_CheckUserInterrupt();
+      return R_NilValue;
+    });
+    return false;
+  } catch (const Rcpp::LongjumpException& e) {
+    drop_pending_jump();
+    pending_jump() = e.token;
+    return true;
+  }
 }
 
 // The most threads worth asking for: what RcppParallel's TBB would run
@@ -151,14 +181,19 @@ class RExecutor {
   std::chrono::steady_clock::time_point last_poll_;
 };
 
-// Runs a call into the core, turning lsnn's interrupt into an R interrupt and
+// Runs a call into the core, turning lsnn's interrupt into the jump R started
+// (see user_interrupted()) or else an R interrupt, and
 // any other C++ exception into an R error with its message (without the
 // internal .Call as the error's call).
 template <typename F>
 auto run_core(F&& f) -> decltype(f()) {
+  drop_pending_jump();
   try {
     return f();
   } catch (const lsnn::interrupted_error&) {
+    SEXP token = pending_jump();
+    pending_jump() = nullptr;
+    if (token != nullptr) throw Rcpp::LongjumpException(token);
     throw Rcpp::internal::InterruptedException();
   } catch (const Rcpp::exception&) {
     throw;

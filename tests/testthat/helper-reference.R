@@ -49,14 +49,19 @@ ref_scaled <- function(idx, dist, scale_from = 5, scale_to = 7) {
   per_row / matrix(sigma[idx], nrow(idx))
 }
 
-ref_sort <- function(graph, values = graph$dist, decreasing = FALSE, self_first = TRUE) {
+ref_sort <- function(graph, values = graph$dist, decreasing = FALSE, self_first = TRUE,
+                     by_row = FALSE) {
   n <- nrow(graph$idx)
   k <- ncol(graph$idx)
   cols <- if (self_first) seq_len(k)[-1] else seq_len(k)
   idx <- graph$idx
   dist <- graph$dist
   for (i in seq_len(n)) {
-    o <- cols[order(values[i, cols], decreasing = decreasing)]
+    o <- if (by_row) {
+      cols[order(values[i, cols], idx[i, cols], decreasing = decreasing)]
+    } else {
+      cols[order(values[i, cols], decreasing = decreasing)]
+    }
     idx[i, cols] <- graph$idx[i, o]
     dist[i, cols] <- graph$dist[i, o]
   }
@@ -70,8 +75,10 @@ ref_lsnn <- function(enn, n_neighbors, scale_from = 5, scale_to = 7, n_extra = 5
   scaled <- ref_scaled(enn$idx, enn$dist, scale_from, scale_to)
   by_scaled <- ref_sort(enn, scaled)
   first <- seq_len(n_neighbors)
-  ref_sort(list(idx = by_scaled$idx[, first, drop = FALSE],
-                dist = by_scaled$dist[, first, drop = FALSE]))
+  chosen <- list(idx = by_scaled$idx[, first, drop = FALSE],
+                 dist = by_scaled$dist[, first, drop = FALSE])
+  # listed by distance, equal distances by row number, the row itself first
+  ref_sort(chosen, by_row = TRUE)
 }
 
 clustered <- function(n, d, n_clusters = 5, spread = 0.3) {

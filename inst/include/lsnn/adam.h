@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "optimizer.h"
@@ -94,6 +95,8 @@ class AdamStepper {
         lr_(s.learning_rate),
         grad_(objective.n() * objective.d(), 0.0),
         adam_(objective.n(), objective.d(), objective.fixed(), s.adam) {}
+
+  std::string divergence_hint() const { return "lower 'eta'"; }
 
   template <typename Executor>
   double prepare(int iter, const double* Y, bool want_cost, Executor& executor) {

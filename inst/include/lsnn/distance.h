@@ -37,6 +37,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -161,6 +162,24 @@ class RowData {
       case Metric::hamming: return score / static_cast<double>(d_);
     }
     return score;
+  }
+
+  // Candidates sorted by (exact score, row number), their first `count`
+  // turned into (reported distance, row number) in that order, the order
+  // every graph reports. Two scores a few ulps apart can round to one
+  // distance (a square root halves the digits that tell them apart), and
+  // such a tie then goes by row number. The conversion never reverses two
+  // scores, so only runs of equal distances move.
+  void report_distances(std::vector<std::pair<double, int>>& cand, std::size_t count) const {
+    count = std::min(count, cand.size());
+    for (std::size_t c = 0; c < count; ++c) cand[c].first = distance_from_exact_score(cand[c].first);
+    for (std::size_t c = 1; c < count; ++c) {
+      for (std::size_t t = c; t > 0 && cand[t].first == cand[t - 1].first &&
+                              cand[t].second < cand[t - 1].second;
+           --t) {
+        std::swap(cand[t], cand[t - 1]);
+      }
+    }
   }
 
   // A score no pair at `distance` or nearer exceeds: the inverse of

@@ -300,9 +300,10 @@ KnnGraph exact_knn(const RowData& data, std::size_t k, Executor& executor,
     detail::TileBuffers buf;
     for (std::size_t i = begin; i < end; ++i) {
       refined[i] = detail::finish_row(data, i, heaps, i, {0, n, -1}, others, buf, cand);
+      data.report_distances(cand, others);
       for (std::size_t c = 0; c < others; ++c) {
         graph.index(i, c + 1) = cand[c].second;
-        graph.distance(i, c + 1) = data.distance_from_exact_score(cand[c].first);
+        graph.distance(i, c + 1) = cand[c].first;
       }
     }
   });

@@ -107,9 +107,10 @@ std::size_t finish_query_rows(const RowData& data, const RowRange& rows, const N
     for (std::size_t q = begin; q < end; ++q) {
       const std::size_t i = rows.begin + q;
       refined[q] = finish_row(data, i, heaps, q, among(i), k, buf, cand);
+      data.report_distances(cand, cand.size());
       for (std::size_t c = 0; c < cand.size(); ++c) {
         graph.index(q, c) = cand[c].second;
-        graph.distance(q, c) = data.distance_from_exact_score(cand[c].first);
+        graph.distance(q, c) = cand[c].first;
       }
       for (std::size_t c = cand.size(); c < k; ++c) {
         graph.index(q, c) = -1;
@@ -543,9 +544,10 @@ KnnGraph approx_knn_query(const RowData& data, const RowRange& reference, const 
           }
           std::sort(cand.begin(), cand.end());
         }
+        data.report_distances(cand, k);
         for (std::size_t c = 0; c < k; ++c) {
           out.index(q, c) = cand[c].second;
-          out.distance(q, c) = data.distance_from_exact_score(cand[c].first);
+          out.distance(q, c) = cand[c].first;
         }
       }
       scored[g] = state.scored;

@@ -13,8 +13,10 @@
 //
 // The arithmetic follows R's definitions exactly (the mean accumulates in
 // long double as rowMeans() does; the two divisions happen in that order),
-// and every tie is broken by the position in the input row, as R's stable
-// order() would: the results match a plain R implementation value for value.
+// and equal scaled values are chosen by their position in the input row, as
+// R's stable order() would: the results match a plain R implementation value
+// for value. The chosen neighbours are listed as every graph of lsnn lists
+// them, by (distance, row number).
 #ifndef LSNN_LOCAL_SCALING_H
 #define LSNN_LOCAL_SCALING_H
 
@@ -77,23 +79,24 @@ void locally_scaled_distances(const GraphView& g, std::size_t scale_from,
 
 namespace detail {
 
-// A chosen neighbour, listed by (distance, scaled value, column): by
-// distance, ties in the order of the choice.
+// A chosen neighbour, listed by (distance, row number); a graph lists a
+// row once, and the column settles anything else.
 struct ScaledChoice {
-  double dist, scaled;
+  double dist;
+  int row;
   std::size_t col;
   bool operator<(const ScaledChoice& o) const {
     if (dist != o.dist) return dist < o.dist;
-    if (scaled != o.scaled) return scaled < o.scaled;
+    if (row != o.row) return row < o.row;
     return col < o.col;
   }
 };
 
 // Of a row's candidates in columns [first, k) (distances dist[], reference
 // rows idx[] counted from 0), the `keep` with the smallest locally scaled
-// values d^2 / sigma_i / sigma_j, into chosen[0, keep) by (distance, scaled
-// value, column). (value, column) pairs in lexicographic order are R's
-// stable order by value, so the chosen set is the `keep` smallest pairs.
+// values d^2 / sigma_i / sigma_j, into chosen[0, keep) by (distance, row
+// number). (value, column) pairs in lexicographic order are R's stable order
+// by value, so the chosen set is the `keep` smallest pairs.
 inline void choose_locally_scaled(const double* dist, const int* idx, std::size_t first, std::size_t k,
                                   double sigma_i, const double* sigma, std::size_t keep,
                                   std::vector<std::pair<double, std::size_t>>& by_scaled,
@@ -107,7 +110,8 @@ inline void choose_locally_scaled(const double* dist, const int* idx, std::size_
   }
   chosen.resize(keep);
   for (std::size_t r = 0; r < keep; ++r) {
-    chosen[r] = {dist[by_scaled[r].second], by_scaled[r].first, by_scaled[r].second};
+    const std::size_t c = by_scaled[r].second;
+    chosen[r] = {dist[c], idx[c], c};
   }
   std::sort(chosen.begin(), chosen.end());
 }

@@ -741,10 +741,11 @@ std::size_t final_pass(const RowData& data, const std::vector<int>& perm, const 
         }
         std::sort(cand.begin(), cand.end());
       }
+      data.report_distances(cand, others);
       int* out = heaps.mutable_indices(t);
       for (std::size_t c = 0; c < others; ++c) {
         out[c] = cand[c].second;
-        sorted_dist[t * K + c] = data.distance_from_exact_score(cand[c].first);
+        sorted_dist[t * K + c] = cand[c].first;
       }
     }
   }, [&](std::size_t done) { phase.set(done); });

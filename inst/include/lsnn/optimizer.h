@@ -13,7 +13,9 @@
 //   static constexpr bool kEarlyStop: whether the driver may stop when the
 //     relative change of the cost between two records falls below `tol`
 //     (after step `tol_after`);
-//   static constexpr const char* kStepName: "iteration" or "epoch".
+//   static constexpr const char* kStepName: "iteration" or "epoch";
+//   std::string divergence_hint() const: what the user can change when the
+//     run diverges (the step size's argument, ...).
 // The objective (costs.h's CostEvaluator) gives the final cost.
 //
 // Gradient descent, as in t-SNE:
@@ -38,9 +40,13 @@
 // run there by returning true (the result says so in `stopped`). It sees
 // Y only: the run does not depend on it otherwise.
 //
-// Coordinates that stop being finite (a step size, exaggeration or starting
-// scale so large that the squared distances overflow) end the run with
-// std::runtime_error rather than return NaN.
+// A run that diverges ends with std::runtime_error rather than return
+// garbage: coordinates or a cost that stop being finite (a step size,
+// exaggeration or starting scale so large that the squared distances
+// overflow), or coordinates beyond divergence_limit() (a step size so large
+// that every step overshoots, throwing the points ever further out while
+// the numbers stay finite). The check only reads Y: a run that does not
+// diverge is the same with or without it.
 //
 // Deterministic: the update is element-wise and the sums of costs.h are taken
 // in an order that does not depend on the number of threads.
@@ -117,11 +123,44 @@ inline bool all_finite(const double* x, std::size_t count) {
   return acc == 0.0;
 }
 
-inline void throw_diverged(int iter) {
-  throw std::runtime_error(
-      "the embedding diverged at iteration " + std::to_string(iter) +
-      " (its coordinates or cost are no longer finite numbers): lower 'eta' or "
-      "'exaggeration', or start from smaller coordinates ('init_sdev', 'init')");
+// No converging layout of n points comes near this: the converged layouts
+// of every cost spread over a few times sqrt(n) at most (the area of a 2-D
+// layout grows with n; t-SNE of 1e6 points stays within some hundreds),
+// and a layout never needs to leave its start's scale by orders of
+// magnitude (new points placed among fixed ones lie among them). Diverging
+// steps overshoot by a factor each step, so they pass any such bound within
+// a few steps.
+constexpr double kDivergenceFactor = 1e4;
+
+inline double divergence_limit(const double* Y, std::size_t n, std::size_t count) {
+  double start = 0.0;
+  for (std::size_t t = 0; t < count; ++t) start = std::max(start, std::fabs(Y[t]));
+  return kDivergenceFactor * std::max({start, std::sqrt(static_cast<double>(n)), 1.0});
+}
+
+// Whether every coordinate is finite and within `limit` (NaN is not).
+inline bool all_within(const double* x, std::size_t count, double limit) {
+  bool ok = true;
+  for (std::size_t t = 0; t < count; ++t) ok &= std::fabs(x[t]) <= limit;
+  return ok;
+}
+
+inline void throw_diverged(int iter, const std::string& hint, double limit = NAN) {
+  char scale[160] = "its coordinates or cost are no longer finite numbers";
+  if (!std::isnan(limit)) {
+    std::snprintf(scale, sizeof(scale),
+                  "its coordinates passed %.3g, far beyond the scale of any layout of these points",
+                  limit);
+  }
+  throw std::runtime_error("the embedding diverged at iteration " + std::to_string(iter) + " (" +
+                           scale + "): " + hint);
+}
+
+// After step `iter`: an error if Y has diverged.
+inline void check_diverged(int iter, const double* Y, std::size_t count, double limit,
+                           const std::string& hint) {
+  if (all_within(Y, count, limit)) return;
+  throw_diverged(iter, hint, all_finite(Y, count) ? limit : NAN);
 }
 
 // A run's cost history and its progress display: the cost after each
@@ -165,6 +204,7 @@ OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
                          const DriverSettings& s, Executor& executor) {
   const std::size_t nd = objective.n() * objective.d();
   if (!all_finite(Y, nd)) throw std::invalid_argument("the initial coordinates are not all finite");
+  const double limit = divergence_limit(Y, objective.n(), nd);
   OptimizerResult res;
   CostHistory<Executor> history(executor, static_cast<std::size_t>(std::max(s.max_steps, 0)),
                                 Stepper::kStepName);
@@ -175,7 +215,7 @@ OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
     const bool want_cost = s.epoch > 0 && done % s.epoch == 0;
     const double cost = stepper.prepare(iter, Y, want_cost, executor);
     if (want_cost) {
-      if (std::isnan(cost)) throw_diverged(done);
+      if (std::isnan(cost)) throw_diverged(done, stepper.divergence_hint());
       history.record(res, done, cost);
       if (Stepper::kEarlyStop && prev_cost_iter >= s.tol_after && done > s.tol_after &&
           std::fabs(prev_cost - cost) <= s.tol * std::fabs(cost)) {
@@ -188,7 +228,7 @@ OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
       prev_cost_iter = done;
     }
     stepper.advance(iter, Y, executor);
-    if (!all_finite(Y, nd)) throw_diverged(iter);
+    check_diverged(iter, Y, nd, limit, stepper.divergence_hint());
     res.iterations = iter;
     history.set(static_cast<std::size_t>(iter));
     if (s.observer && s.observe_every > 0 && iter % s.observe_every == 0 && s.observer(iter, Y)) {
@@ -201,7 +241,7 @@ OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
   if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
     std::vector<double> grad(nd);
     const double cost = objective.evaluate(Y, true, grad.data(), nullptr, executor);
-    if (std::isnan(cost)) throw_diverged(res.iterations);
+    if (std::isnan(cost)) throw_diverged(res.iterations, stepper.divergence_hint());
     history.record(res, res.iterations, cost);
   }
   history.finish(res);
@@ -224,6 +264,14 @@ class GradientDescent {
         grad_(n_ * d_, 0.0),
         update_(n_ * d_, 0.0),
         gains_(n_ * d_, 1.0) {}
+
+  std::string divergence_hint() const {
+    // early exaggeration and the start apply to a whole layout only
+    if (fixed_ > 0) return "lower 'eta'";
+    return std::string("lower 'eta'") +
+           (s_.stop_lying_iter > 0 && s_.exaggeration != 1.0 ? " or 'exaggeration'" : "") +
+           ", or start from smaller coordinates ('init_sdev', 'init')";
+  }
 
   template <typename Executor>
   double prepare(int iter, const double* Y, bool want_cost, Executor& executor) {
@@ -277,7 +325,7 @@ class GradientDescent {
       mean /= static_cast<double>(n_);
       // the mean is finite only if every coordinate of the column is (or
       // their sum overflowed, as bad a sign)
-      if (!std::isfinite(mean)) throw_diverged(iter);
+      if (!std::isfinite(mean)) throw_diverged(iter, divergence_hint());
       for (std::size_t i = 0; i < n_; ++i) Y[c * n_ + i] -= mean;
     }
   }

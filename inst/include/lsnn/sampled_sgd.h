@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "adam.h"
@@ -102,6 +103,8 @@ class SampledStepper {
     grad_.assign(nd, 0.0);
     prev_.resize(nd);
   }
+
+  std::string divergence_hint() const { return "lower 'eta'"; }
 
   template <typename Executor>
   double prepare(int, const double* Y, bool want_cost, Executor& executor) {
