@@ -234,7 +234,7 @@
 #' @param gradient `"auto"`, `"exact"`, `"approx"` or `"sampled"`: how the
 #'   all-pairs part of the gradient is summed (see Details).
 #' @param negative_sample_rate Points pushed away per sampled edge
-#'   (`"sampled"` only).
+#'   (`"sampled"` only), at most 1,000.
 #' @param neighbors Which neighbours of the rows of `X` the affinities use:
 #'   `"knn"`, the nearest ([extended_knn()]), or `"lsnn"`, the locally scaled
 #'   ones ([locally_scaled_knn()]). Not used with `nn_method`.
@@ -368,7 +368,8 @@ neighbor_embedding <- function(X = NULL,
   tol <- check_number(tol, "tol", min = 0)
   epoch <- check_whole(epoch, "epoch", min = 1)
   if (!is.null(init_sdev)) init_sdev <- check_number(init_sdev, "init_sdev", min = 0, above = TRUE)
-  negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1)
+  negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1,
+                                      max = 1000)
   verbose <- check_flag(verbose, "verbose")
   ret_extra <- check_ret_extra(ret_extra, c("nn", "P", "fgraph", "pairs"),
                                if (pacmap) c("nn", "pairs") else c("nn", "P", "fgraph"), method)

@@ -9,7 +9,8 @@
 #'   numeric matrix of values to sort by.
 #' @param decreasing Sort in decreasing order.
 #' @param enforce_self_first Keep column 1 (the row itself) in place and sort
-#'   only the other columns.
+#'   only the other columns; a graph whose column 1 is not each row itself is
+#'   then an error (give `FALSE` to sort every column).
 #' @return The sorted graph, `list(idx, dist)`.
 #' @examples
 #' X <- as.matrix(iris[, 1:4])
@@ -19,9 +20,10 @@
 #' @export
 sort_knn_graph <- function(knn_graph, sort_values = NULL, decreasing = FALSE,
                            enforce_self_first = TRUE) {
-  graph <- check_graph(knn_graph, "knn_graph", self_first = FALSE)
-  decreasing <- check_flag(decreasing, "decreasing")
   enforce_self_first <- check_flag(enforce_self_first, "enforce_self_first")
+  # (column 1 is kept in place only where it is the row itself)
+  graph <- check_graph(knn_graph, "knn_graph", self_first = enforce_self_first, sorted = FALSE)
+  decreasing <- check_flag(decreasing, "decreasing")
   if (!is.null(sort_values)) {
     if (!is.matrix(sort_values) || !is.numeric(sort_values)) {
       stop_arg("'sort_values' must be a numeric matrix or NULL")
@@ -38,7 +40,8 @@ sort_knn_graph <- function(knn_graph, sort_values = NULL, decreasing = FALSE,
 
 #' Keep the first columns of a graph
 #'
-#' @param graph A graph: `list(idx, dist)` of `n x k` matrices.
+#' @param graph A graph: `list(idx, dist)` of `n x k` matrices, each row in
+#'   increasing distance (see [sort_knn_graph()]).
 #' @param k Number of columns to keep (the row itself included), or `NULL`
 #'   to return the graph unchanged.
 #' @return The graph with its first `k` columns, as matrices even when
@@ -50,7 +53,8 @@ sort_knn_graph <- function(knn_graph, sort_values = NULL, decreasing = FALSE,
 #' @export
 truncate_graph <- function(graph, k = NULL) {
   if (is.null(k)) return(graph)
-  graph <- check_graph(graph, "graph", self_first = FALSE)
+  # (the first columns are the nearest only in a sorted graph)
+  graph <- check_graph(graph, "graph", self_first = FALSE, sorted = TRUE)
   k <- check_whole(k, "k", min = 1)
   if (k > ncol(graph$idx)) {
     stop_arg("'k' (", k, ") is more than the ", ncol(graph$idx), " columns of 'graph'")

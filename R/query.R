@@ -115,6 +115,13 @@ validate_index <- function(index, label, damaged, remedy) {
   if (problem[1] != 0) {
     damaged(graph_problem_text(problem, graph$idx, paste0(label, "$graph"), n, TRUE, FALSE))
   }
+  # the graph's distances are those of the data in the metric, on a few rows
+  # (a changed metric or data would otherwise answer queries silently wrong)
+  bad <- index_distance_mismatch(data, graph, index$metric)
+  if (bad > 0) {
+    damaged(el("graph"), "'s distances are not the ", index$metric, " distances of ",
+            el("data"), " (row ", bad, "): the metric, the data or the graph was changed")
+  }
   from <- index$scale_from
   to <- index$scale_to
   if (!is_scalar_number(from, min = 1, max = big_int, whole = TRUE)) {
@@ -390,4 +397,27 @@ query_lsnn <- function(index, data, n_neighbors, k, nn_kind, epsilon, n_threads,
   enn <- query_knn(index, data, k, nn_kind, epsilon, n_threads, verbose)
   .locally_scaled_query(enn$idx, enn$dist, index$sigma, n_neighbors, index$scale_from,
                         index$scale_to, n_threads)
+}
+
+# The first of a few rows of an index whose nearest neighbour's distance in
+# the graph is not the distance of the data in `metric`, or 0. Rows whose
+# distance is not defined by a plain formula (zero or constant rows under
+# cosine or correlation) are left out.
+index_distance_mismatch <- function(data, graph, metric) {
+  rows <- seq_len(min(nrow(data), 16L))
+  for (i in rows) {
+    j <- graph$idx[i, 2]
+    a <- as.numeric(as.matrix(data[i, , drop = FALSE]))
+    b <- as.numeric(as.matrix(data[j, , drop = FALSE]))
+    d <- switch(metric,
+      euclidean = sqrt(sum((a - b)^2)),
+      manhattan = sum(abs(a - b)),
+      hamming = mean(a != b),
+      cosine = if (sum(a^2) > 0 && sum(b^2) > 0) 1 - sum(a * b) / sqrt(sum(a^2) * sum(b^2)),
+      correlation = if (stats::sd(a) > 0 && stats::sd(b) > 0) 1 - stats::cor(a, b))
+    if (is.null(d)) next
+    stored <- graph$dist[i, 2]
+    if (abs(d - stored) > 1e-6 * max(1, abs(d), abs(stored))) return(i)
+  }
+  0L
 }

@@ -325,6 +325,10 @@ check_model <- function(model) {
     damaged(el("n_neighbors"), " must be a whole number of at least ", if (pairs) 1 else 2,
             " (it is ", what_is(model$n_neighbors), ")")
   }
+  if (!pairs && model$n_neighbors > nrow(model$embedding)) {
+    damaged(el("n_neighbors"), " (", model$n_neighbors, ") is more than the ",
+            nrow(model$embedding), " reference points")
+  }
   if (!positive(model$eta)) {
     damaged(el("eta"), " must be a positive number (it is ", what_is(model$eta), ")")
   }
