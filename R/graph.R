@@ -21,8 +21,16 @@
 sort_knn_graph <- function(knn_graph, sort_values = NULL, decreasing = FALSE,
                            enforce_self_first = TRUE) {
   enforce_self_first <- check_flag(enforce_self_first, "enforce_self_first")
+  graph <- check_graph(knn_graph, "knn_graph", self_first = FALSE)
   # (column 1 is kept in place only where it is the row itself)
-  graph <- check_graph(knn_graph, "knn_graph", self_first = enforce_self_first, sorted = FALSE)
+  if (enforce_self_first) {
+    other <- which(graph$idx[, 1] != seq_len(nrow(graph$idx)))
+    if (length(other) > 0) {
+      stop_arg("the first column of 'knn_graph$idx' must be the row itself (row ", other[1],
+               " is not) for enforce_self_first = TRUE; give enforce_self_first = FALSE to ",
+               "sort every column")
+    }
+  }
   decreasing <- check_flag(decreasing, "decreasing")
   if (!is.null(sort_values)) {
     if (!is.matrix(sort_values) || !is.numeric(sort_values)) {

@@ -165,7 +165,7 @@ test_that("graph consumers check the uwot format and read other packages' graphs
   near <- g
   near$dist[, 1] <- 1e-8
   expect_silent(enn_to_lsnn(near, 5))
-  # sort_knn_graph() and truncate_graph() take unsorted graphs
+  # sort_knn_graph() takes unsorted graphs (truncate_graph() refuses them)
   bad <- g
   bad$dist[3, ] <- rev(bad$dist[3, ])
   expect_silent(sort_knn_graph(bad))
