@@ -115,13 +115,6 @@ validate_index <- function(index, label, damaged, remedy) {
   if (problem[1] != 0) {
     damaged(graph_problem_text(problem, graph$idx, paste0(label, "$graph"), n, TRUE, FALSE))
   }
-  # the graph's distances are those of the data in the metric, on a few rows
-  # (a changed metric or data would otherwise answer queries silently wrong)
-  bad <- index_distance_mismatch(data, graph, index$metric)
-  if (bad > 0) {
-    damaged(el("graph"), "'s distances are not the ", index$metric, " distances of ",
-            el("data"), " (row ", bad, "): the metric, the data or the graph was changed")
-  }
   from <- index$scale_from
   to <- index$scale_to
   if (!is_scalar_number(from, min = 1, max = big_int, whole = TRUE)) {
@@ -172,6 +165,13 @@ validate_index <- function(index, label, damaged, remedy) {
       damaged(el("metric"), " must be \"euclidean\" or \"cosine\" with ", el("pca"),
               " (it is \"", index$metric, "\")")
     }
+  }
+  # the graph's distances are those of the data in the metric, on a few rows
+  # (a changed metric or data would otherwise answer queries silently wrong)
+  bad <- index_distance_mismatch(data, graph, index$metric)
+  if (bad > 0) {
+    damaged(el("graph"), "'s distances are not the ", index$metric, " distances of ",
+            el("data"), " (row ", bad, "): the metric, the data or the graph was changed")
   }
   invisible(index)
 }
