@@ -423,8 +423,11 @@ neighbor_embedding <- function(X = NULL,
   P <- aff$P
   graph <- aff$graph
   index <- aff$index
+  # what the search and the affinities let go (the graph, the conditional
+  # rows) is of the order of P
+  released <- held_bytes(P)
   rm(aff)
-  collect_garbage()
+  collect_garbage(released)
   t_aff <- proc.time()[["elapsed"]]
 
   # ---- method settings ----
@@ -500,8 +503,9 @@ neighbor_embedding <- function(X = NULL,
   # collection, so that what the caller does next does not stack on it
   # (1.8 GB at 1e6 t-SNE points)
   if (P_access == "consume") {
+    released <- held_bytes(P)
     P <- NULL
-    collect_garbage()
+    collect_garbage(released)
   }
   if (verbose && !sampled && !res$converged && max_iter > 0) {
     ne_msg(verbose, "neighbor_embedding: stopped at max_iter = ", max_iter, " without ",
@@ -583,8 +587,9 @@ ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_
       # otherwise be held at once
       rows <- perplexity_rows_of_graph(graph, perplexity, n_threads, verbose)
       if (!keep_graph) {
+        released <- held_bytes(graph)
         graph <- NULL
-        collect_garbage()
+        collect_garbage(released)
       }
       P <- symmetric_perplexity(rows, n_threads)
     }
@@ -609,12 +614,21 @@ ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_
 # objects a run has let go (its neighbour graph, the conditional affinities)
 # are freed here, before the next large allocation, rather than held to the
 # end; and the C heap gives what the search's threads freed back to the
-# system.
-collect_garbage <- function() {
-  gc(verbose = FALSE)
-  .trim_heap()
+# system. A full collection costs time in proportion to the whole R heap
+# (a tenth of a second in a test session, seconds beside a large Seurat
+# object), so it runs only when what was let go is large.
+collect_garbage <- function(released) {
+  if (as.numeric(released) >= collect_garbage_min_bytes) {
+    gc(verbose = FALSE)
+    .trim_heap()
+  }
   invisible()
 }
+collect_garbage_min_bytes <- 2^27
+
+# Bytes held by `x` (a matrix, a sparse matrix, a list of them), for
+# collect_garbage().
+held_bytes <- function(x) as.numeric(utils::object.size(x))
 
 # Affinities given as `P` (read_affinities()'s list), made what the method
 # lays out: without the diagonal; for t-SNE and LargeVis scaled to sum to 1,

@@ -167,8 +167,9 @@ ne_pacmap <- function(inputs, method, a) {
   # and at 1e7 rows the data take 4 GB)
   row_names <- inputs$row_names
   if (!a$ret_model) {
+    released <- held_bytes(data)
     rm(data, inputs)
-    collect_garbage()
+    collect_garbage(released)
   }
   phases <- a$phases
   max_iter <- if (is.null(a$max_iter)) sum(phases) else a$max_iter

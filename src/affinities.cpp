@@ -1,11 +1,11 @@
-// Glue for the input affinities (inst/include/lsnn/affinities.h): each entry
+// Glue for the input affinities (inst/include/lsnn/embed/affinities.h): each entry
 // point returns the CSR slots of a symmetric sparse matrix, which R wraps as
 // a dgCMatrix (for a symmetric matrix CSR and CSC coincide).
 #include <Rcpp.h>
 
-#include <lsnn/affinities.h>
-#include <lsnn/large_buffer.h>
-#include <lsnn/umap_ab.h>
+#include <lsnn/embed/affinities.h>
+#include <lsnn/base/large_buffer.h>
+#include <lsnn/embed/umap_ab.h>
 
 #include <utility>
 #include <vector>

@@ -1,8 +1,8 @@
-// Glue for the approximate kNN search (inst/include/lsnn/nndescent.h).
+// Glue for the approximate kNN search (inst/include/lsnn/knn/nndescent.h).
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Rcpp.h>
 
-#include <lsnn/nndescent.h>
+#include <lsnn/knn/nndescent.h>
 
 #include "graph_convert.h"
 #include "kernel_choice.h"

@@ -3,9 +3,9 @@
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Rcpp.h>
 
-#include <lsnn/neighbour_heaps.h>
-#include <lsnn/nndescent.h>
-#include <lsnn/tile_schedule.h>
+#include <lsnn/knn/neighbour_heaps.h>
+#include <lsnn/knn/nndescent.h>
+#include <lsnn/base/tile_schedule.h>
 
 #include <algorithm>
 #include <string>

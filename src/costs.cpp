@@ -1,13 +1,13 @@
-// Glue for the embedding costs (inst/include/lsnn/costs.h) and the layout
+// Glue for the embedding costs (inst/include/lsnn/embed/costs.h) and the layout
 // engine (layout.h). P arrives as a symmetric dgCMatrix, read in place; the
 // settings arrive as one named list per concern (the cost, the layout),
 // built by R/costs.R and R/embed.R.
 #include <Rcpp.h>
 
-#include <lsnn/costs.h>
+#include <lsnn/embed/costs.h>
 #include <lsnn/farfield/describe.h>
-#include <lsnn/layout.h>
-#include <lsnn/placement.h>
+#include <lsnn/embed/layout.h>
+#include <lsnn/embed/placement.h>
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-// Glue for the fingerprints of shards (inst/include/lsnn/fingerprint.h),
+// Glue for the fingerprints of shards (inst/include/lsnn/base/fingerprint.h),
 // given to R as 16 hexadecimal digits.
 #include <Rcpp.h>
 
 #include <cinttypes>
 #include <cstdio>
 
-#include <lsnn/fingerprint.h>
+#include <lsnn/base/fingerprint.h>
 
 namespace {
 

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include <lsnn/graph.h>
-#include <lsnn/graph_sort.h>
+#include <lsnn/base/graph.h>
+#include <lsnn/graph/graph_sort.h>
 
 namespace lsnn_r {
 

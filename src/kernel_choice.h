@@ -3,10 +3,10 @@
 #ifndef LSNN_R_KERNEL_CHOICE_H
 #define LSNN_R_KERNEL_CHOICE_H
 
-#include <lsnn/cost_kernels.h>
-#include <lsnn/cpu.h>
-#include <lsnn/distance_kernels.h>
-#include <lsnn/pca_kernels.h>
+#include <lsnn/embed/cost_kernels.h>
+#include <lsnn/base/cpu.h>
+#include <lsnn/knn/distance_kernels.h>
+#include <lsnn/pca/pca_kernels.h>
 
 #include <string>
 

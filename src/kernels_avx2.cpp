@@ -68,9 +68,9 @@
 #define Eigen lsnn_avx2_Eigen
 #define LSNN_KERNEL_NAMESPACE avx2
 #define LSNN_KERNEL_AVX2 1
-#include <lsnn/cost_kernels_impl.h>
-#include <lsnn/distance_kernels_impl.h>
-#include <lsnn/pca_kernels_impl.h>
+#include <lsnn/embed/cost_kernels_impl.h>
+#include <lsnn/knn/distance_kernels_impl.h>
+#include <lsnn/pca/pca_kernels_impl.h>
 #pragma GCC pop_options
 
 namespace lsnn_r {

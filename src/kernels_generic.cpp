@@ -1,9 +1,9 @@
 // The baseline build of the vector kernels: R's own compiler flags.
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #define LSNN_KERNEL_NAMESPACE generic
-#include <lsnn/cost_kernels_impl.h>
-#include <lsnn/distance_kernels_impl.h>
-#include <lsnn/pca_kernels_impl.h>
+#include <lsnn/embed/cost_kernels_impl.h>
+#include <lsnn/knn/distance_kernels_impl.h>
+#include <lsnn/pca/pca_kernels_impl.h>
 
 #include "kernel_choice.h"
 

@@ -1,9 +1,9 @@
-// Glue for the exact kNN search (inst/include/lsnn/exact_knn.h) and the
+// Glue for the exact kNN search (inst/include/lsnn/knn/exact_knn.h) and the
 // exact graph of a dist object (graph_sort.h).
 #include <Rcpp.h>
 
-#include <lsnn/exact_knn.h>
-#include <lsnn/graph_sort.h>
+#include <lsnn/knn/exact_knn.h>
+#include <lsnn/graph/graph_sort.h>
 
 #include "graph_convert.h"
 #include "kernel_choice.h"

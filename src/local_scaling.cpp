@@ -1,4 +1,4 @@
-// Glue for local scaling and graph sorting (inst/include/lsnn/local_scaling.h,
+// Glue for local scaling and graph sorting (inst/include/lsnn/graph/local_scaling.h,
 // graph_sort.h). Arguments are validated in R.
 #include <Rcpp.h>
 
@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include <lsnn/graph_sort.h>
-#include <lsnn/local_scaling.h>
-#include <lsnn/neighbour_overlap.h>
+#include <lsnn/graph/graph_sort.h>
+#include <lsnn/graph/local_scaling.h>
+#include <lsnn/graph/neighbour_overlap.h>
 
 #include "graph_convert.h"
 #include "r_executor.h"

@@ -1,11 +1,11 @@
-// Glue for PaCMAP and LocalMAP (inst/include/lsnn/pacmap.h, run by layout.h
+// Glue for PaCMAP and LocalMAP (inst/include/lsnn/embed/pacmap.h, run by layout.h
 // under its Adam stepper): the pair sets cross as integer matrices of
 // 1-based partners, one row per point that owns pairs (R/pacmap.R has
 // checked them); the layout is n x d.
 #include <Rcpp.h>
 
-#include <lsnn/layout.h>
-#include <lsnn/pacmap.h>
+#include <lsnn/embed/layout.h>
+#include <lsnn/embed/pacmap.h>
 
 #include <cmath>
 #include <cstddef>

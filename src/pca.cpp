@@ -1,8 +1,8 @@
-// Glue for the exact principal components (inst/include/lsnn/pca.h).
+// Glue for the exact principal components (inst/include/lsnn/pca/pca.h).
 #pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Rcpp.h>
 
-#include <lsnn/pca.h>
+#include <lsnn/pca/pca.h>
 
 #include <algorithm>
 

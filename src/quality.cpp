@@ -1,9 +1,9 @@
-// Glue for the embedding quality measures (inst/include/lsnn/quality.h).
+// Glue for the embedding quality measures (inst/include/lsnn/graph/quality.h).
 #include <Rcpp.h>
 
-#include <lsnn/exact_knn.h>
-#include <lsnn/low_dim_knn.h>
-#include <lsnn/quality.h>
+#include <lsnn/knn/exact_knn.h>
+#include <lsnn/knn/low_dim_knn.h>
+#include <lsnn/graph/quality.h>
 
 #include <cstdint>
 #include <memory>

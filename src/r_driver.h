@@ -1,4 +1,4 @@
-// The settings of every layout (inst/include/lsnn/layout.h's LayoutSettings:
+// The settings of every layout (inst/include/lsnn/embed/layout.h's LayoutSettings:
 // the stepper, its own settings and the driver's of optimizer.h) from the
 // `layout` list that ne_layout_settings() (R/embed.R) builds: max_iter,
 // epoch, the R callback that watches the run, as the driver's observer, and
@@ -8,8 +8,8 @@
 
 #include <Rcpp.h>
 
-#include <lsnn/layout.h>
-#include <lsnn/optimizer.h>
+#include <lsnn/embed/layout.h>
+#include <lsnn/embed/optimizer.h>
 
 #include <algorithm>
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The R side of lsnn's execution policy (see inst/include/lsnn/parallel.h):
+// The R side of lsnn's execution policy (see inst/include/lsnn/base/parallel.h):
 // RcppParallel for the threads, R's event loop for Ctrl-C, cli's progress
 // bars and message() for progress. Only parallel_for's body runs off the
 // main thread; everything else here runs on it, between batches.
@@ -14,7 +14,7 @@
 #pragma GCC diagnostic pop
 #include <cli/progress.h>
 
-#include <lsnn/parallel.h>
+#include <lsnn/base/parallel.h>
 
 #include <algorithm>
 #include <chrono>

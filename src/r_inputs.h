@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include <lsnn/distance.h>
+#include <lsnn/knn/distance.h>
 
 namespace lsnn_r {
 

@@ -3,7 +3,7 @@
 // of draw_seed() rather than from R's generator.
 #include <Rcpp.h>
 
-#include <lsnn/random.h>
+#include <lsnn/base/random.h>
 
 #include <cmath>
 #include <cstdint>

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "../cost_kernels.h"
-#include "../parallel.h"
+#include "../embed/cost_kernels.h"
+#include "../base/parallel.h"
 #include "box_grid.h"
 #include "convolution.h"
 #include "describe.h"

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "../cost_kernels.h"
+#include "../embed/cost_kernels.h"
 #include "box_grid.h"
 #include "plan.h"
 

@@ -19,7 +19,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "../cost_kernels.h"
+#include "../embed/cost_kernels.h"
 #include "box_grid.h"
 #include "convolution.h"
 #include "far_field.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "../cost_models.h"
+#include "../embed/cost_models.h"
 
 namespace lsnn {
 

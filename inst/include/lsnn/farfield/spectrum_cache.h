@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "../large_buffer.h"
+#include "../base/large_buffer.h"
 #include "grid_shape.h"
 
 namespace lsnn {

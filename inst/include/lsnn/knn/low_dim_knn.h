@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "graph.h"
-#include "parallel.h"
+#include "../base/graph.h"
+#include "../base/parallel.h"
 
 namespace lsnn {
 

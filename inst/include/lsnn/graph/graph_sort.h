@@ -13,9 +13,9 @@
 #include <numeric>
 #include <vector>
 
-#include "graph.h"
-#include "large_buffer.h"
-#include "parallel.h"
+#include "../base/graph.h"
+#include "../base/large_buffer.h"
+#include "../base/parallel.h"
 
 namespace lsnn {
 

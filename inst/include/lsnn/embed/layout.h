@@ -24,7 +24,7 @@
 #include "costs.h"
 #include "optimizer.h"
 #include "sampled_sgd.h"
-#include "sparse.h"
+#include "../base/sparse.h"
 
 namespace lsnn {
 

@@ -41,11 +41,11 @@
 #include <vector>
 
 #include "distance.h"
-#include "graph.h"
+#include "../base/graph.h"
 #include "neighbour_heaps.h"
-#include "parallel.h"
+#include "../base/parallel.h"
 #include "scorer.h"
-#include "tile_schedule.h"
+#include "../base/tile_schedule.h"
 
 namespace lsnn {
 

@@ -44,10 +44,10 @@
 #include <string>
 #include <vector>
 
-#include "distance.h"
-#include "parallel.h"
-#include "random.h"
-#include "tile_schedule.h"
+#include "../knn/distance.h"
+#include "../base/parallel.h"
+#include "../base/random.h"
+#include "../base/tile_schedule.h"
 
 namespace lsnn {
 

@@ -41,9 +41,9 @@
 #include "adam.h"
 #include "cost_models.h"
 #include "optimizer.h"
-#include "parallel.h"
-#include "random.h"
-#include "sparse.h"
+#include "../base/parallel.h"
+#include "../base/random.h"
+#include "../base/sparse.h"
 
 namespace lsnn {
 

@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "costs.h"
-#include "farfield/reference_field.h"
-#include "parallel.h"
-#include "sparse.h"
+#include "../farfield/reference_field.h"
+#include "../base/parallel.h"
+#include "../base/sparse.h"
 
 namespace lsnn {
 

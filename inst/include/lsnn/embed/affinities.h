@@ -41,9 +41,9 @@
 #include <vector>
 
 #include "cost_kernels.h"
-#include "graph.h"
-#include "parallel.h"
-#include "sparse.h"
+#include "../base/graph.h"
+#include "../base/parallel.h"
+#include "../base/sparse.h"
 
 namespace lsnn {
 

@@ -67,7 +67,7 @@ struct SparseSums {
 };
 
 // What the check of a square sparse matrix of affinities sums over its rows
-// (affinity_rows below; sparse.h's check_affinities() and costs.h's
+// (affinity_rows below; affinity_check.h's check_affinities() and costs.h's
 // PassCheck compare the sums): hashes of the entries above the diagonal and
 // of those below it (transposed), modulo 2^64, and the counts of stored
 // zeros and diagonal entries.

@@ -46,10 +46,10 @@
 
 #include "distance.h"
 #include "exact_knn.h"
-#include "graph.h"
+#include "../base/graph.h"
 #include "neighbour_heaps.h"
-#include "parallel.h"
-#include "random.h"
+#include "../base/parallel.h"
+#include "../base/random.h"
 #include "score_space.h"
 
 namespace lsnn {

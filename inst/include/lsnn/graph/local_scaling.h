@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "graph_sort.h"
-#include "parallel.h"
+#include "../base/parallel.h"
 
 namespace lsnn {
 

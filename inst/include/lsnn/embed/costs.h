@@ -53,12 +53,13 @@
 #include <utility>
 #include <vector>
 
+#include "affinity_check.h"
 #include "cost_kernels.h"
 #include "cost_models.h"
-#include "farfield/far_field.h"
-#include "parallel.h"
-#include "sparse.h"
-#include "tile_schedule.h"
+#include "../farfield/far_field.h"
+#include "../base/parallel.h"
+#include "../base/sparse.h"
+#include "../base/tile_schedule.h"
 
 namespace lsnn {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "distance_kernels.h"
-#include "sparse.h"
+#include "../base/sparse.h"
 
 namespace lsnn {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "distance.h"
-#include "random.h"
+#include "../base/random.h"
 #include "score_space.h"
 
 namespace lsnn {

@@ -43,7 +43,7 @@
 
 #include "distance_kernels.h"
 #include "row_storage.h"
-#include "sparse.h"
+#include "../base/sparse.h"
 
 namespace lsnn {
 

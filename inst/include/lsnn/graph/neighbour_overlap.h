@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "graph.h"
-#include "parallel.h"
+#include "../base/graph.h"
+#include "../base/parallel.h"
 
 namespace lsnn {
 

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "random.h"
+#include "../base/random.h"
 #include "rp_forest.h"
 
 namespace lsnn {

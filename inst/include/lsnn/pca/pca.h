@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "parallel.h"
+#include "../base/parallel.h"
 #include "pca_kernels.h"
 
 namespace lsnn {

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph.h"
+#include "../base/graph.h"
 #include "distance_kernels.h"
 
 namespace lsnn {

@@ -64,7 +64,7 @@
 #include <vector>
 
 #include "costs.h"
-#include "parallel.h"
+#include "../base/parallel.h"
 
 namespace lsnn {
 

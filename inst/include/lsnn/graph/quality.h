@@ -38,13 +38,13 @@
 #include <utility>
 #include <vector>
 
-#include "distance.h"
-#include "exact_knn.h"
-#include "graph.h"
+#include "../knn/distance.h"
+#include "../knn/exact_knn.h"
+#include "../base/graph.h"
 #include "neighbour_overlap.h"
-#include "parallel.h"
-#include "random.h"
-#include "scorer.h"
+#include "../base/parallel.h"
+#include "../base/random.h"
+#include "../knn/scorer.h"
 
 namespace lsnn {
 

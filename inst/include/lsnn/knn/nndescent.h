@@ -57,11 +57,11 @@
 
 #include "distance.h"
 #include "exact_knn.h"
-#include "graph.h"
+#include "../base/graph.h"
 #include "neighbour_heaps.h"
-#include "parallel.h"
+#include "../base/parallel.h"
 #include "principal.h"
-#include "random.h"
+#include "../base/random.h"
 #include "rp_forest.h"
 
 namespace lsnn {
