@@ -334,279 +334,120 @@ neighbor_embedding <- function(X = NULL,
   t_start <- proc.time()[["elapsed"]]
   # (before any argument is assigned, which makes missing() FALSE)
   given <- names(match.call())[-1]
-  method <- choice_arg(method, c("tsne", "largevis", "umap", "tumap", "pacmap", "localmap"),
-                            "method")
-  gradient <- choice_arg(gradient, c("auto", "exact", "approx", "sampled"))
-  if (gradient == "sampled" && method == "tsne") {
+  a <- ne_check_args(mget(setdiff(names(formals()), c("X", "nn_method", "P", "seed"))), given)
+  # (the inputs are passed on without a binding here, so that a method can
+  # free the rows it read or reduced once it no longer needs them)
+  run <- get(a$entry$run, mode = "function")
+  ne_result(run(ne_inputs(X, nn_method, P, a), a, t_start), a)
+}
+
+# neighbor_embedding()'s arguments (but the inputs) checked, in the order
+# they are read, with the method's table entry (ne_methods()) as `entry`,
+# in an environment.
+# A method warns of the arguments it does not use that were `given`.
+ne_check_args <- function(a, given) {
+  a$method <- choice_arg(a$method, names(ne_methods()), "method")
+  entry <- ne_methods()[[a$method]]
+  a$gradient <- choice_arg(a$gradient, c("auto", "exact", "approx", "sampled"))
+  if (a$gradient == "sampled" && !entry$sampled) {
     stop_arg("'gradient' = \"sampled\" is for \"largevis\", \"umap\" and \"tumap\": ",
              "t-SNE's normalisation needs every pair (use \"approx\")")
   }
-  n_threads <- check_n_threads(n_threads)
-  perplexity <- check_number(perplexity, "perplexity", min = 1, above = TRUE)
-  metric <- check_choice(metric, "metric", knn_metrics)
-  pacmap <- method %in% c("pacmap", "localmap")
-  if (pacmap) {
-    given <- intersect(given, ne_unused_by_pacmap)
-    if (length(given) > 0) {
-      warning("not used by method = \"", method, "\": ", paste0("'", given, "'", collapse = ", "),
-              " (PaCMAP and LocalMAP lay out near, mid-near and further pairs by Adam; ",
-              "see ?neighbor_embedding)", call. = FALSE)
-    }
+  a$n_threads <- check_n_threads(a$n_threads)
+  a$perplexity <- check_number(a$perplexity, "perplexity", min = 1, above = TRUE)
+  a$metric <- check_choice(a$metric, "metric", knn_metrics)
+  unused <- intersect(given, entry$unused)
+  if (length(unused) > 0) {
+    warning("not used by method = \"", a$method, "\": ",
+            paste0("'", unused, "'", collapse = ", "),
+            " (PaCMAP and LocalMAP lay out near, mid-near and further pairs by Adam; ",
+            "see ?neighbor_embedding)", call. = FALSE)
   }
-  if (!is.null(n_neighbors)) {
-    n_neighbors <- check_whole(n_neighbors, "n_neighbors", min = if (pacmap) 1 else 2)
-  } else if (!pacmap) {
-    n_neighbors <- 15L
+  if (!is.null(a$n_neighbors)) {
+    a$n_neighbors <- check_whole(a$n_neighbors, "n_neighbors", min = entry$min_neighbors)
+  } else if (entry$run == "ne_run_affinities") {
+    a$n_neighbors <- 15L
   }
-  n_components <- check_whole(n_components, "n_components", min = 1)
-  if (!is.null(max_iter)) max_iter <- check_whole(max_iter, "max_iter", min = 0)
-  momentum <- check_number(momentum, "momentum", min = 0, max = 1, below = TRUE)
-  final_momentum <- check_number(final_momentum, "final_momentum", min = 0, max = 1,
-                                 below = TRUE)
-  mom_switch_iter <- check_whole(mom_switch_iter, "mom_switch_iter", min = 0)
-  min_gain <- check_number(min_gain, "min_gain", min = 0)
-  tol <- check_number(tol, "tol", min = 0)
-  epoch <- check_whole(epoch, "epoch", min = 1)
-  if (!is.null(init_sdev)) init_sdev <- check_number(init_sdev, "init_sdev", min = 0, above = TRUE)
-  negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1,
-                                      max = 1000)
-  verbose <- check_flag(verbose, "verbose")
-  ret_extra <- check_ret_extra(ret_extra, c("nn", "P", "fgraph", "pairs"),
-                               if (pacmap) c("nn", "pairs") else c("nn", "P", "fgraph"), method)
-  neighbors <- choice_arg(neighbors, c("knn", "lsnn"), "neighbors")
-  ret_model <- check_flag(ret_model, "ret_model")
-  mn_ratio <- check_number(mn_ratio, "mn_ratio", min = 0)
-  fp_ratio <- check_number(fp_ratio, "fp_ratio", min = 0)
-  phases <- check_phases(phases)
-  low_dist_thres <- check_number(low_dist_thres, "low_dist_thres", min = 0, above = TRUE)
-  pca <- check_pca(pca)
-  pca_center <- check_flag(pca_center, "pca_center")
-  callback <- check_callback(callback)
-  index <- NULL
-
-  # ---- data, graph, distances or affinities ----
-  pacmap_settings <- if (pacmap) list(
-    n_neighbors = n_neighbors, n_components = n_components, init = init,
-    max_iter = max_iter, eta = if (!is.null(eta)) check_number(eta, "eta", min = 0, above = TRUE),
-    epoch = epoch, mn_ratio = mn_ratio, fp_ratio = fp_ratio, phases = phases,
-    low_dist_thres = low_dist_thres, n_threads = n_threads, verbose = verbose,
-    ret_extra = ret_extra, ret_model = ret_model, callback = callback, metric = metric)
-  if (inherits(X, "lsnn_shards")) {
-    if (!is.null(P)) stop_arg("give the affinities as 'P' or a shard set as 'X', not both")
-    if (ret_model) {
-      stop_arg("'ret_model' = TRUE is not available for sharded 'X' (a model keeps its data)")
-    }
-    # (passed on without a binding here, so that ne_pacmap() can free the rows)
-    return(ne_pacmap(reduce_inputs(pacmap_shard_inputs(X, nn_method, method, verbose,
-                                                       n_neighbors), pca,
-                                   pca_center, n_threads, verbose, "neighbor_embedding",
-                                   default = pacmap_default_pca), method, pacmap_settings))
+  a <- ne_check_numbers(a)
+  a$ret_extra <- check_ret_extra(a$ret_extra, c("nn", "P", "fgraph", "pairs"), entry$extras,
+                                 a$method)
+  a$neighbors <- choice_arg(a$neighbors, c("knn", "lsnn"), "neighbors")
+  a$ret_model <- check_flag(a$ret_model, "ret_model")
+  a$mn_ratio <- check_number(a$mn_ratio, "mn_ratio", min = 0)
+  a$fp_ratio <- check_number(a$fp_ratio, "fp_ratio", min = 0)
+  a$phases <- check_phases(a$phases)
+  a$low_dist_thres <- check_number(a$low_dist_thres, "low_dist_thres", min = 0, above = TRUE)
+  a["pca"] <- list(check_pca(a$pca))
+  a$pca_center <- check_flag(a$pca_center, "pca_center")
+  a["callback"] <- list(check_callback(a$callback))
+  # (PaCMAP's step size has no default that depends on the data)
+  if (entry$run == "ne_pacmap" && !is.null(a$eta)) {
+    a$eta <- check_number(a$eta, "eta", min = 0, above = TRUE)
   }
-  inputs <- resolve_inputs(X, nn_method, "neighbor_embedding", metric = metric, P = P,
-                           embedding = TRUE, n_threads = n_threads)
-  inputs$metric <- metric
-  n <- inputs$n
-  if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")
-  if (n_components > n) {
-    stop_arg("'n_components' must be at most the number of points, ", n,
-             " (it is ", n_components, ")")
-  }
-  inputs <- reduce_inputs(inputs, pca, pca_center, n_threads, verbose, "neighbor_embedding",
-                          default = if (pacmap && metric %in% pca_metrics) pacmap_default_pca,
-                          metric = metric)
-
-  # ---- affinities ----
-  if (pacmap) return(ne_pacmap(inputs, method, pacmap_settings))
-  ne_msg(verbose, "neighbor_embedding: ", method, ", ", show_count(n), " points")
-  aff <- ne_affinities(inputs, method, perplexity, n_neighbors, neighbors, n_threads, verbose,
-                       ret_model, keep_graph = is.character(ret_extra) && "nn" %in% ret_extra)
-  P <- aff$P
-  graph <- aff$graph
-  index <- aff$index
-  # what the search and the affinities let go (the graph, the conditional
-  # rows) is of the order of P
-  released <- held_bytes(P)
-  rm(aff)
-  collect_garbage(released)
-  t_aff <- proc.time()[["elapsed"]]
-
-  # ---- method settings ----
-  lv <- method == "largevis"
-  grad_kind <- ne_gradient_kind(gradient, method, n, n_components)
-  sampled <- grad_kind == "sampled"
-  # the cost's own repulsion weight, and the weight of one sampled repulsion
-  cost_gamma <- if (lv) 1 / (10 * n) else 1
-  if (is.null(gamma)) gamma <- if (sampled) (if (lv) 7 else 1) else cost_gamma
-  cs <- ne_cost_settings(method, gamma = gamma, eps = eps, a = a, b = b, weight = weight,
-                         alpha = alpha, spread = spread, min_dist = min_dist)
-  # t-SNE: 750 iterations, as openTSNE and FIt-SNE (bench/README.md)
-  if (is.null(max_iter)) {
-    max_iter <- if (sampled) ne_sampled_epochs(n) else if (method == "tsne") 750L else 1000L
-  }
-  if (is.null(init_sdev)) init_sdev <- if (sampled) 2 else 1e-4
-  # umap, tumap: 0.03 measured best of 0.003-1 at 2,000-3,000 points (bench/README.md)
-  # t-SNE: n / exaggeration in each phase (openTSNE's rule), unless eta is given
-  eta_given <- !is.null(eta)
-  if (is.null(eta)) eta <- if (sampled) 1 else switch(method, tsne = n, largevis = n / 20, 0.03)
-  if (sampled && !is.null(exaggeration) && !identical(exaggeration, 1)) {
-    stop_arg("'exaggeration' is not used by gradient = \"sampled\" (leave it NULL or 1)")
-  }
-  if (is.null(exaggeration)) exaggeration <- if (sampled) 1 else switch(method, tsne = 12, largevis = 4, 1)
-  # (checked before the default of stop_lying_iter reads it)
-  exaggeration <- check_number(exaggeration, "exaggeration", min = 0, above = TRUE)
-  if (is.null(stop_lying_iter)) stop_lying_iter <- if (exaggeration != 1) 250L else 0L
-  eta <- check_number(eta, "eta", min = 0, above = TRUE)
-  eta_exaggerated <- if (method == "tsne" && !eta_given) n / exaggeration else eta
-  stop_lying_iter <- check_whole(stop_lying_iter, "stop_lying_iter", min = 0)
-  if (exaggeration != 1 && max_iter > 0 && max_iter < stop_lying_iter) {
-    warning("'max_iter' (", max_iter, ") is below 'stop_lying_iter' (", stop_lying_iter,
-            "): the run ends during early exaggeration, with the clusters still ",
-            "exaggerated; raise 'max_iter' or lower 'stop_lying_iter'", call. = FALSE)
-  }
-
-  # ---- initial coordinates ----
-  # PCA at scale: as good a t-SNE start as the spectral one, for a third of its time
-  if (is.null(init)) {
-    init <- if (method == "tsne" && !is.null(inputs$data) && n > 20000) "pca" else "spectral"
-  }
-  Y0 <- ne_init(init, inputs$data, P, n, n_components, init_sdev, verbose)
-  t_init <- proc.time()[["elapsed"]]
-
-  # for "sampled" the cost is recorded at the end (every epoch from the start
-  # when verbose), from the sums of the full gradient: exact while they are
-  # cheap
-  cost_kind <- if (n_components <= 2 && n > ne_exact_max_n(method)) "approx" else "exact"
-  layout <- ne_layout_settings(
-    if (sampled) "sampled" else "gradient_descent", max_iter,
-    epoch = if (sampled && !verbose) 0L else epoch, rate = eta, callback = callback,
-    callback_every = epoch, row_names = inputs$row_names, tol = tol,
-    eta_exaggerated = eta_exaggerated, momentum = momentum, final_momentum = final_momentum,
-    mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
-    stop_lying_iter = stop_lying_iter, min_gain = min_gain,
-    negative_sample_rate = negative_sample_rate, gamma = gamma,
-    seed = if (sampled) draw_seed())
-  ne_msg(verbose, "neighbor_embedding: optimizing (", if (sampled) "learning rate " else "eta ",
-         signif(eta, 4), ", ", grad_kind, " gradient)")
-  # the objective: the documented cost (for "sampled", with its own gamma,
-  # for the costs recorded)
-  cost <- cs
-  if (sampled) cost$gamma <- cost_gamma
-  cost <- ne_cost_list(cost, if (sampled) cost_kind else grad_kind)
-  # P made here is seen by nothing else while the layout runs; when it is not
-  # returned either, the layout may rewrite it for good (into the order in
-  # which it reads it, at scale)
-  returns_P <- isTRUE(ret_extra) || (is.character(ret_extra) && any(c("P", "fgraph") %in% ret_extra))
-  P_access <- if (!is.null(inputs$P)) "read" else if (returns_P) "renumber" else "consume"
-  res <- .optimize_layout(Y0, P, cost, layout, n_threads, verbose, simd_option(), P_access)
-  t_end <- proc.time()[["elapsed"]]
-  # P made here and not returned is freed now rather than at some later
-  # collection, so that what the caller does next does not stack on it
-  # (1.8 GB at 1e6 t-SNE points)
-  if (P_access == "consume") {
-    released <- held_bytes(P)
-    P <- NULL
-    collect_garbage(released)
-  }
-  if (verbose && !sampled && !res$converged && max_iter > 0) {
-    ne_msg(verbose, "neighbor_embedding: stopped at max_iter = ", max_iter, " without ",
-           if (tol > 0) paste0("converging (relative cost change above tol = ", tol, ")")
-           else "a convergence test (tol = 0)")
-  }
-  Y <- res$Y
-  dimnames(Y) <- list(inputs$row_names, NULL)
-  if (ret_model) {
-    if (is.null(index) && !is.null(inputs$data)) {
-      # (small data whose affinities were over all pairs: the index alone)
-      index <- ne_data_graph(inputs, ne_query_k(method, n, perplexity, n_neighbors) + 1L,
-                             neighbors, n_threads, verbose, TRUE)$index
-    }
-    model <- ne_model(method, cost = if (sampled) utils::modifyList(cs, list(gamma = cost_gamma)) else cs,
-                      gradient = grad_kind, embedding = unname(Y), index = index,
-                      neighbors = neighbors, perplexity = perplexity,
-                      n_neighbors = n_neighbors, eta = eta,
-                      negative_sample_rate = negative_sample_rate, sample_gamma = gamma,
-                      pca = inputs$pca)
-  }
-  # the model, when asked for, follows the embedding in every form of result
-  head <- if (ret_model) list(embedding = Y, model = model) else list(embedding = Y)
-  if (is.character(ret_extra)) {
-    return(c(head, list(nn = graph, P = P, fgraph = P)[ret_extra]))
-  }
-  if (!ret_extra) return(if (ret_model) head else Y)
-  c(head, list(cost = res$cost, iterations = res$iterations,
-       converged = res$converged, stopped = res$stopped,
-       time = c(affinities = t_aff - t_start, init = t_init - t_aff,
-                optimize = t_end - t_init, total = t_end - t_start),
-       P = P, gradient = grad_kind, eta = eta,
-       eta_exaggerated = if (sampled) NULL else eta_exaggerated, exaggeration = exaggeration,
-       stop_lying_iter = stop_lying_iter, gamma = cs$gamma, eps = cs$eps, a = cs$a,
-       b = cs$b))
+  a$entry <- entry
+  # (an environment: `$` on a list would match a removed NULL setting, such
+  # as `pca`, to another that begins with its name)
+  list2env(a, envir = new.env(parent = emptyenv()))
 }
 
-# The arguments of neighbor_embedding() that PaCMAP and LocalMAP do not use.
-ne_unused_by_pacmap <- c("perplexity", "neighbors", "exaggeration", "gradient", "stop_lying_iter",
-                         "momentum", "final_momentum", "mom_switch_iter", "min_gain", "tol",
-                         "init_sdev", "gamma", "eps", "weight", "alpha", "a", "b", "spread",
-                         "min_dist", "negative_sample_rate")
+# The numeric settings of the optimizers that have no data-dependent
+# default, checked.
+ne_check_numbers <- function(a) {
+  a$n_components <- check_whole(a$n_components, "n_components", min = 1)
+  if (!is.null(a$max_iter)) a$max_iter <- check_whole(a$max_iter, "max_iter", min = 0)
+  a$momentum <- check_number(a$momentum, "momentum", min = 0, max = 1, below = TRUE)
+  a$final_momentum <- check_number(a$final_momentum, "final_momentum", min = 0, max = 1,
+                                   below = TRUE)
+  a$mom_switch_iter <- check_whole(a$mom_switch_iter, "mom_switch_iter", min = 0)
+  a$min_gain <- check_number(a$min_gain, "min_gain", min = 0)
+  a$tol <- check_number(a$tol, "tol", min = 0)
+  a$epoch <- check_whole(a$epoch, "epoch", min = 1)
+  if (!is.null(a$init_sdev)) {
+    a$init_sdev <- check_number(a$init_sdev, "init_sdev", min = 0, above = TRUE)
+  }
+  a$negative_sample_rate <- check_whole(a$negative_sample_rate, "negative_sample_rate", min = 1,
+                                        max = 1000)
+  a$verbose <- check_flag(a$verbose, "verbose")
+  a
+}
 
-# The input affinities of resolve_inputs()'s points for t-SNE, LargeVis,
-# UMAP and t-UMAP, and the graph they come from: the affinities given as
-# `P` (ne_given_affinities()), or those of the graph (given, searched in the
-# data, or read from the distances; with ret_model, the index of the data
-# too). Returns list(P, graph, index); the graph NULL unless `keep_graph`
-# (it is let go as soon as it has served: see below).
-ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_threads,
-                          verbose, ret_model, keep_graph = TRUE) {
-  if (!is.null(inputs$P)) {
-    return(list(P = ne_given_affinities(inputs$P, method), graph = NULL, index = NULL))
+# The points neighbor_embedding() lays out (resolve_inputs()'s list, reduced
+# by `pca`): the data, a graph, distances or affinities; or a shard set's
+# rows and graph, which only PaCMAP and LocalMAP lay out.
+ne_inputs <- function(X, nn_method, P, a) {
+  pacmap <- a$entry$run == "ne_pacmap"
+  if (inherits(X, "lsnn_shards")) {
+    if (!is.null(P)) stop_arg("give the affinities as 'P' or a shard set as 'X', not both")
+    if (a$ret_model) {
+      stop_arg("'ret_model' = TRUE is not available for sharded 'X' (a model keeps its data)")
+    }
+    return(reduce_inputs(pacmap_shard_inputs(X, nn_method, a$method, a$verbose, a$n_neighbors),
+                         a$pca, a$pca_center, a$n_threads, a$verbose, "neighbor_embedding",
+                         default = pacmap_default_pca))
   }
+  inputs <- resolve_inputs(X, nn_method, "neighbor_embedding", metric = a$metric, P = P,
+                           embedding = TRUE, n_threads = a$n_threads)
+  inputs$metric <- a$metric
   n <- inputs$n
-  graph <- inputs$graph
-  index <- NULL
-  # (only the data make an index)
-  ret_index <- ret_model && !is.null(inputs$data)
-  if (method %in% c("tsne", "largevis")) {
-    # all pairs up to 1,000 rows of data (of distances: a graph of every
-    # point), else the 3 * perplexity nearest
-    few <- n <= 1000 && neighbors == "knn"
-    # (the all-pairs affinities of the data themselves are euclidean)
-    by_graph <- !few || !is.null(inputs$distances) || !identical(inputs$metric, "euclidean")
-    if (is.null(graph) && by_graph) {
-      n_cols <- if (few) n else min(n, as.integer(ceiling(3 * perplexity)) + 1L)
-      graph <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_index)
-      index <- graph$index
-      graph <- graph$graph
-    }
-    ne_msg(verbose, "neighbor_embedding: perplexity calibration (perplexity ", perplexity, ")")
-    if (is.null(graph)) {
-      P <- perplexity_of_inputs(list(data = inputs$data, graph = NULL, n = n), perplexity,
-                                n_threads, verbose)$P
-    } else {
-      # the graph goes before P is made: at 1e6 points of 90 neighbours the
-      # graph (1.1 GB), the conditional rows (1.1 GB) and P (1.8 GB) would
-      # otherwise be held at once
-      rows <- perplexity_rows_of_graph(graph, perplexity, n_threads, verbose)
-      if (!keep_graph) {
-        released <- held_bytes(graph)
-        graph <- NULL
-        collect_garbage(released)
-      }
-      P <- symmetric_perplexity(rows, n_threads)
-    }
-  } else {
-    if (is.null(graph)) {
-      if (n_neighbors > n) {
-        stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ",
-                 n_neighbors, ")")
-      }
-      graph <- ne_data_graph(inputs, n_neighbors, neighbors, n_threads, verbose, ret_index)
-      index <- graph$index
-      graph <- graph$graph
-    }
-    ne_msg(verbose, "neighbor_embedding: UMAP affinities")
-    P <- umap_of_graph(graph, n_threads = n_threads, verbose = verbose)$V
+  if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")
+  if (a$n_components > n) {
+    stop_arg("'n_components' must be at most the number of points, ", n,
+             " (it is ", a$n_components, ")")
   }
-  list(P = P, graph = if (keep_graph) graph, index = index)
+  reduce_inputs(inputs, a$pca, a$pca_center, a$n_threads, a$verbose, "neighbor_embedding",
+                default = if (pacmap && a$metric %in% pca_metrics) pacmap_default_pca,
+                metric = a$metric)
+}
+
+# What neighbor_embedding() returns, from a method's run: list(Y, model,
+# extras, details), `extras` the named objects `ret_extra` may ask for,
+# `details` what ret_extra = TRUE adds. The model, when asked for, follows
+# the embedding in every form of result.
+ne_result <- function(run, a) {
+  head <- if (a$ret_model) list(embedding = run$Y, model = run$model) else list(embedding = run$Y)
+  if (is.character(a$ret_extra)) return(c(head, run$extras[a$ret_extra]))
+  if (!a$ret_extra) return(if (a$ret_model) head else run$Y)
+  c(head, run$details)
 }
 
 # R frees what it no longer references only when it collects, and the
@@ -624,417 +465,13 @@ collect_garbage <- function(released) {
   }
   invisible()
 }
+
 collect_garbage_min_bytes <- 2^27
 
 # Bytes held by `x` (a matrix, a sparse matrix, a list of them), for
 # collect_garbage().
 held_bytes <- function(x) as.numeric(utils::object.size(x))
 
-# Affinities given as `P` (read_affinities()'s list), made what the method
-# lays out: without the diagonal; for t-SNE and LargeVis scaled to sum to 1,
-# as perplexity_affinities() gives them (a P that already does, to within
-# 1e-9, is used as it is, so that its layout is the one of the data it was
-# computed from); for UMAP and t-UMAP as they are, fuzzy memberships of at
-# most 1.
-ne_given_affinities <- function(affinities, method) {
-  P <- affinities$P
-  if (affinities$diagonal > 0) {
-    Matrix::diag(P) <- 0
-    P <- Matrix::drop0(P)
-  }
-  if (length(P@x) == 0 || max(P@x) <= 0) {
-    stop_arg("'P' has no positive affinities between different points")
-  }
-  if (method %in% c("tsne", "largevis")) {
-    total <- sum(P@x)
-    if (abs(total - 1) > 1e-9) P@x <- P@x / total
-  } else if (max(P@x) > 1) {
-    stop_arg("'P' must hold fuzzy memberships between 0 and 1 for method = \"", method,
-             "\" (its largest affinity is ", show_value(max(P@x)), "): give the output of ",
-             "umap_affinities(), or scale P")
-  }
-  P
-}
-
-# The layout settings as the glue reads them (layout_settings() of
-# src/r_driver.h; src/pacmap.cpp reads PaCMAP's schedule from them too),
-# the one place they are built: the
-# stepper ("gradient_descent", "sampled" or "adam"), max_iter, epoch
-# (steps between cost records; 0: the final cost alone), `rate` (the step
-# size eta, or the learning rate), the callback (called every
-# callback_every steps with the layout, its rows named `row_names`), and
-# the stepper's own settings, whose defaults are neighbor_embedding()'s (and,
-# for "adam", those of placing new points: a constant last phase); "sampled"
-# takes the `seed` its caller drew (draw_seed()).
-ne_layout_settings <- function(stepper, max_iter, epoch, rate, callback = NULL,
-                               callback_every = epoch, row_names = NULL, tol = 1e-7,
-                               eta_exaggerated = rate, momentum = 0.5, final_momentum = 0.8,
-                               mom_switch_iter = 250L, exaggeration = 1, stop_lying_iter = 0L,
-                               min_gain = 0.01, negative_sample_rate = 5L, gamma = 1,
-                               phases = c(0L, 0L, max_iter), local = FALSE,
-                               low_dist_thres = 10, constant = TRUE, seed = NULL) {
-  driver <- list(stepper = stepper, max_iter = as.integer(max_iter), epoch = as.integer(epoch),
-                 callback = ne_callback(callback, row_names, max_iter),
-                 callback_every = as.integer(callback_every))
-  c(driver, switch(stepper,
-    gradient_descent = list(tol = tol, eta = rate, eta_exaggerated = eta_exaggerated,
-                            momentum = momentum, final_momentum = final_momentum,
-                            mom_switch_iter = mom_switch_iter, exaggeration = exaggeration,
-                            stop_lying_iter = stop_lying_iter, min_gain = min_gain),
-    sampled = list(learning_rate = rate, negative_sample_rate = negative_sample_rate,
-                   gamma = gamma, seed = seed),
-    adam = list(learning_rate = rate, phases = as.integer(phases), local = local,
-                low_dist_thres = low_dist_thres, constant = constant)
-  ))
-}
-
-# `callback` of neighbor_embedding() and neighbor_embedding_transform():
-# NULL or a function of two arguments, (iteration, Y), or of three, uwot's
-# (epoch, n_epochs, Y). Its form is checked here, before the run, so that a
-# wrong one is not found at the first call.
-check_callback <- function(callback) {
-  if (is.null(callback)) return(NULL)
-  if (!is.function(callback)) {
-    stop_arg("'callback' must be a function(iteration, Y), a function(epoch, n_epochs, Y) ",
-             "as uwot's epoch_callback, or NULL (it is ", what_is(callback), ")")
-  }
-  callback_arity(callback)
-  callback
-}
-
-# How a callback is called: 2 (iteration, Y) or 3 (epoch, n_epochs, Y), from
-# its formal arguments; a function of `...` alone takes the two.
-callback_arity <- function(callback) {
-  f <- formals(if (is.primitive(callback)) args(callback) else callback)
-  named <- setdiff(names(f), "...")
-  dots <- "..." %in% names(f)
-  if (length(named) == 3) return(3L)
-  if (length(named) == 2 || (dots && length(named) < 2)) return(2L)
-  stop_arg("'callback' must take two arguments, (iteration, Y), or three as uwot's ",
-           "epoch_callback, (epoch, n_epochs, Y); it takes ", length(named),
-           if (length(named) > 0) paste0(" (", paste(named, collapse = ", "), ")"))
-}
-
-# The callback as the glue calls it (src/r_driver.h): function(iteration, Y)
-# with Y the layout so far (an n x d matrix, the points' row names added),
-# returning TRUE when the user's callback returned FALSE, which stops the
-# run. The user's callback gets uwot's (epoch, n_epochs, Y) when it takes
-# three arguments. An error in the callback stops the run with an error
-# that names it.
-ne_callback <- function(callback, row_names, max_iter) {
-  if (is.null(callback)) return(NULL)
-  three <- callback_arity(callback) == 3L
-  function(iteration, Y) {
-    if (!is.null(row_names)) rownames(Y) <- row_names
-    out <- tryCatch(if (three) callback(iteration, max_iter, Y) else callback(iteration, Y),
-                    error = function(e) {
-      if (is_time_limit(e)) stop(e)
-      stop_arg("'callback' failed at iteration ", iteration, ": ", conditionMessage(e))
-    })
-    isFALSE(out)
-  }
-}
-
-# The gradient actually used by "auto": for LargeVis, UMAP and t-UMAP,
-# negative sampling at every size, as uwot and umap-learn lay them out (the
-# full gradient's minimum is a much wider layout, bench/README.md "First
-# tries"); for t-SNE the exact sum up to ne_tsne_exact_max_n() points (or in
-# more than 2 dimensions, where the grid has no approximation), then the
-# grid's.
-ne_gradient_kind <- function(gradient, method, n, n_components) {
-  if (gradient != "auto") return(gradient)
-  if (method != "tsne") return("sampled")
-  if (n_components <= 2 && n > ne_tsne_exact_max_n()) "approx" else "exact"
-}
-
-# Above this many points t-SNE's "auto" gradient is the grid's: where a
-# whole default run by the approximation takes no longer than by the exact
-# sum (bench/README.md "First tries").
-ne_tsne_exact_max_n <- function() 3000L
-
-# Epochs of a negative-sampling layout: 500 up to 10,000 points (as uwot),
-# then as many as keep the work of 10,000 points at 500 epochs (so that no
-# larger input takes less time), down to uwot's 200 from 25,000 points.
-ne_sampled_epochs <- function(n) {
-  if (n <= 10000) 500L else max(200L, as.integer(round(5e6 / n)))
-}
-
-# The approximation's grid from the option lsnn.grid (for measurements; see
-# ?cost_gradient): NULL when unset (the core's defaults), else the named
-# list of every field, those not given taken from the default grid of the
-# cost `kind` (ne_cost_settings()'s method: "tsne", "largevis",
-# "largevis_exp", "umap"). Each field is checked against what the core
-# (src/costs.cpp, inst/include/lsnn/farfield/) makes of it, so that no
-# accepted value asks for an absurd grid: the interpolation nodes per box
-# (at most 32, the core's limit) times the minimum boxes per dimension at
-# most 2,048 nodes per dimension (the finest grid the planner refines to);
-# the boxes that points_per_box asks for at most 4 grid nodes per point; a
-# near field at most 8 boxes deep. The box width sets the boxes from the
-# layout's range, which the core caps at 6,000 nodes per dimension.
-ne_grid_option <- function(kind) {
-  g <- getOption("lsnn.grid")
-  if (is.null(g)) return(NULL)
-  fields <- ne_grid_fields()
-  bad <- function(...) stop("option 'lsnn.grid' ", ..., " (see ?cost_gradient)", call. = FALSE)
-  if (!(is.list(g) || is.atomic(g)) || length(g) == 0 || is.null(names(g)) ||
-      anyNA(names(g)) || any(names(g) == "")) {
-    bad("must be NULL or a named list of grid fields (", paste(fields, collapse = ", "), ")")
-  }
-  unknown <- setdiff(names(g), fields)
-  if (length(unknown) > 0) {
-    bad("has an unknown field '", unknown[1], "'; its fields are ", paste(fields, collapse = ", "))
-  }
-  twice <- names(g)[duplicated(names(g))]
-  if (length(twice) > 0) bad("names the field '", twice[1], "' twice")
-  grid <- utils::modifyList(.far_field_defaults(kind), as.list(g))
-  field <- function(name, ok, what) {
-    if (!name %in% names(g)) return(invisible())
-    x <- g[[name]]
-    if (!(is.numeric(x) || is.logical(x)) || length(x) != 1 || is.na(x) || !ok(as.numeric(x))) {
-      bad("has field '", name, "' = ", show_value(x), "; it must be ", what)
-    }
-  }
-  whole_in <- function(lo, hi) function(x) is_scalar_number(x, min = lo, max = hi, whole = TRUE)
-  flag <- function(x) x %in% c(0, 1)
-  non_negative <- function(x) is_scalar_number(x, min = 0)
-  nodes <- as.numeric(grid$nodes)
-  field("nodes", whole_in(1, 32), "a whole number from 1 to 32")
-  field("box_width", function(x) x >= 0.05, "at least 0.05 (Inf: the boxes follow the points)")
-  max_boxes <- floor(2048 / nodes)
-  field("min_boxes", whole_in(1, max_boxes),
-        paste0("a whole number from 1 to ", max_boxes, " (at most 2,048 nodes per dimension ",
-               "with ", nodes, " nodes per box)"))
-  field("near_field", flag, "TRUE or FALSE")
-  min_points <- nodes^2 / 4
-  field("points_per_box", function(x) x == 0 || (is.finite(x) && x >= min_points),
-        paste0("0 or at least nodes^2 / 4 = ", show_value(min_points),
-               " (at most 4 grid nodes per point)"))
-  field("near_boxes", whole_in(1, 8), "a whole number from 1 to 8")
-  field("pair_weight", non_negative, "a finite number of at least 0")
-  field("smooth_width", non_negative, "a finite number of at least 0")
-  field("by_components", flag, "TRUE or FALSE")
-  field("shallow_width", non_negative, "a finite number of at least 0")
-  field("fine_nodes", whole_in(0, 32), "a whole number from 0 to 32")
-  field("fine_smooth_width", non_negative, "a finite number of at least 0")
-  field("memory_mb", function(x) is.finite(x) && x >= 1, "a finite number of at least 1")
-  # a field left to its default may not fit the fields given
-  if (!"min_boxes" %in% names(g) && grid$min_boxes > max_boxes) {
-    bad("has nodes = ", nodes, ", too many for the default min_boxes = ", grid$min_boxes)
-  }
-  if (!"points_per_box" %in% names(g) && grid$points_per_box != 0 &&
-      grid$points_per_box < min_points) {
-    bad("has nodes = ", nodes, ", too many for the default points_per_box = ",
-        grid$points_per_box, " (give points_per_box of at least ", show_value(min_points), ")")
-  }
-  list(nodes = as.integer(grid$nodes), box_width = as.numeric(grid$box_width),
-       min_boxes = as.integer(grid$min_boxes), near_field = as.logical(grid$near_field),
-       points_per_box = as.numeric(grid$points_per_box),
-       near_boxes = as.integer(grid$near_boxes), pair_weight = as.numeric(grid$pair_weight),
-       smooth_width = as.numeric(grid$smooth_width),
-       by_components = as.logical(grid$by_components),
-       shallow_width = as.numeric(grid$shallow_width), fine_nodes = as.integer(grid$fine_nodes),
-       fine_smooth_width = as.numeric(grid$fine_smooth_width),
-       memory_mb = as.numeric(grid$memory_mb))
-}
-
-# The fields of options(lsnn.grid), in the order ?cost_gradient lists them.
-ne_grid_fields <- function() {
-  c("nodes", "box_width", "min_boxes", "near_field", "points_per_box", "near_boxes",
-    "pair_weight", "smooth_width", "by_components", "shallow_width", "fine_nodes",
-    "fine_smooth_width", "memory_mb")
-}
-
-# Largest n for which gradient = "auto" sums all pairs (bench/README.md):
-# where one exact and one approximate evaluation cost about the same (measured
-# in one process, 2 threads, n = 2,000 to 20,000).
-ne_exact_max_n <- function(method) {
-  switch(method, tsne = 20000L, umap = 2000L, tumap = 7000L, largevis = 5000L, 10000L)
-}
-
-# The neighbours of the data's rows, a graph of `n_cols` columns (the row
-# itself first): the nearest ("knn", by the one search rule of
-# graph_of_inputs()) or the locally scaled ones ("lsnn"); with `ret_index`
-# also the index that places new rows (neighbor_embedding_transform()).
-ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_index) {
-  if (!is.null(inputs$distances)) {
-    if (neighbors == "knn") {
-      return(list(graph = graph_of_inputs(inputs, n_cols, n_threads, verbose,
-                                          "neighbor_embedding"), index = NULL))
-    }
-    # as locally_scaled_knn(): the locally scaled among 50 extra candidates
-    n_near <- max(1L, min(n_cols, inputs$n - 1L))
-    enn <- graph_of_inputs(inputs, n_near + 51L, n_threads, verbose, "neighbor_embedding")
-    return(list(graph = enn_to_lsnn(enn, n_near, n_extra = 51L, n_threads = n_threads),
-                index = NULL))
-  }
-  if (neighbors == "knn" && !ret_index) {
-    return(list(graph = graph_of_inputs(inputs, n_cols, n_threads, verbose,
-                                        "neighbor_embedding"), index = NULL))
-  }
-  metric <- if (is.null(inputs$metric)) "euclidean" else inputs$metric
-  kind <- search_kind(inputs$n)
-  ne_msg(verbose, "neighbor_embedding: ", kind, " ", n_cols - 1L, "-nearest ",
-         if (neighbors == "lsnn") "locally scaled ", "neighbours")
-  X <- dense_or_rows(inputs$data)
-  res <- if (neighbors == "knn") {
-    extended_knn(X, n_neighbors = n_cols - 1L, n_extra = 0, n_threads = n_threads,
-                 nn_kind = kind, verbose = verbose, ret_index = ret_index, metric = metric)
-  } else {
-    locally_scaled_knn(X, n_neighbors = n_cols, n_threads = n_threads, nn_kind = kind,
-                       verbose = verbose, ret_index = ret_index, metric = metric)
-  }
-  if (!ret_index) return(list(graph = res, index = NULL))
-  list(graph = if (neighbors == "knn") res$enn else res$lsnn, index = res$index)
-}
-
 ne_msg <- function(verbose, ...) {
   if (verbose) message(...)
-}
-
-# Initial coordinates, scaled to sd init_sdev (the first column's; the
-# others keep their relative scale).
-ne_init <- function(init, data, P, n, k, init_sdev, verbose) {
-  if (is.matrix(init) || is.data.frame(init)) {
-    Y <- as.matrix(init)
-    if (!is.numeric(Y) || nrow(Y) != n || ncol(Y) != k) {
-      stop_arg("'init' must be a numeric ", n, " x ", k, " matrix (n x n_components) ",
-               "or one of \"spectral\", \"pca\", \"random\"")
-    }
-    if (!all_finite(Y)) stop_arg("'init' must be finite (no NA, NaN or Inf)")
-    # beyond this the squared distances between points overflow
-    if (max(abs(Y)) > 1e100) stop_arg("'init' has coordinates too large (above 1e100)")
-    storage.mode(Y) <- "double"
-    return(spread_collapsed(unname(Y), "'init'"))
-  }
-  if (!is.character(init) || length(init) != 1 ||
-      !init %in% c("spectral", "pca", "random")) {
-    stop_arg("'init' must be \"spectral\", \"pca\", \"random\" or a matrix")
-  }
-  if (init == "pca" && is.null(data)) {
-    stop_arg("'init' = \"pca\" needs the data as 'X', not only a graph, distances or affinities")
-  }
-  ne_msg(verbose, "neighbor_embedding: ", init, " initialisation")
-  Y <- switch(init,
-    random = matrix(stats::rnorm(n * k), n, k),
-    pca = ne_pca(dense_data(data), k),
-    spectral = ne_spectral(P, k)
-  )
-  if (is.null(Y)) {
-    fallback <- if (is.null(data)) "random" else "pca"
-    warning(sprintf("spectral initialisation failed; using \"%s\"", fallback), call. = FALSE)
-    Y <- if (is.null(data)) matrix(stats::rnorm(n * k), n, k) else ne_pca(dense_data(data), k)
-  }
-  Y <- sweep(Y, 2, colMeans(Y))
-  s <- stats::sd(Y[, 1])
-  if (!is.finite(s) || s <= 0) s <- 1
-  Y <- Y * (init_sdev / s)
-  if (!all_finite(Y) || max(abs(Y)) > 1e100) {
-    stop_arg("'init_sdev' (", init_sdev, ") is too large: the initial coordinates would ",
-             "exceed 1e100")
-  }
-  spread_collapsed(Y, paste0("the ", init, " start"))
-}
-
-# A start with more than half of its points on one spot: coincident points
-# feel the same forces from every other point, so a start with all points
-# on one spot never moves, and a large coincident group separates only
-# slowly. Such points are moved by a tiny Gaussian jitter (from R's
-# generator), with a warning.
-spread_collapsed <- function(Y, what) {
-  n <- nrow(Y)
-  group <- largest_coincident_group(Y)
-  if (length(group) <= n / 2) return(Y)
-  others <- Y[-group, , drop = FALSE]
-  scale <- if (nrow(others) > 0) max(abs(sweep(others, 2, Y[group[1], ]))) else 0
-  sdev <- if (scale > 0) 1e-4 * scale else 1e-4 * max(1, max(abs(Y[group[1], ])))
-  warning(what, " puts ", length(group), " of the ", n, " points on one spot; ",
-          "they were spread by a random jitter of sd ", signif(sdev, 3),
-          " (give distinct starting points to avoid it)", call. = FALSE)
-  Y[group, ] <- Y[group, , drop = FALSE] +
-    matrix(stats::rnorm(length(group) * ncol(Y), sd = sdev), length(group))
-  Y
-}
-
-# The rows of the largest set of identical rows of Y, in O(n log n).
-largest_coincident_group <- function(Y) {
-  o <- do.call(order, unname(as.data.frame(Y)))
-  Z <- Y[o, , drop = FALSE]
-  same <- c(FALSE, rowSums(Z[-1, , drop = FALSE] != Z[-nrow(Z), , drop = FALSE]) == 0)
-  run <- cumsum(!same)
-  sizes <- tabulate(run)
-  o[run == which.max(sizes)]
-}
-
-# Columns of eigenvectors get a definite sign: largest |entry| positive.
-ne_fix_signs <- function(V) {
-  for (j in seq_len(ncol(V))) {
-    if (V[which.max(abs(V[, j])), j] < 0) V[, j] <- -V[, j]
-  }
-  V
-}
-
-# The first k principal component scores; when X has fewer than k columns
-# the missing coordinates are small random numbers (a constant coordinate
-# would never move).
-ne_pca <- function(X, k) {
-  kk <- min(k, ncol(X))
-  if (requireNamespace("irlba", quietly = TRUE) && min(dim(X)) > 3 * kk + 10) {
-    # irlba centres implicitly: a centred copy of 70,000 x 784 took 3.9 s,
-    # the whole decomposition 1.2 s
-    s <- irlba::irlba(X, nv = kk, center = colMeans(X))
-    Y <- s$u %*% diag(s$d[seq_len(kk)], kk)
-  } else {
-    s <- svd(sweep(X, 2, colMeans(X)), nu = kk, nv = 0)
-    Y <- s$u %*% diag(s$d[seq_len(kk)], kk)
-  }
-  Y <- ne_fix_signs(Y)
-  if (kk < k) {
-    s1 <- stats::sd(Y[, 1])
-    if (!is.finite(s1) || s1 <= 0) s1 <- 1
-    Y <- cbind(Y, matrix(stats::rnorm(nrow(Y) * (k - kk), sd = 1e-2 * s1), nrow(Y), k - kk))
-  }
-  Y
-}
-
-# The top k + 1 eigenvectors of D^-1/2 A D^-1/2 (the smallest of the
-# normalised Laplacian) without the trivial one, D^1/2 1: it is projected out
-# and the k remaining directions kept, which also works when the graph has
-# several components (eigenvalue 1 repeated). NULL when no eigensolver
-# succeeds.
-ne_spectral <- function(A, k) {
-  n <- nrow(A)
-  if (k + 1 >= n) return(NULL)
-  deg <- Matrix::rowSums(A)
-  deg[deg <= 0] <- 1
-  Dh <- Matrix::Diagonal(x = 1 / sqrt(deg))
-  # (RSpectra's eigs_sym() takes a general sparse matrix, not a dsCMatrix)
-  M <- methods::as(Matrix::forceSymmetric(Dh %*% A %*% Dh), "generalMatrix")
-  V <- NULL
-  if (n <= 200) {
-    V <- eigen(as.matrix(M), symmetric = TRUE)$vectors[, seq_len(k + 1), drop = FALSE]
-  } else {
-    if (requireNamespace("RSpectra", quietly = TRUE)) {
-      res <- value_or(
-        suppressWarnings(RSpectra::eigs_sym(
-          M, k + 1, which = "LA",
-          opts = list(tol = 1e-4, maxitr = 2000, ncv = min(n, max(2 * (k + 1) + 1, 20)),
-                      initvec = stats::rnorm(n)))),
-        NULL)
-      if (!is.null(res) && res$nconv >= k + 1) V <- res$vectors[, seq_len(k + 1)]
-    }
-    if (is.null(V) && requireNamespace("irlba", quietly = TRUE)) {
-      # M + I is positive semi-definite: its top singular vectors are M's
-      # top eigenvectors
-      res <- value_or(
-        suppressWarnings(irlba::partial_eigen(M + Matrix::Diagonal(n), n = k + 1,
-                                              symmetric = TRUE)),
-        NULL)
-      if (!is.null(res)) V <- res$vectors[, seq_len(k + 1)]
-    }
-  }
-  if (is.null(V) || anyNA(V)) return(NULL)
-  v0 <- sqrt(deg) / sqrt(sum(deg))
-  V <- V - v0 %*% crossprod(v0, V)
-  V <- svd(V, nu = k, nv = 0)$u
-  ne_fix_signs(V)
 }

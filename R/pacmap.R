@@ -104,54 +104,21 @@ pacmap_near_columns <- function(graph, n_near) {
   n_near
 }
 
-# neighbor_embedding() for "pacmap" and "localmap", from resolve_inputs()'s
-# points and the checked arguments in `a`.
-ne_pacmap <- function(inputs, method, a) {
-  t_start <- proc.time()[["elapsed"]]
+# neighbor_embedding() for "pacmap" and "localmap" (ne_methods()'s run of
+# these), from the inputs and the checked arguments in `a`: the near pairs
+# (the locally scaled graph), the mid-near pairs, the start and the layout,
+# for ne_result().
+ne_pacmap <- function(inputs, a, t_start) {
   n <- inputs$n
   verbose <- a$verbose
-  if (!is.null(inputs$P)) {
-    stop_arg("'P' is for t-SNE, LargeVis, UMAP and t-UMAP: PaCMAP and LocalMAP lay out pairs ",
-             "drawn from the data (give the data as 'X')")
-  }
-  if (!is.null(inputs$distances)) {
-    stop_arg("PaCMAP's mid-near pairs are drawn from the data: give the data as 'X', not ",
-             "their distances")
-  }
-  if (is.null(inputs$data)) {
-    stop_arg("PaCMAP's mid-near pairs are drawn from the data: give 'X' as well as 'nn_method'")
-  }
-  given_near <- a$n_neighbors
-  n_near <- if (is.null(given_near)) pacmap_n_neighbors(n) else given_near
-  if (!is.null(inputs$graph) && is.null(given_near)) {
-    # (a sharded graph's warning was given as its shards were read)
-    if (ncol(inputs$graph$idx) - 1L < n_near && !isTRUE(inputs$sharded)) {
-      pacmap_short_graph_warning(ncol(inputs$graph$idx) - 1L, n_near, n, sharded = FALSE)
-    }
-    n_near <- min(n_near, ncol(inputs$graph$idx) - 1L)
-  }
-  counts <- pacmap_pair_counts(n, n_near, a$mn_ratio, a$fp_ratio)
-  # (the locally scaled search lists at most n - 2 neighbours besides the row)
-  if (is.null(inputs$graph)) counts[["near"]] <- min(counts[["near"]], n - 2L)
-  ne_msg(verbose, "neighbor_embedding: ", method, ", ", show_count(n), " points; pairs per point: ",
-         counts[["near"]], " near, ", counts[["mid_near"]], " mid-near, ", counts[["further"]],
-         " further")
+  pacmap_check_inputs(inputs)
+  counts <- pacmap_counts_of_inputs(inputs, a)
+  ne_msg(verbose, "neighbor_embedding: ", a$method, ", ", show_count(n),
+         " points; pairs per point: ", counts[["near"]], " near, ", counts[["mid_near"]],
+         " mid-near, ", counts[["further"]], " further")
   data <- inputs$data
-
-  index <- NULL
-  graph <- inputs$graph
-  scale <- pacmap_scale_columns(n)
-  if (is.null(graph)) {
-    kind <- search_kind(n)
-    ne_msg(verbose, "neighbor_embedding: ", kind, " locally scaled neighbours")
-    found <- locally_scaled_knn(dense_or_rows(data), n_neighbors = counts[["near"]] + 1L,
-                                n_extra = 50, scale_from = scale[["from"]],
-                                scale_to = scale[["to"]], n_threads = a$n_threads,
-                                nn_kind = kind, verbose = verbose, ret_index = a$ret_model,
-                                metric = a$metric)
-    graph <- if (a$ret_model) found$lsnn else found
-    index <- if (a$ret_model) found$index
-  }
+  near <- pacmap_near_graph(inputs, a, counts[["near"]])
+  graph <- near$graph
   near_k <- pacmap_near_columns(graph, counts[["near"]])
   seed <- draw_seed()
   ne_msg(verbose, "neighbor_embedding: mid-near pairs")
@@ -163,21 +130,20 @@ ne_pacmap <- function(inputs, method, a) {
   t_init <- proc.time()[["elapsed"]]
   # (the data are not needed past this point unless for the model's index;
   # sharded data read for this call, or their principal components, are
-  # freed here: the core's allocation of the pairs never makes R collect,
-  # and at 1e7 rows the data take 4 GB)
+  # freed here: the core's allocation of the pairs never makes R collect)
   row_names <- inputs$row_names
+  pca <- inputs$pca
   if (!a$ret_model) {
     released <- held_bytes(data)
     rm(data, inputs)
     collect_garbage(released)
   }
-  phases <- a$phases
-  max_iter <- if (is.null(a$max_iter)) sum(phases) else a$max_iter
+  max_iter <- if (is.null(a$max_iter)) sum(a$phases) else a$max_iter
   eta <- if (is.null(a$eta)) 1 else a$eta
   layout <- ne_layout_settings("adam", max_iter, a$epoch, eta, callback = a$callback,
-                               row_names = row_names, phases = phases,
-                               local = method == "localmap", low_dist_thres = a$low_dist_thres,
-                               constant = FALSE)
+                               row_names = row_names, phases = a$phases,
+                               local = a$method == "localmap",
+                               low_dist_thres = a$low_dist_thres, constant = FALSE)
   ne_msg(verbose, "neighbor_embedding: further pairs; optimizing (Adam, learning rate ",
          signif(eta, 4), ")")
   want_pairs <- (is.character(a$ret_extra) && "pairs" %in% a$ret_extra) || isTRUE(a$ret_extra)
@@ -193,32 +159,84 @@ ne_pacmap <- function(inputs, method, a) {
   t_end <- proc.time()[["elapsed"]]
   Y <- res$Y
   dimnames(Y) <- list(row_names, NULL)
-
-  if (a$ret_model && is.null(index)) {
-    index <- locally_scaled_knn(dense_or_rows(data), n_neighbors = counts[["near"]] + 1L,
-                                n_extra = 50, scale_from = scale[["from"]],
-                                scale_to = scale[["to"]], n_threads = a$n_threads,
-                                nn_kind = search_kind(n), ret_index = TRUE,
-                                metric = a$metric)$index
-  }
   model <- if (a$ret_model) {
-    ne_model(method, cost = list(method = method, low_dist_thres = a$low_dist_thres),
-             gradient = "pairs", embedding = unname(Y), index = index, neighbors = "lsnn",
-             perplexity = NA_real_, n_neighbors = counts[["near"]], eta = eta,
-             negative_sample_rate = counts[["further"]], sample_gamma = NA_real_,
-             pca = inputs$pca)
+    pacmap_model(a, Y, near$index, data, counts, eta, pca)
   }
-  head <- if (a$ret_model) list(embedding = Y, model = model) else list(embedding = Y)
-  if (is.character(a$ret_extra)) {
-    return(c(head, list(nn = graph, pairs = pairs)[intersect(a$ret_extra, c("nn", "pairs"))]))
+  list(Y = Y, model = model, extras = list(nn = graph, pairs = pairs),
+       details = list(cost = res$cost, iterations = res$iterations, converged = FALSE,
+         stopped = res$stopped,
+         time = c(affinities = t_aff - t_start, init = t_init - t_aff,
+                  optimize = t_end - t_init, total = t_end - t_start),
+         pairs = pairs, nn = graph, gradient = "pairs", eta = eta, phases = a$phases,
+         low_dist_thres = if (a$method == "localmap") a$low_dist_thres))
+}
+
+# PaCMAP's inputs: the data, from which its mid-near pairs are drawn.
+pacmap_check_inputs <- function(inputs) {
+  if (!is.null(inputs$P)) {
+    stop_arg("'P' is for t-SNE, LargeVis, UMAP and t-UMAP: PaCMAP and LocalMAP lay out pairs ",
+             "drawn from the data (give the data as 'X')")
   }
-  if (!a$ret_extra) return(if (a$ret_model) head else Y)
-  c(head, list(cost = res$cost, iterations = res$iterations, converged = FALSE,
-               stopped = res$stopped,
-               time = c(affinities = t_aff - t_start, init = t_init - t_aff,
-                        optimize = t_end - t_init, total = t_end - t_start),
-               pairs = pairs, nn = graph, gradient = "pairs", eta = eta, phases = phases,
-               low_dist_thres = if (method == "localmap") a$low_dist_thres))
+  if (!is.null(inputs$distances)) {
+    stop_arg("PaCMAP's mid-near pairs are drawn from the data: give the data as 'X', not ",
+             "their distances")
+  }
+  if (is.null(inputs$data)) {
+    stop_arg("PaCMAP's mid-near pairs are drawn from the data: give 'X' as well as 'nn_method'")
+  }
+  invisible()
+}
+
+# The pairs per point: near ones from n_neighbors (or PaCMAP's rule, within
+# what a given graph holds), mid-near and further ones from their ratios.
+pacmap_counts_of_inputs <- function(inputs, a) {
+  n <- inputs$n
+  given_near <- a$n_neighbors
+  n_near <- if (is.null(given_near)) pacmap_n_neighbors(n) else given_near
+  if (!is.null(inputs$graph) && is.null(given_near)) {
+    # (a sharded graph's warning was given as its shards were read)
+    if (ncol(inputs$graph$idx) - 1L < n_near && !isTRUE(inputs$sharded)) {
+      pacmap_short_graph_warning(ncol(inputs$graph$idx) - 1L, n_near, n, sharded = FALSE)
+    }
+    n_near <- min(n_near, ncol(inputs$graph$idx) - 1L)
+  }
+  counts <- pacmap_pair_counts(n, n_near, a$mn_ratio, a$fp_ratio)
+  # (the locally scaled search lists at most n - 2 neighbours besides the row)
+  if (is.null(inputs$graph)) counts[["near"]] <- min(counts[["near"]], n - 2L)
+  counts
+}
+
+# The near pairs' graph: the one given, or the locally scaled neighbours
+# of the data (with ret_model, and its index).
+pacmap_near_graph <- function(inputs, a, n_near) {
+  if (!is.null(inputs$graph)) return(list(graph = inputs$graph, index = NULL))
+  kind <- search_kind(inputs$n)
+  ne_msg(a$verbose, "neighbor_embedding: ", kind, " locally scaled neighbours")
+  found <- pacmap_lsnn(inputs$data, inputs$n, n_near, a, kind, a$ret_model, a$verbose)
+  if (a$ret_model) list(graph = found$lsnn, index = found$index) else list(graph = found)
+}
+
+# PaCMAP's locally scaled search of the data (its scales from the columns
+# of pacmap_scale_columns()).
+pacmap_lsnn <- function(data, n, n_near, a, kind, ret_index, verbose = FALSE) {
+  scale <- pacmap_scale_columns(n)
+  locally_scaled_knn(dense_or_rows(data), n_neighbors = n_near + 1L, n_extra = 50,
+                     scale_from = scale[["from"]], scale_to = scale[["to"]],
+                     n_threads = a$n_threads, nn_kind = kind, verbose = verbose,
+                     ret_index = ret_index, metric = a$metric)
+}
+
+# A PaCMAP model, with the index of its data (searched again when the graph
+# was given).
+pacmap_model <- function(a, Y, index, data, counts, eta, pca) {
+  if (is.null(index)) {
+    index <- pacmap_lsnn(data, nrow(Y), counts[["near"]], a, search_kind(nrow(Y)),
+                         ret_index = TRUE)$index
+  }
+  ne_model(a$method, cost = list(method = a$method, low_dist_thres = a$low_dist_thres),
+           gradient = "pairs", embedding = unname(Y), index = index, neighbors = "lsnn",
+           perplexity = NA_real_, n_neighbors = counts[["near"]], eta = eta,
+           negative_sample_rate = counts[["further"]], sample_gamma = NA_real_, pca = pca)
 }
 
 # neighbor_embedding()'s points when X is a shard set (PaCMAP and LocalMAP
