@@ -261,113 +261,130 @@ register_bioc <- function() {
   methods::setMethod("show", "LsnnIndex", show_lsnn_index, where = where)
   methods::setMethod("dim", "LsnnIndex", function(x) dim(index_of(x, "x")$data), where = where)
 
-  if (interface == "v1") {
-    set_method("buildIndex", "LsnnParam", function(X, ..., BNPARAM) {
-      bioc1_build(X, BNPARAM, ...)
-    })
-    set_method("findKNN", c("missing", "LsnnParam"), function(X, k, ..., BNINDEX, BNPARAM) {
-      bioc1_find(X, k, BNPARAM, ...)
-    })
-    set_method("queryKNN", c("missing", "LsnnParam"), function(X, query, k, ..., BNINDEX, BNPARAM) {
-      bioc1_query(bioc1_build(X, BNPARAM, ...), query, k, ...)
-    })
-    for (signature in list(c("LsnnIndex", "missing"), c("LsnnIndex", "LsnnParam"))) {
-      set_method("findKNN", signature, function(X, k, ..., BNINDEX, BNPARAM) {
-        bioc1_find_index(BNINDEX, k, ...)
-      })
-      set_method("queryKNN", signature, function(X, query, k, ..., BNINDEX, BNPARAM) {
-        bioc1_query(BNINDEX, query, k, ...)
-      })
-    }
-    if (exists("bndata", envir = bn, inherits = FALSE)) {
-      # (BiocNeighbors 1.x's indexes hold their data transposed)
-      set_method("bndata", "LsnnIndex", function(x) t(as.matrix(index_of(x, "x")$data)))
-    }
-  } else if (interface == "v2") {
-    for (cls in c("ANY", "matrix")) {
-      set_method("buildIndex", c(cls, "LsnnParam"),
-                 function(X, transposed = FALSE, ..., BNPARAM = NULL) {
-                   bioc2_build(X, BNPARAM, transposed)
-                 })
-      set_method("findKNN", c(cls, "LsnnParam"),
-                 function(X, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
-                          subset = NULL, ..., BNPARAM = NULL) {
-                   bioc2_find(bioc2_data(X, BNPARAM, ...), k, get.index, get.distance,
-                              num.threads, subset, ...)
-                 })
-      set_method("queryKNN", c(cls, "LsnnParam"),
-                 function(X, query, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
-                          subset = NULL, transposed = FALSE, ..., BNPARAM = NULL) {
-                   bioc2_query(bioc2_build(X, BNPARAM, transposed), query, k, get.index,
-                               get.distance, num.threads, subset, transposed, ...)
-                 })
-      set_method("findDistance", c(cls, "LsnnParam"),
-                 function(X, k, num.threads = 1, subset = NULL, ..., BNPARAM = NULL) {
-                   bioc2_find(bioc2_data(X, BNPARAM, ...), k, FALSE, TRUE, num.threads,
-                              subset, ..., last_only = TRUE)
-                 })
-      set_method("queryDistance", c(cls, "LsnnParam"),
-                 function(X, query, k, num.threads = 1, subset = NULL, transposed = FALSE, ...,
-                          BNPARAM = NULL) {
-                   bioc2_query(bioc2_build(X, BNPARAM, transposed), query, k, FALSE, TRUE,
-                               num.threads, subset, transposed, ..., last_only = TRUE)
-                 })
-    }
-    for (param in c("ANY", "LsnnParam")) {
-      set_method("findKNN", c("LsnnIndex", param),
-                 function(X, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
-                          subset = NULL, ..., BNPARAM = NULL) {
-                   bioc2_find(X, k, get.index, get.distance, num.threads, subset, ...)
-                 })
-      set_method("queryKNN", c("LsnnIndex", param),
-                 function(X, query, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
-                          subset = NULL, transposed = FALSE, ..., BNPARAM = NULL) {
-                   bioc2_query(X, query, k, get.index, get.distance, num.threads, subset,
-                               transposed, ...)
-                 })
-      set_method("findDistance", c("LsnnIndex", param),
-                 function(X, k, num.threads = 1, subset = NULL, ..., BNPARAM = NULL) {
-                   bioc2_find(X, k, FALSE, TRUE, num.threads, subset, ..., last_only = TRUE)
-                 })
-      set_method("queryDistance", c("LsnnIndex", param),
-                 function(X, query, k, num.threads = 1, subset = NULL, transposed = FALSE, ...,
-                          BNPARAM = NULL) {
-                   bioc2_query(X, query, k, FALSE, TRUE, num.threads, subset, transposed, ...,
-                               last_only = TRUE)
-                 })
-    }
-  } else {
-    set_method("buildIndex", "LsnnParam", function(X, BNPARAM, transposed = FALSE, ...) {
-      bioc2_build(X, BNPARAM, transposed)
-    })
-    set_method("findKnnFromIndex", "LsnnIndex",
-               function(BNINDEX, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
-                        subset = NULL, ...) {
-                 bioc2_find(BNINDEX, k, get.index, get.distance, num.threads, subset, ...)
-               })
-    set_method("queryKnnFromIndex", "LsnnIndex",
-               function(BNINDEX, query, k, get.index = TRUE, get.distance = TRUE,
-                        num.threads = 1, subset = NULL, transposed = FALSE, ...) {
-                 bioc2_query(BNINDEX, query, k, get.index, get.distance, num.threads, subset,
-                             transposed, ...)
-               })
-    set_method("findDistanceFromIndex", "LsnnIndex",
-               function(BNINDEX, k, num.threads = 1, subset = NULL, ...) {
-                 bioc2_find(BNINDEX, k, FALSE, TRUE, num.threads, subset, ..., last_only = TRUE)
-               })
-    if (exists("queryDistanceFromIndex", envir = bn, inherits = FALSE)) {
-      set_method("queryDistanceFromIndex", "LsnnIndex",
-                 function(BNINDEX, query, k, num.threads = 1, subset = NULL, transposed = FALSE,
-                          ...) {
-                   bioc2_query(BNINDEX, query, k, FALSE, TRUE, num.threads, subset, transposed,
-                               ..., last_only = TRUE)
-                 })
-    }
-  }
+  switch(interface,
+         v1 = bioc_methods_v1(set_method, bn),
+         v2 = bioc_methods_v2(set_method),
+         bioc_methods_from_index(set_method, bn))
   bioc_state$where <- where
   bioc_state$interface <- interface
   bioc_state$namespace <- bn
   invisible(interface)
+}
+
+# The methods of BiocNeighbors 1.x's generics (interface "v1"), defined
+# through `set_method` (register_bioc()'s).
+bioc_methods_v1 <- function(set_method, bn) {
+  set_method("buildIndex", "LsnnParam", function(X, ..., BNPARAM) {
+    bioc1_build(X, BNPARAM, ...)
+  })
+  set_method("findKNN", c("missing", "LsnnParam"), function(X, k, ..., BNINDEX, BNPARAM) {
+    bioc1_find(X, k, BNPARAM, ...)
+  })
+  set_method("queryKNN", c("missing", "LsnnParam"), function(X, query, k, ..., BNINDEX, BNPARAM) {
+    bioc1_query(bioc1_build(X, BNPARAM, ...), query, k, ...)
+  })
+  for (signature in list(c("LsnnIndex", "missing"), c("LsnnIndex", "LsnnParam"))) {
+    set_method("findKNN", signature, function(X, k, ..., BNINDEX, BNPARAM) {
+      bioc1_find_index(BNINDEX, k, ...)
+    })
+    set_method("queryKNN", signature, function(X, query, k, ..., BNINDEX, BNPARAM) {
+      bioc1_query(BNINDEX, query, k, ...)
+    })
+  }
+  if (exists("bndata", envir = bn, inherits = FALSE)) {
+    # (BiocNeighbors 1.x's indexes hold their data transposed)
+    set_method("bndata", "LsnnIndex", function(x) t(as.matrix(index_of(x, "x")$data)))
+  }
+  invisible()
+}
+
+# The methods of BiocNeighbors 2.x's generics (interface "v2").
+bioc_methods_v2 <- function(set_method) {
+  for (cls in c("ANY", "matrix")) {
+    set_method("buildIndex", c(cls, "LsnnParam"),
+               function(X, transposed = FALSE, ..., BNPARAM = NULL) {
+                 bioc2_build(X, BNPARAM, transposed)
+               })
+    set_method("findKNN", c(cls, "LsnnParam"),
+               function(X, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
+                        subset = NULL, ..., BNPARAM = NULL) {
+                 bioc2_find(bioc2_data(X, BNPARAM, ...), k, get.index, get.distance,
+                            num.threads, subset, ...)
+               })
+    set_method("queryKNN", c(cls, "LsnnParam"),
+               function(X, query, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
+                        subset = NULL, transposed = FALSE, ..., BNPARAM = NULL) {
+                 bioc2_query(bioc2_build(X, BNPARAM, transposed), query, k, get.index,
+                             get.distance, num.threads, subset, transposed, ...)
+               })
+    set_method("findDistance", c(cls, "LsnnParam"),
+               function(X, k, num.threads = 1, subset = NULL, ..., BNPARAM = NULL) {
+                 bioc2_find(bioc2_data(X, BNPARAM, ...), k, FALSE, TRUE, num.threads,
+                            subset, ..., last_only = TRUE)
+               })
+    set_method("queryDistance", c(cls, "LsnnParam"),
+               function(X, query, k, num.threads = 1, subset = NULL, transposed = FALSE, ...,
+                        BNPARAM = NULL) {
+                 bioc2_query(bioc2_build(X, BNPARAM, transposed), query, k, FALSE, TRUE,
+                             num.threads, subset, transposed, ..., last_only = TRUE)
+               })
+  }
+  for (param in c("ANY", "LsnnParam")) {
+    set_method("findKNN", c("LsnnIndex", param),
+               function(X, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
+                        subset = NULL, ..., BNPARAM = NULL) {
+                 bioc2_find(X, k, get.index, get.distance, num.threads, subset, ...)
+               })
+    set_method("queryKNN", c("LsnnIndex", param),
+               function(X, query, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
+                        subset = NULL, transposed = FALSE, ..., BNPARAM = NULL) {
+                 bioc2_query(X, query, k, get.index, get.distance, num.threads, subset,
+                             transposed, ...)
+               })
+    set_method("findDistance", c("LsnnIndex", param),
+               function(X, k, num.threads = 1, subset = NULL, ..., BNPARAM = NULL) {
+                 bioc2_find(X, k, FALSE, TRUE, num.threads, subset, ..., last_only = TRUE)
+               })
+    set_method("queryDistance", c("LsnnIndex", param),
+               function(X, query, k, num.threads = 1, subset = NULL, transposed = FALSE, ...,
+                        BNPARAM = NULL) {
+                 bioc2_query(X, query, k, FALSE, TRUE, num.threads, subset, transposed, ...,
+                             last_only = TRUE)
+               })
+  }
+  invisible()
+}
+
+# The methods of the 2.x generics that work from an index
+# (findKnnFromIndex() and the like).
+bioc_methods_from_index <- function(set_method, bn) {
+  set_method("buildIndex", "LsnnParam", function(X, BNPARAM, transposed = FALSE, ...) {
+    bioc2_build(X, BNPARAM, transposed)
+  })
+  set_method("findKnnFromIndex", "LsnnIndex",
+             function(BNINDEX, k, get.index = TRUE, get.distance = TRUE, num.threads = 1,
+                      subset = NULL, ...) {
+               bioc2_find(BNINDEX, k, get.index, get.distance, num.threads, subset, ...)
+             })
+  set_method("queryKnnFromIndex", "LsnnIndex",
+             function(BNINDEX, query, k, get.index = TRUE, get.distance = TRUE,
+                      num.threads = 1, subset = NULL, transposed = FALSE, ...) {
+               bioc2_query(BNINDEX, query, k, get.index, get.distance, num.threads, subset,
+                           transposed, ...)
+             })
+  set_method("findDistanceFromIndex", "LsnnIndex",
+             function(BNINDEX, k, num.threads = 1, subset = NULL, ...) {
+               bioc2_find(BNINDEX, k, FALSE, TRUE, num.threads, subset, ..., last_only = TRUE)
+             })
+  if (exists("queryDistanceFromIndex", envir = bn, inherits = FALSE)) {
+    set_method("queryDistanceFromIndex", "LsnnIndex",
+               function(BNINDEX, query, k, num.threads = 1, subset = NULL, transposed = FALSE,
+                        ...) {
+                 bioc2_query(BNINDEX, query, k, FALSE, TRUE, num.threads, subset, transposed,
+                             ..., last_only = TRUE)
+               })
+  }
+  invisible()
 }
 
 # Registration when BiocNeighbors loads: a failure is reported, never

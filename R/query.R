@@ -67,6 +67,36 @@ check_index <- function(index) {
 validate_index <- function(index, label, damaged, remedy) {
   el <- function(x) paste0("'", label, "$", x, "'")
   check_format_version(index$format_version, index_format_version, label, damaged, remedy)
+  data <- validate_index_data(index, el, damaged)
+  sparse <- inherits(data, "dgRMatrix") || inherits(data, "dgCMatrix")
+  n <- nrow(data)
+  graph <- validate_index_graph(index$graph, n, label, el, damaged)
+  validate_index_scales(index, graph, el, damaged)
+  search <- index$search
+  if (!is.list(search) || !is_scalar_number(search$degree, min = 1, max = big_int, whole = TRUE) ||
+      !is_scalar_number(search$n_entry, min = 0, max = big_int, whole = TRUE)) {
+    damaged(el("search"), " must be list(degree, n_entry), whole numbers of at least 1 and 0")
+  }
+  if (!is.null(index$pca)) {
+    validate_pca(index$pca, ncol(data), paste0(label, "$pca"), damaged)
+    if (sparse) damaged(el("data"), " must be dense: it holds the principal components of ", el("pca"))
+    if (!index$metric %in% pca_metrics) {
+      damaged(el("metric"), " must be \"euclidean\" or \"cosine\" with ", el("pca"),
+              " (it is \"", index$metric, "\")")
+    }
+  }
+  # the graph's distances are those of the data in the metric, on a few rows
+  # (a changed metric or data would otherwise answer queries silently wrong)
+  bad <- index_distance_mismatch(data, graph, index$metric)
+  if (bad > 0) {
+    damaged(el("graph"), "'s distances are not the ", index$metric, " distances of ",
+            el("data"), " (row ", bad, "): the metric, the data or the graph was changed")
+  }
+  invisible(index)
+}
+
+# validate_index()'s checks of the index's data (returned) and metric.
+validate_index_data <- function(index, el, damaged) {
   data <- index$data
   sparse <- inherits(data, "dgRMatrix") || inherits(data, "dgCMatrix")
   if (sparse) {
@@ -99,7 +129,11 @@ validate_index <- function(index, label, damaged, remedy) {
     damaged(el("data"), " is logical, which only metric = \"hamming\" reads (the metric is \"",
             index$metric, "\")")
   }
-  graph <- index$graph
+  data
+}
+
+# validate_index()'s checks of the index's graph (returned) of n rows.
+validate_index_graph <- function(graph, n, label, el, damaged) {
   if (!is.list(graph) || !is.matrix(graph$idx) || !is.integer(graph$idx) ||
       !is.matrix(graph$dist) || !is.double(graph$dist) ||
       !identical(dim(graph$idx), dim(graph$dist))) {
@@ -115,6 +149,14 @@ validate_index <- function(index, label, damaged, remedy) {
   if (problem[1] != 0) {
     damaged(graph_problem_text(problem, graph$idx, paste0(label, "$graph"), n, TRUE, FALSE))
   }
+  graph
+}
+
+# validate_index()'s checks of the local scales the index keeps, or leaves
+# to the graph's columns.
+validate_index_scales <- function(index, graph, el, damaged) {
+  n <- nrow(graph$idx)
+  k <- ncol(graph$idx)
   from <- index$scale_from
   to <- index$scale_to
   if (!is_scalar_number(from, min = 1, max = big_int, whole = TRUE)) {
@@ -153,27 +195,7 @@ validate_index <- function(index, label, damaged, remedy) {
               off[1], ")")
     }
   }
-  search <- index$search
-  if (!is.list(search) || !is_scalar_number(search$degree, min = 1, max = big_int, whole = TRUE) ||
-      !is_scalar_number(search$n_entry, min = 0, max = big_int, whole = TRUE)) {
-    damaged(el("search"), " must be list(degree, n_entry), whole numbers of at least 1 and 0")
-  }
-  if (!is.null(index$pca)) {
-    validate_pca(index$pca, ncol(data), paste0(label, "$pca"), damaged)
-    if (sparse) damaged(el("data"), " must be dense: it holds the principal components of ", el("pca"))
-    if (!index$metric %in% pca_metrics) {
-      damaged(el("metric"), " must be \"euclidean\" or \"cosine\" with ", el("pca"),
-              " (it is \"", index$metric, "\")")
-    }
-  }
-  # the graph's distances are those of the data in the metric, on a few rows
-  # (a changed metric or data would otherwise answer queries silently wrong)
-  bad <- index_distance_mismatch(data, graph, index$metric)
-  if (bad > 0) {
-    damaged(el("graph"), "'s distances are not the ", index$metric, " distances of ",
-            el("data"), " (row ", bad, "): the metric, the data or the graph was changed")
-  }
-  invisible(index)
+  invisible()
 }
 
 # The query rows in the index's form: list(kind, x) for dense data, or the

@@ -118,6 +118,20 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
     dimnames(Y) <- list(row_names, colnames(Y_ref))
     return(Y)
   }
+  Y <- place_affinity_points(model, new_data, nn_method, max_iter, eta, n_threads, verbose,
+                             callback, epoch, row_names)
+  dimnames(Y) <- list(row_names, colnames(Y_ref))
+  Y
+}
+
+# neighbor_embedding_transform() for t-SNE, LargeVis, UMAP and t-UMAP: the
+# new rows' neighbours among the reference rows (given, or queried), their
+# affinities, a start at the weighted mean of their neighbours, and the
+# placement with the reference held fixed.
+place_affinity_points <- function(model, new_data, nn_method, max_iter, eta, n_threads, verbose,
+                                  callback, epoch, row_names) {
+  Y_ref <- model$embedding
+  n_ref <- nrow(Y_ref)
   graph <- if (!is.null(nn_method)) nn_method else {
     ne_msg(verbose, "neighbor_embedding_transform: ", model$neighbors, " neighbours of ",
            new_data$n, " new rows")
@@ -160,7 +174,6 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   res <- .place_points(Y_ref, Y0, aff$p, aff$i, x, cost, layout, n_threads, verbose,
                        simd_option())
   Y <- res$Y
-  dimnames(Y) <- list(row_names, colnames(Y_ref))
   attr(Y, "cost") <- res$cost
   attr(Y, "iterations") <- res$iterations
   Y
@@ -283,7 +296,14 @@ check_model <- function(model) {
             what_is(Y), ")")
   }
   if (!all_finite(Y)) damaged(el("embedding"), " contains NA, NaN or infinite values")
-  cost <- model$cost
+  check_model_cost(model$cost, method, pairs, el, damaged)
+  check_model_settings(model, method, pairs, el, damaged)
+  check_model_index(model, remedy, el, damaged)
+  model
+}
+
+# check_model()'s checks of the cost's settings.
+check_model_cost <- function(cost, method, pairs, el, damaged) {
   if (!is.list(cost) || !is_word(cost$method, ne_model_costs[[method]])) {
     damaged(el("cost"), " must hold the settings of the ", method, " cost (its method ",
             paste0('"', ne_model_costs[[method]], '"', collapse = " or "), ")")
@@ -309,6 +329,13 @@ check_model <- function(model) {
       }
     }
   }
+  invisible()
+}
+
+# check_model()'s checks of the layout's settings.
+check_model_settings <- function(model, method, pairs, el, damaged) {
+  positive <- function(x) is_scalar_number(x, min = 0, above = TRUE)
+  non_negative <- function(x) is_scalar_number(x, min = 0)
   gradients <- if (pairs) "pairs" else if (method == "tsne") c("exact", "approx") else
     c("exact", "approx", "sampled")
   if (!is_word(model$gradient, gradients)) {
@@ -347,6 +374,13 @@ check_model <- function(model) {
               what_is(model$sample_gamma), ")")
     }
   }
+  invisible()
+}
+
+# check_model()'s checks of the principal components and the index that
+# place new rows.
+check_model_index <- function(model, remedy, el, damaged) {
+  Y <- model$embedding
   pca <- model$pca
   if (!is.null(pca)) validate_pca(pca, NULL, "model$pca", damaged)
   index <- model$index
@@ -365,5 +399,5 @@ check_model <- function(model) {
               "data has ", ncol(index$data))
     }
   }
-  model
+  invisible()
 }
