@@ -329,7 +329,8 @@ neighbor_embedding <- function(X = NULL,
                   ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
                   phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL,
                   pca_center = TRUE, seed = NULL, P = NULL, callback = NULL,
-                  metric = "euclidean") {
+                  metric = "euclidean", y = NULL, target_weight = 0.5,
+                  target_n_neighbors = NULL, target_metric = "euclidean") {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   t_start <- proc.time()[["elapsed"]]
   # (before any argument is assigned, which makes missing() FALSE)
@@ -382,6 +383,8 @@ neighbor_embedding <- function(X = NULL,
   pca <- check_pca(pca)
   pca_center <- check_flag(pca_center, "pca_center")
   callback <- check_callback(callback)
+  # (R/supervised.R)
+  target <- check_target(y, target_weight, target_n_neighbors, target_metric, method, n_neighbors)
   index <- NULL
 
   # ---- data, graph, distances or affinities ----
@@ -407,6 +410,7 @@ neighbor_embedding <- function(X = NULL,
   inputs$metric <- metric
   n <- inputs$n
   if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")
+  check_target_rows(target, n)
   if (n_components > n) {
     stop_arg("'n_components' must be at most the number of points, ", n,
              " (it is ", n_components, ")")
@@ -420,7 +424,7 @@ neighbor_embedding <- function(X = NULL,
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", show_count(n), " points")
   aff <- ne_affinities(inputs, method, perplexity, n_neighbors, neighbors, n_threads, verbose,
                        ret_model, keep_graph = is.character(ret_extra) && "nn" %in% ret_extra)
-  P <- aff$P
+  P <- supervise_affinities(aff$P, target, method, n_threads, verbose)
   graph <- aff$graph
   index <- aff$index
   # what the search and the affinities let go (the graph, the conditional
@@ -547,7 +551,8 @@ neighbor_embedding <- function(X = NULL,
 ne_unused_by_pacmap <- c("perplexity", "neighbors", "exaggeration", "gradient", "stop_lying_iter",
                          "momentum", "final_momentum", "mom_switch_iter", "min_gain", "tol",
                          "init_sdev", "gamma", "eps", "weight", "alpha", "a", "b", "spread",
-                         "min_dist", "negative_sample_rate")
+                         "min_dist", "negative_sample_rate", "target_weight",
+                         "target_n_neighbors", "target_metric")
 
 # The input affinities of resolve_inputs()'s points for t-SNE, LargeVis,
 # UMAP and t-UMAP, and the graph they come from: the affinities given as
