@@ -106,7 +106,7 @@ check_target <- function(y, target_weight, target_n_neighbors, target_metric, me
   if (any(is.infinite(values))) {
     stop_arg("'y' has infinite values (NA marks an unlabelled point)")
   }
-  c(list(kind = "numeric", values = values), settings)
+  c(list(kind = "numeric", values = values, by_row = is.matrix(y)), settings)
 }
 
 # The target's elements or rows must be one per point.
@@ -114,7 +114,7 @@ check_target_rows <- function(target, n) {
   if (is.null(target)) return(invisible(NULL))
   m <- if (target$kind == "categorical") length(target$labels) else nrow(target$values)
   if (m != n) {
-    stop_arg("'y' must have one ", if (target$kind == "numeric") "row" else "element",
+    stop_arg("'y' must have one ", if (isTRUE(target$by_row)) "row" else "element",
              " per point, ", n, " (it has ", m, ")")
   }
   invisible(target)
