@@ -6,6 +6,7 @@
 # them, so that the spectral start, the layout and `ret_extra` all see the
 # mixed graph.
 
+#' @name neighbor_embedding
 #' @rdname neighbor_embedding
 #' @section Supervised layouts:
 #' With `y`, the affinities of t-SNE, LargeVis, UMAP and t-UMAP are mixed
