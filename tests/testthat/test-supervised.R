@@ -153,6 +153,17 @@ test_that("numeric targets with NA rows, and a matrix of targets", {
   expect_equal(sum(Vy[unl, ]), 0)
   M <- lsnn:::target_intersection(P0, Vy, unl, 0.5)
   expect_equal(as.matrix(M)[unl, ], exp(-1) * as.matrix(P0)[unl, ], ignore_attr = TRUE)
+  # every extra that returns the affinities returns the mixed ones; "nn" the data's graph
+  set.seed(6)
+  all <- neighbor_embedding(d$X, "umap", max_iter = 5, y = target, ret_extra = TRUE)
+  set.seed(6)
+  some <- neighbor_embedding(d$X, "umap", max_iter = 5, y = target, ret_extra = c("P", "fgraph", "nn"))
+  set.seed(6)
+  plain <- neighbor_embedding(d$X, "umap", max_iter = 5, ret_extra = "nn")
+  expect_identical(all$P, some$P)
+  expect_identical(some$fgraph, some$P)
+  expect_identical(some$nn, plain$nn)
+  expect_false(identical(some$P, P0))
   # a matrix of targets, in another metric; a one-column matrix is the vector
   set.seed(7)
   a <- neighbor_embedding(d$X, "umap", max_iter = 20, y = d$X[, 3:4], target_metric = "manhattan",
