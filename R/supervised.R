@@ -165,10 +165,10 @@ target_categorical <- function(P, labels, weight) {
   li <- labels[P@i + 1L]
   lj <- labels[entry_columns(P)]
   unknown <- is.na(li) | is.na(lj)
-  factor <- rep(1, length(li))
-  factor[unknown] <- exp(-1)
-  factor[!unknown & li != lj] <- exp(-far)
-  P@x <- P@x * factor
+  scale <- rep(1, length(li))
+  scale[unknown] <- exp(-1)
+  scale[!unknown & li != lj] <- exp(-far)
+  P@x <- P@x * scale
   Matrix::drop0(P)
 }
 
