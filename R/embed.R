@@ -329,7 +329,8 @@ neighbor_embedding <- function(X = NULL,
                   ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
                   phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL,
                   pca_center = TRUE, seed = NULL, P = NULL, callback = NULL,
-                  metric = "euclidean") {
+                  metric = "euclidean", y = NULL, target_weight = 0.5,
+                  target_n_neighbors = NULL, target_metric = "euclidean") {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   t_start <- proc.time()[["elapsed"]]
   # (before any argument is assigned, which makes missing() FALSE)
@@ -380,6 +381,9 @@ ne_check_args <- function(a, given) {
   a["pca"] <- list(check_pca(a$pca))
   a$pca_center <- check_flag(a$pca_center, "pca_center")
   a["callback"] <- list(check_callback(a$callback))
+  # (labels or targets of a supervised layout: R/supervised.R)
+  a["target"] <- list(check_target(a$y, a$target_weight, a$target_n_neighbors,
+                                   a$target_metric, a$method, a$n_neighbors))
   # (PaCMAP's step size has no default that depends on the data)
   if (entry$run == "ne_pacmap" && !is.null(a$eta)) {
     a$eta <- check_number(a$eta, "eta", min = 0, above = TRUE)
@@ -430,6 +434,7 @@ ne_inputs <- function(X, nn_method, P, a) {
   inputs$metric <- a$metric
   n <- inputs$n
   if (n < 3) stop_arg("at least 3 points are needed (there are ", n, ")")
+  check_target_rows(a$target, n)
   if (a$n_components > n) {
     stop_arg("'n_components' must be at most the number of points, ", n,
              " (it is ", a$n_components, ")")

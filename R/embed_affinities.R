@@ -132,7 +132,7 @@ ne_run_affinities <- function(inputs, a, t_start) {
   aff <- ne_affinities(inputs, a$method, a$perplexity, a$n_neighbors, a$neighbors, a$n_threads,
                        a$verbose, a$ret_model,
                        keep_graph = is.character(a$ret_extra) && "nn" %in% a$ret_extra)
-  P <- aff$P
+  P <- supervise_affinities(aff$P, a$target, a$method, a$n_threads, a$verbose)
   graph <- aff$graph
   index <- aff$index
   # what the search and the affinities let go (the graph, the conditional

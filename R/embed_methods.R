@@ -48,7 +48,8 @@ ne_method <- function(name, run, extras = c("nn", "P", "fgraph"), unused = chara
 ne_unused_by_pacmap <- c("perplexity", "neighbors", "exaggeration", "gradient", "stop_lying_iter",
                          "momentum", "final_momentum", "mom_switch_iter", "min_gain", "tol",
                          "init_sdev", "gamma", "eps", "weight", "alpha", "a", "b", "spread",
-                         "min_dist", "negative_sample_rate")
+                         "min_dist", "negative_sample_rate", "target_weight",
+                         "target_n_neighbors", "target_metric")
 
 # The gradient actually used by "auto": for LargeVis, UMAP and t-UMAP,
 # negative sampling at every size, as uwot and umap-learn lay them out (the
