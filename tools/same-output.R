@@ -17,8 +17,10 @@ suppressPackageStartupMessages(library(lsnn))
 threads <- 2L
 
 make_inputs <- function() {
+  # (enough rows that the approximate searches and queries run as such, not
+  # by their exact fallback for small data)
   set.seed(42)
-  n <- 900
+  n <- 2500
   centres <- matrix(rnorm(6 * 20, sd = 4), 6)
   dense <- centres[sample(6, n, TRUE), ] + matrix(rnorm(n * 20), n)
   sparse_values <- matrix(rbinom(n * 400, 1, 0.03) * rexp(n * 400), n)
@@ -116,6 +118,10 @@ pca_calls <- function(x) {
 embed_calls <- function(x) {
   set.seed(9)
   Y_big <- matrix(rnorm(4000 * 2), 4000)
+  # clusters far apart (the plan splits the layout into components), and a
+  # core with a thin halo strewn far around it (a halo shed, outliers)
+  Y_clusters <- Y_big + 40 * (x$big[, 1:2] > 0)
+  Y_halo <- rbind(Y_big[1:3970, ], matrix(runif(60, -300, 300), 30))
   P <- perplexity_affinities(x$big, perplexity = 10, n_threads = threads)
   list(
     tsne_exact = neighbor_embedding(x$dense, method = "tsne", max_iter = 30, stop_lying_iter = 10,
@@ -130,6 +136,10 @@ embed_calls <- function(x) {
     pacmap = neighbor_embedding(x$dense, method = "pacmap", phases = c(10, 10, 20),
                                 n_threads = threads, seed = 1),
     far_field_plan = far_field_plan(Y_big, n_threads = threads),
+    far_field_plan_clusters = far_field_plan(Y_clusters, n_threads = threads),
+    far_field_plan_halo = far_field_plan(Y_halo, n_threads = threads),
+    gradient_clusters = cost_gradient(Y_clusters, P, gradient = "approx", n_threads = threads),
+    gradient_halo = cost_gradient(Y_halo, P, gradient = "approx", n_threads = threads),
     gradient_exact = cost_gradient(Y_big, P, gradient = "exact", n_threads = threads),
     gradient_approx = cost_gradient(Y_big, P, gradient = "approx", n_threads = threads),
     gradient_umap = cost_gradient(Y_big, P, method = "umap", gradient = "approx",
