@@ -23,7 +23,8 @@ make_inputs <- function() {
   n <- 2500
   centres <- matrix(rnorm(6 * 20, sd = 4), 6)
   dense <- centres[sample(6, n, TRUE), ] + matrix(rnorm(n * 20), n)
-  sparse_values <- matrix(rbinom(n * 400, 1, 0.03) * rexp(n * 400), n)
+  # (sparse enough that the approximate search keeps it sparse too)
+  sparse_values <- matrix(rbinom(n * 1500, 1, 0.004) * rexp(n * 1500), n)
   sparse <- methods::as(Matrix::Matrix(sparse_values, sparse = TRUE), "RsparseMatrix")
   binary <- matrix(rbinom(n * 96, 1, 0.3) == 1, n)
   big <- centres[sample(6, 4000, TRUE), 1:10] + matrix(rnorm(4000 * 10), 4000)
