@@ -172,7 +172,7 @@ bool lay_coarse(const FarFieldPlan& plan, FarFieldRegion& r, double nodes_per_po
 // A new region of the m points idx[0 .. m) of region k (their coordinates
 // gathered), as child `slot` of k.
 inline std::size_t add_child(FarFieldPlan& plan, std::size_t k, const std::size_t* idx, std::size_t m,
-                      int depth, int peels, std::size_t slot) {
+                             int depth, int peels, std::size_t slot) {
   const std::size_t c = plan.add();
   const FarFieldRegion& parent = plan.region(k);
   FarFieldRegion& r = plan.region(c);
