@@ -372,9 +372,8 @@ class CostEvaluator {
   // coordinates, and at large n those reads miss the cache unless
   // neighbours are stored near each other: so the points go in
   // breadth-first order over P (from the lowest unvisited point, the
-  // neighbours in stored order), which stores each cluster together (the
-  // attraction's reads then mostly hit the cache: bench/README.md, "How the
-  // defaults were chosen": "Other t-SNE settings").
+  // neighbours in stored order), which stores each cluster together (its
+  // reads then hit the cache: bench/README.md, "Other t-SNE settings").
   // The exact sum keeps the points' own order.
   void number_points() {
     order_.resize(n_);
