@@ -16,8 +16,8 @@ namespace lsnn {
 
 // The fingerprint of an n_rows x n_cols matrix, fed its values in storage
 // order by one or more calls of add(). Eight lanes take the values in turn,
-// so that their multiplications overlap (one per value: the hash runs at
-// about the speed of reading the values from the cache); the shape seeds
+// so that their multiplications overlap (one per value: one lane would make
+// the hash wait on every multiplication's latency); the shape seeds
 // the lanes, and the lanes are mixed in order at the end.
 class MatrixFingerprint {
  public:

@@ -105,27 +105,24 @@ inline int find_in_row(const SparseRows& M, std::size_t r, int c) {
   return at != last && *at == c ? static_cast<int>(at - M.col) : -1;
 }
 
-}  // namespace detail
+// The shape of S = combine(M, M') before its entries are written.
+struct SymmetricPattern {
+  // per entry of M: 1 if its mirror is stored, 2 if it has none and makes an
+  // entry of its column's row
+  std::vector<unsigned char> kind;
+  std::vector<int> own;  // per row: entries of its own kept
+  std::vector<int> ptr;  // S's row offsets
+  std::size_t total = 0;
+};
 
-// S_ij = combine(M_ij, M_ji) over the union of both patterns (a missing entry
-// is 0), dropping exact zeros and the diagonal. M (square) must have its
-// rows sorted, each column at most once. S's arrays come from
-// alloc(nnz) (a CsrArrays with room for n + 1 offsets and nnz entries).
-//
-// No transpose is formed: an entry's mirror M_ji is found by binary search
-// in row j, and row i of S is M's row i (entries whose mirror exists
-// combined with it) merged with the entries j -> i that have none, placed at
-// the end of row i's span by one pass over the rows in order (so sorted)
-// and then merged forward in place. Memory: M, S and a byte per entry of M.
-template <typename Executor, typename Combine, typename Alloc>
-void symmetrise_into(const SparseRows& M, Combine combine, Alloc alloc, Executor& executor) {
+template <typename Executor, typename Combine>
+SymmetricPattern symmetric_pattern(const SparseRows& M, Combine combine, Executor& executor) {
   const std::size_t n = M.n;
   const std::size_t nnz_m = n > 0 ? static_cast<std::size_t>(M.ptr[n]) : 0;
-  // per entry of M: 1 if its mirror is stored, 2 if it has none and makes an
-  // entry of its column's row; per row: entries of its own kept, entries
-  // without a mirror that land in it
-  std::vector<unsigned char> kind(nnz_m, 0);
-  std::vector<int> own(n, 0);
+  SymmetricPattern pat;
+  pat.kind.assign(nnz_m, 0);
+  pat.own.assign(n, 0);
+  // per row: entries without a mirror that land in it
   std::vector<std::atomic<int>> lonely(n);
   for (auto& c : lonely) c.store(0, std::memory_order_relaxed);
   executor.parallel_for(
@@ -136,53 +133,61 @@ void symmetrise_into(const SparseRows& M, Combine combine, Alloc alloc, Executor
           for (int a = M.ptr[i]; a < M.ptr[i + 1]; ++a) {
             const std::size_t j = static_cast<std::size_t>(M.col[a]);
             if (j == i) continue;
-            const int m = detail::find_in_row(M, j, static_cast<int>(i));
+            const int m = find_in_row(M, j, static_cast<int>(i));
             if (m >= 0) {
-              kind[a] = 1;
+              pat.kind[a] = 1;
               kept += combine(M.val[a], M.val[m]) != 0.0;
             } else {
               kept += combine(M.val[a], 0.0) != 0.0;
               if (combine(0.0, M.val[a]) != 0.0) {
-                kind[a] = 2;
+                pat.kind[a] = 2;
                 lonely[j].fetch_add(1, std::memory_order_relaxed);
               }
             }
           }
-          own[i] = kept;
+          pat.own[i] = kept;
         }
       },
       256);
-  std::vector<int> ptr(n + 1, 0);
-  std::size_t total = 0;
+  pat.ptr.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    total += static_cast<std::size_t>(own[i]) + static_cast<std::size_t>(lonely[i].load());
-    ptr[i + 1] = checked_nnz(total);
+    pat.total += static_cast<std::size_t>(pat.own[i]) + static_cast<std::size_t>(lonely[i].load());
+    pat.ptr[i + 1] = checked_nnz(pat.total);
   }
-  std::vector<std::atomic<int>>().swap(lonely);
-  const CsrArrays S = alloc(total);
-  std::copy(ptr.begin(), ptr.end(), S.ptr);
-  // the entries without a mirror, at the end of their rows' spans, in the
-  // order of the rows they come from (one pass: each span fills in order)
+  return pat;
+}
+
+// The entries without a mirror, at the end of their rows' spans, in the
+// order of the rows they come from (one pass: each span fills in order).
+template <typename Combine>
+void place_mirrorless(const SparseRows& M, Combine combine, const SymmetricPattern& pat, const CsrArrays& S) {
+  const std::size_t n = M.n;
   std::vector<int> next(n);
-  for (std::size_t i = 0; i < n; ++i) next[i] = ptr[i] + own[i];
+  for (std::size_t i = 0; i < n; ++i) next[i] = pat.ptr[i] + pat.own[i];
   for (std::size_t i = 0; i < n; ++i) {
     for (int a = M.ptr[i]; a < M.ptr[i + 1]; ++a) {
-      if (kind[a] != 2) continue;
+      if (pat.kind[a] != 2) continue;
       const int at = next[static_cast<std::size_t>(M.col[a])]++;
       S.col[at] = static_cast<int>(i);
       S.val[at] = combine(0.0, M.val[a]);
     }
   }
-  std::vector<int>().swap(next);
-  // each row: its own entries merged with those, forward: the write
-  // position never passes the next entry read from the end of the span
+}
+
+// Each row: its own entries merged with those place_mirrorless() put at the
+// end of its span, forward: the write position never passes the next entry
+// read from the end of the span.
+template <typename Executor, typename Combine>
+void merge_own_entries(const SparseRows& M, Combine combine, const SymmetricPattern& pat, const CsrArrays& S,
+                       Executor& executor) {
+  const std::vector<int>& ptr = pat.ptr;
   executor.parallel_for(
-      0, n,
+      0, M.n,
       [&](std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; ++i) {
           int a = M.ptr[i];
           const int ae = M.ptr[i + 1];
-          int r = ptr[i] + own[i], w = ptr[i];
+          int r = ptr[i] + pat.own[i], w = ptr[i];
           const int re = ptr[i + 1];
           while (a < ae || r < re) {
             if (a < ae) {
@@ -194,8 +199,8 @@ void symmetrise_into(const SparseRows& M, Combine combine, Alloc alloc, Executor
               }
               if (r >= re || c < S.col[r]) {
                 double v;
-                if (kind[a] == 1) {
-                  v = combine(M.val[a], M.val[detail::find_in_row(M, j, static_cast<int>(i))]);
+                if (pat.kind[a] == 1) {
+                  v = combine(M.val[a], M.val[find_in_row(M, j, static_cast<int>(i))]);
                 } else {
                   v = combine(M.val[a], 0.0);
                 }
@@ -215,6 +220,27 @@ void symmetrise_into(const SparseRows& M, Combine combine, Alloc alloc, Executor
         }
       },
       256);
+}
+
+}  // namespace detail
+
+// S_ij = combine(M_ij, M_ji) over the union of both patterns (a missing entry
+// is 0), dropping exact zeros and the diagonal. M (square) must have its
+// rows sorted, each column at most once. S's arrays come from
+// alloc(nnz) (a CsrArrays with room for n + 1 offsets and nnz entries).
+//
+// No transpose is formed: an entry's mirror M_ji is found by binary search
+// in row j, and row i of S is M's row i (entries whose mirror exists
+// combined with it) merged with the entries j -> i that have none, placed at
+// the end of row i's span by one pass over the rows in order (so sorted)
+// and then merged forward in place. Memory: M, S and a byte per entry of M.
+template <typename Executor, typename Combine, typename Alloc>
+void symmetrise_into(const SparseRows& M, Combine combine, Alloc alloc, Executor& executor) {
+  const detail::SymmetricPattern pat = detail::symmetric_pattern(M, combine, executor);
+  const CsrArrays S = alloc(pat.total);
+  std::copy(pat.ptr.begin(), pat.ptr.end(), S.ptr);
+  detail::place_mirrorless(M, combine, pat, S);
+  detail::merge_own_entries(M, combine, pat, S, executor);
 }
 
 template <typename Executor, typename Combine>

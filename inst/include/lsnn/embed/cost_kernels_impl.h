@@ -365,9 +365,9 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
         next != 0 ? reinterpret_cast<std::uintptr_t>(prob.col) + 4 * next : 0;
     // The points of the entries kAhead places on are fetched now: P read as
     // one stream names them long before they are needed, and at 1e6 points
-    // their coordinates are mostly not in the nearer caches (15 % of an
-    // early-exaggeration iteration there). Rows read in another order
-    // (row_start) are left to the prefetch above.
+    // their coordinates are mostly not in the nearer caches (bench/README.md,
+    // "How the defaults were chosen": "How a large P is read"). Rows read in
+    // another order (row_start) are left to the prefetch above.
     constexpr int kAhead = 32;
     const std::size_t stream_entries =
         prob.row_start == nullptr ? static_cast<std::size_t>(prob.ptr[n]) : 0;

@@ -133,12 +133,12 @@ class CostEvaluator {
   // the evaluator's to rewrite, and nobody reads it afterwards), P's two
   // arrays are rewritten into its order instead, the values in single
   // precision (consume_affinities()), so that the attraction reads P as one
-  // stream without a copy (at 1e6 points an iteration of the early
-  // exaggeration took 1.4 times as long with P's rows read where they are,
-  // and as long with the copy: bench/README.md).
+  // stream without a copy (as fast as the copy, without its memory, and
+  // faster than P's rows read where they are: bench/README.md, "How the
+  // defaults were chosen": "How a large P is read").
   // Otherwise it keeps its own copy of P in its order, which the attraction
-  // reads as one stream: on the 70,000 Fashion-MNIST images the values read
-  // in place made the attraction 1.4 times as slow (bench/README.md).
+  // reads as one stream: values read in place leave the attraction waiting
+  // on memory (the same section: "Reading P in place").
   CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
                 const SparseRows& P, std::size_t d, bool clean = false,
                 int* writable_col = nullptr, double* consumable_val = nullptr)
@@ -372,8 +372,8 @@ class CostEvaluator {
   // coordinates, and at large n those reads miss the cache unless
   // neighbours are stored near each other: so the points go in
   // breadth-first order over P (from the lowest unvisited point, the
-  // neighbours in stored order), which stores each cluster together (the
-  // attraction of 1e6 points took 2.3 times less time in such an order).
+  // neighbours in stored order), which stores each cluster together (its
+  // reads then hit the cache: bench/README.md, "Other t-SNE settings").
   // The exact sum keeps the points' own order.
   void number_points() {
     order_.resize(n_);

@@ -170,9 +170,9 @@ struct PairSchedule {
 // Each pair is evaluated once, and a tile reads and writes only its two
 // blocks, small enough (4096 points in 2-D) that their coordinates and
 // gradients stay in a core's L2 cache while the tile's pairs stream past
-// (4 bytes a pair). On 70,000 points with random pairs, one thread takes
-// about 4 ns a pair, against 9 ns for evaluating each pair from both of its
-// points with reads all over the layout.
+// (4 bytes a pair). Evaluating each pair from both of its points instead
+// would read all over the layout, a cache miss a pair (bench/README.md,
+// "PaCMAP and LocalMAP": "The pair sums").
 class PairTiles {
  public:
   // The blocks for n points in d dimensions with `pairs` pairs in all: two
@@ -182,8 +182,8 @@ class PairTiles {
   // Then, while the tiles would hold fewer than 8 pairs per point of a block
   // and there are at least 16 blocks, the blocks double: a tile loads its two
   // blocks whole, so sparse tiles cost memory traffic rather than pair
-  // evaluations (at 1e6 points and 140 pairs each, 2,048-point blocks took
-  // 3 times as long a step as 65,536-point ones; bench/README.md). The
+  // evaluations (bench/README.md, "PaCMAP and LocalMAP": "Steps at 1e6
+  // points", how the blocks were chosen). The
   // blocks depend only on n, d and the number of pairs, never on the
   // number of threads.
   void set_blocks(std::size_t n, std::size_t d, std::size_t pairs) {

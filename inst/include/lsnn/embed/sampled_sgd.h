@@ -6,8 +6,7 @@
 // Why it exists beside the full gradient of costs.h: at tens of thousands of
 // points the all-pairs repulsion of these costs outweighs the attraction of
 // the sparse P so much that full gradient descent spreads the points into
-// an almost uniform disc (70,000 Fashion-MNIST images, UMAP: 15-NN
-// preservation 0.14 against uwot's 0.17 on the same graph, bench/README.md).
+// an almost uniform disc that keeps few of the graph's neighbours.
 // Sampling a few repulsions per attraction, as LargeVis and UMAP do,
 // weakens the repulsion in proportion, and it costs O(edges) per epoch.
 //

@@ -40,6 +40,129 @@
 
 namespace lsnn {
 
+namespace detail {
+
+// The kernel's values at every offset of the padded grid, into `values`.
+// Offsets wrap around the padded length: k < L / 2 is the offset k,
+// k > L / 2 the offset k - L. The nodes' own offsets are at most
+// M - 1 < L / 2; the kernel fills the rest too, so that it does not
+// depend on M. With a near field, offsets of at most R p nodes in every
+// dimension join only neighbouring boxes, whose sums are taken off again:
+// those values are zero (the kernel may be singular at 0).
+template <typename Executor, typename Kernel>
+const double* kernel_values(const GridShape& sh, Kernel& K, large_vector<double>& values, Executor& executor) {
+  const std::size_t L0 = sh.padded[0], L1 = sh.padded[1];
+  const bool two = sh.dims == 2, near = sh.near_field;
+  const double s0 = sh.node_spacing(0), s1 = two ? sh.node_spacing(1) : 0.0;
+  assign_discarding(values, L0 * L1, 0.0);
+  double* kg = values.data();
+  auto offset = [](std::size_t k, std::size_t L, double s, bool& live) {
+    live = true;
+    if (2 * k < L) return static_cast<double>(k) * s;
+    if (2 * k > L) return -static_cast<double>(L - k) * s;
+    live = false;
+    return 0.0;
+  };
+  const std::size_t rp = sh.near_depth * sh.nodes_per_box;
+  auto inner = [rp](std::size_t k, std::size_t L) { return k <= rp || k >= L - rp; };
+  executor.parallel_for(
+      0, L1,
+      [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t ky = r0; ky < r1; ++ky) {
+          bool live_y = true;
+          const double dy = two ? offset(ky, L1, s1, live_y) : 0.0;
+          if (!live_y) continue;
+          const bool inner_y = !two || inner(ky, L1);
+          for (std::size_t kx = 0; kx < L0; ++kx) {
+            bool live_x;
+            const double dx = offset(kx, L0, s0, live_x);
+            if (!live_x || (near && inner_y && inner(kx, L0))) continue;
+            kg[ky * L0 + kx] = K(dx, dy);
+          }
+        }
+      },
+      16);
+  return kg;
+}
+
+// The node-to-node kernel between neighbouring boxes, read off the
+// kernel's values kg, offsets up to off = (R + 1) p - 1 nodes:
+// t[(oy + off) * (2 off + 1) + ox + off] = K(-ox, -oy) (reversed:
+// remove_near() then runs forwards over the sources).
+inline void near_table(const GridShape& sh, const double* kg, std::vector<double>& t) {
+  const std::size_t L0 = sh.padded[0], L1 = sh.padded[1];
+  const std::size_t off = (sh.near_depth + 1) * sh.nodes_per_box - 1, w = 2 * off + 1;
+  const std::size_t h = sh.dims == 2 ? w : 1;
+  t.assign(w * h, 0.0);
+  for (std::size_t a = 0; a < h; ++a) {
+    const std::size_t ky = sh.dims == 2 ? (L1 + off - a) % L1 : 0;
+    for (std::size_t b = 0; b < w; ++b) {
+      const std::size_t kx = (L0 + off - b) % L0;
+      t[a * w + b] = kg[ky * L0 + kx];
+    }
+  }
+}
+
+// Takes off every node's potential the part that comes from the nodes of
+// its own and the neighbouring boxes (near field), with the same kernel
+// values as the convolution. One task per row of boxes; fixed order.
+template <typename Executor>
+void remove_near(const BoxGrid& grid, const std::vector<std::vector<double>>& near_tables,
+                 const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
+                 const double* charges, double* const pot, Executor& executor) {
+  const GridShape& sh = grid.shape();
+  const std::size_t nout = kslot.size(), nodes = sh.node_count(), p = sh.nodes_per_box;
+  const std::size_t R = sh.near_depth, M0 = sh.nodes[0], nb0 = sh.boxes[0];
+  const std::size_t off = (R + 1) * p - 1, w = 2 * off + 1, rp = R * p;
+  const bool two = sh.dims == 2;
+  const std::vector<std::size_t>& start = grid.box_start();
+  executor.parallel_for(
+      0, sh.boxes[1],
+      [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t by = r0; by < r1; ++by) {
+          for (std::size_t bx = 0; bx < nb0; ++bx) {
+            // only the nodes of boxes with points are ever read
+            const std::size_t box = by * nb0 + bx;
+            if (start[box] == start[box + 1]) continue;
+            const BoxWindow win = sh.window(bx, by, R);
+            // node rows and columns of the neighbourhood
+            const std::size_t cx0 = win.x0 * p, cx1 = win.x1 * p;
+            const std::size_t cy0 = two ? win.y0 * p : 0, cy1 = two ? win.y1 * p : 1;
+            for (std::size_t ky = 0; ky < (two ? p : 1); ++ky) {
+              const std::size_t ay = two ? by * p + ky : 0;
+              for (std::size_t kx = 0; kx < p; ++kx) {
+                const std::size_t ax = bx * p + kx;
+                // the table is zero within rp nodes in both coordinates
+                const std::size_t zx0 = std::max(cx0, ax > rp ? ax - rp : 0);
+                const std::size_t zx1 = std::min(cx1, ax + rp + 1);
+                for (std::size_t o = 0; o < nout; ++o) {
+                  const double* t = near_tables[kslot[o]].data();
+                  const double* g = charges + cslot[o] * nodes;
+                  double acc = 0.0;
+                  for (std::size_t cy = cy0; cy < cy1; ++cy) {
+                    // tb + cx (unsigned, wrapping) is the table index of source cx
+                    const std::size_t tb = (two ? (cy + off - ay) * w : 0) + off - ax;
+                    const double* grow = g + cy * M0;
+                    const bool zrow = !two || (cy + rp >= ay && cy <= ay + rp);
+                    if (zrow) {
+                      for (std::size_t cx = cx0; cx < zx0; ++cx) acc += t[tb + cx] * grow[cx];
+                      for (std::size_t cx = zx1; cx < cx1; ++cx) acc += t[tb + cx] * grow[cx];
+                    } else {
+                      for (std::size_t cx = cx0; cx < cx1; ++cx) acc += t[tb + cx] * grow[cx];
+                    }
+                  }
+                  pot[o * nodes + ay * M0 + ax] -= acc;
+                }
+              }
+            }
+          }
+        }
+      },
+      1);
+}
+
+}  // namespace detail
+
 class GridConvolution {
  public:
   typedef std::complex<double> cplx;
@@ -146,8 +269,8 @@ class GridConvolution {
     // (the slot's old spectrum is let go first, so that the cache may give
     // its memory to the new one)
     kernels_[slot].reset();
-    const double* kg = kernel_values(K, executor);
-    if (sh.near_field) near_table(kg, near_tables_[slot]);
+    const double* kg = detail::kernel_values(sh, K, work().kernel_values, executor);
+    if (sh.near_field) detail::near_table(sh, kg, near_tables_[slot]);
     if (separated()) {
       // the components' own sums read the kernel at any node offset
       if (spatial_.size() <= slot) spatial_.resize(slot + 1);
@@ -184,7 +307,7 @@ class GridConvolution {
       components_.remove(*grid_, *removal_, spatial_, work().charges.data(), pot.data(), kslot,
                          cslot, executor);
     } else if (sh.near_field) {
-      remove_near(kslot, cslot, executor);
+      detail::remove_near(*grid_, near_tables_, kslot, cslot, work().charges.data(), pot.data(), executor);
     }
     const std::size_t p = sh.nodes_per_box, pd = sh.box_nodes(), nb0 = sh.boxes[0];
     const std::size_t M0 = sh.nodes[0];
@@ -245,70 +368,6 @@ class GridConvolution {
   bool separated() const { return removal_ != nullptr; }
   Fft2::Plane plane() const { return {grid_->shape().padded[0], grid_->shape().padded[1]}; }
 
-  // The kernel's values at every offset of the padded grid, in the
-  // workspace. Offsets wrap around the padded length: k < L / 2 is the
-  // offset k, k > L / 2 the offset k - L. The nodes' own offsets are at most
-  // M - 1 < L / 2; the kernel fills the rest too, so that it does not
-  // depend on M. With a near field, offsets of at most R p nodes in every
-  // dimension join only neighbouring boxes, whose sums are taken off again:
-  // those values are zero (the kernel may be singular at 0).
-  template <typename Executor, typename Kernel>
-  const double* kernel_values(Kernel& K, Executor& executor) {
-    const GridShape& sh = grid_->shape();
-    const std::size_t L0 = sh.padded[0], L1 = sh.padded[1];
-    const bool two = sh.dims == 2, near = sh.near_field;
-    const double s0 = sh.node_spacing(0), s1 = two ? sh.node_spacing(1) : 0.0;
-    large_vector<double>& values = work().kernel_values;
-    assign_discarding(values, L0 * L1, 0.0);
-    double* kg = values.data();
-    auto offset = [](std::size_t k, std::size_t L, double s, bool& live) {
-      live = true;
-      if (2 * k < L) return static_cast<double>(k) * s;
-      if (2 * k > L) return -static_cast<double>(L - k) * s;
-      live = false;
-      return 0.0;
-    };
-    const std::size_t rp = sh.near_depth * sh.nodes_per_box;
-    auto inner = [rp](std::size_t k, std::size_t L) { return k <= rp || k >= L - rp; };
-    executor.parallel_for(
-        0, L1,
-        [&](std::size_t r0, std::size_t r1) {
-          for (std::size_t ky = r0; ky < r1; ++ky) {
-            bool live_y = true;
-            const double dy = two ? offset(ky, L1, s1, live_y) : 0.0;
-            if (!live_y) continue;
-            const bool inner_y = !two || inner(ky, L1);
-            for (std::size_t kx = 0; kx < L0; ++kx) {
-              bool live_x;
-              const double dx = offset(kx, L0, s0, live_x);
-              if (!live_x || (near && inner_y && inner(kx, L0))) continue;
-              kg[ky * L0 + kx] = K(dx, dy);
-            }
-          }
-        },
-        16);
-    return kg;
-  }
-
-  // The node-to-node kernel between neighbouring boxes, read off the
-  // kernel's values kg, offsets up to off = (R + 1) p - 1 nodes:
-  // t[(oy + off) * (2 off + 1) + ox + off] = K(-ox, -oy) (reversed:
-  // remove_near() then runs forwards over the sources).
-  void near_table(const double* kg, std::vector<double>& t) const {
-    const GridShape& sh = grid_->shape();
-    const std::size_t L0 = sh.padded[0], L1 = sh.padded[1];
-    const std::size_t off = (sh.near_depth + 1) * sh.nodes_per_box - 1, w = 2 * off + 1;
-    const std::size_t h = sh.dims == 2 ? w : 1;
-    t.assign(w * h, 0.0);
-    for (std::size_t a = 0; a < h; ++a) {
-      const std::size_t ky = sh.dims == 2 ? (L1 + off - a) % L1 : 0;
-      for (std::size_t b = 0; b < w; ++b) {
-        const std::size_t kx = (L0 + off - b) % L0;
-        t[a * w + b] = kg[ky * L0 + kx];
-      }
-    }
-  }
-
   // For each output o, the inverse transform of kernel kslot[o]'s spectrum
   // times charge set cslot[o]'s; the M0 x M1 node values go to
   // out + o * node_count(). One output at a time (each plane's transform is
@@ -333,65 +392,6 @@ class GridConvolution {
       fft_.inverse(plane(), 1, product, sh.nodes[0], sh.nodes[1], products.data(),
                    out + o * sh.node_count(), sh.node_count(), executor);
     }
-  }
-
-  // Takes off every node's potential the part that comes from the nodes of
-  // its own and the neighbouring boxes (near field), with the same kernel
-  // values as the convolution. One task per row of boxes; fixed order.
-  template <typename Executor>
-  void remove_near(const std::vector<std::size_t>& kslot, const std::vector<std::size_t>& cslot,
-                   Executor& executor) {
-    const GridShape& sh = grid_->shape();
-    const std::size_t nout = kslot.size(), nodes = sh.node_count(), p = sh.nodes_per_box;
-    const std::size_t R = sh.near_depth, M0 = sh.nodes[0], nb0 = sh.boxes[0];
-    const std::size_t off = (R + 1) * p - 1, w = 2 * off + 1, rp = R * p;
-    const bool two = sh.dims == 2;
-    const std::vector<std::size_t>& start = grid_->box_start();
-    const double* charges = work().charges.data();
-    double* const pot = work().potentials.data();
-    executor.parallel_for(
-        0, sh.boxes[1],
-        [&](std::size_t r0, std::size_t r1) {
-          for (std::size_t by = r0; by < r1; ++by) {
-            for (std::size_t bx = 0; bx < nb0; ++bx) {
-              // only the nodes of boxes with points are ever read
-              const std::size_t box = by * nb0 + bx;
-              if (start[box] == start[box + 1]) continue;
-              const BoxWindow win = sh.window(bx, by, R);
-              // node rows and columns of the neighbourhood
-              const std::size_t cx0 = win.x0 * p, cx1 = win.x1 * p;
-              const std::size_t cy0 = two ? win.y0 * p : 0, cy1 = two ? win.y1 * p : 1;
-              for (std::size_t ky = 0; ky < (two ? p : 1); ++ky) {
-                const std::size_t ay = two ? by * p + ky : 0;
-                for (std::size_t kx = 0; kx < p; ++kx) {
-                  const std::size_t ax = bx * p + kx;
-                  // the table is zero within rp nodes in both coordinates
-                  const std::size_t zx0 = std::max(cx0, ax > rp ? ax - rp : 0);
-                  const std::size_t zx1 = std::min(cx1, ax + rp + 1);
-                  for (std::size_t o = 0; o < nout; ++o) {
-                    const double* t = near_tables_[kslot[o]].data();
-                    const double* g = charges + cslot[o] * nodes;
-                    double acc = 0.0;
-                    for (std::size_t cy = cy0; cy < cy1; ++cy) {
-                      // tb + cx (unsigned, wrapping) is the table index of source cx
-                      const std::size_t tb = (two ? (cy + off - ay) * w : 0) + off - ax;
-                      const double* grow = g + cy * M0;
-                      const bool zrow = !two || (cy + rp >= ay && cy <= ay + rp);
-                      if (zrow) {
-                        for (std::size_t cx = cx0; cx < zx0; ++cx) acc += t[tb + cx] * grow[cx];
-                        for (std::size_t cx = zx1; cx < cx1; ++cx) acc += t[tb + cx] * grow[cx];
-                      } else {
-                        for (std::size_t cx = cx0; cx < cx1; ++cx) acc += t[tb + cx] * grow[cx];
-                      }
-                    }
-                    pot[o * nodes + ay * M0 + ax] -= acc;
-                  }
-                }
-              }
-            }
-          }
-        },
-        1);
   }
 
   GridWorkspace& work() { return work_ != nullptr ? *work_ : own_work_; }

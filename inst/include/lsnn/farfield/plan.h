@@ -132,6 +132,165 @@ class FarFieldPlan {
   std::deque<FarFieldRegion> regions_;
 };
 
+namespace detail {
+
+// The coarse grid of about n * nodes_per_point nodes (at least
+// coarse_min_nodes), boxes at least coarse_width wide, laid over the
+// region and its points sorted; false when the extent is not finite.
+// Its boxes are those of coarse_nodes nodes each; under a plain grid (no
+// near field: the early exaggeration's, FIt-SNE's accuracy) the boxes
+// take that grid's nodes when fewer, since finer interpolation of the far
+// pairs would not make the sums more accurate than the region's own grid.
+template <typename Executor>
+bool lay_coarse(const FarFieldPlan& plan, FarFieldRegion& r, double nodes_per_point,
+                Executor& executor) {
+  const std::size_t d = plan.dims();
+  const GridSettings& gs = plan.settings();
+  GridSettings cs;
+  cs.nodes = FarFieldTuning::coarse_nodes;
+  cs.near_field = true;
+  cs.near_boxes = FarFieldTuning::coarse_near_boxes;
+  cs.widen = true;
+  double span = 0.0;
+  for (std::size_t c = 0; c < d; ++c) {
+    const double* y = r.coords + c * r.stride;
+    const auto mm = std::minmax_element(y, y + r.n);
+    span = std::max(span, *mm.second - *mm.first);
+  }
+  const double total = std::max(static_cast<double>(r.n) * nodes_per_point, FarFieldTuning::coarse_min_nodes);
+  const double nodes = d == 2 ? std::sqrt(total) : total;
+  const double boxes = std::max(1.0, std::floor(nodes / cs.nodes));
+  cs.box_width = ladder_width(std::max(FarFieldTuning::coarse_width, span / boxes));
+  if (!std::isfinite(cs.box_width)) return false;
+  if (!gs.near_field) cs.nodes = std::min(cs.nodes, gs.nodes);
+  ShapeReport unused;
+  const GridShape shape = plan_grid_shape(r.coords, r.n, d, r.stride, cs, nullptr, unused);
+  r.coarse.assign(shape, r.coords, r.n, r.stride, executor);
+  return true;
+}
+
+// A new region of the m points idx[0 .. m) of region k (their coordinates
+// gathered), as child `slot` of k.
+inline std::size_t add_child(FarFieldPlan& plan, std::size_t k, const std::size_t* idx, std::size_t m,
+                             int depth, int peels, std::size_t slot) {
+  const std::size_t c = plan.add();
+  const FarFieldRegion& parent = plan.region(k);
+  FarFieldRegion& r = plan.region(c);
+  r.parent = k;
+  r.slot = slot;
+  r.depth = depth;
+  r.peels = peels;
+  r.n = m;
+  r.stride = m;
+  r.points = idx;
+  const std::size_t d = plan.dims();
+  r.own_coords.resize(d * m);
+  for (std::size_t cc = 0; cc < d; ++cc) {
+    for (std::size_t j = 0; j < m; ++j) {
+      r.own_coords[cc * m + j] = parent.coords[cc * parent.stride + idx[j]];
+    }
+  }
+  r.coords = r.own_coords.data();
+  plan.region(k).children.push_back(c);
+  return c;
+}
+
+// The halo's size and the extents (in boxes) of the core and of the
+// region, into the report.
+inline void measure_core(FarFieldRegion& r) {
+  const BoxGrid& coarse = r.coarse;
+  const GridShape& sh = coarse.shape();
+  const std::size_t nb0 = sh.boxes[0], nb1 = sh.boxes[1], nboxes = sh.box_count();
+  std::size_t halo = 0;
+  std::size_t lo_all[2] = {nb0, nb1}, hi_all[2] = {0, 0}, lo_core[2] = {nb0, nb1},
+              hi_core[2] = {0, 0};
+  for (std::size_t b = 0; b < nboxes; ++b) {
+    if (coarse.filled(b) == 0) continue;
+    const std::size_t at[2] = {b % nb0, b / nb0};
+    for (std::size_t c = 0; c < 2; ++c) {
+      lo_all[c] = std::min(lo_all[c], at[c]);
+      hi_all[c] = std::max(hi_all[c], at[c]);
+      if (r.core_box[b]) {
+        lo_core[c] = std::min(lo_core[c], at[c]);
+        hi_core[c] = std::max(hi_core[c], at[c]);
+      }
+    }
+    if (!r.core_box[b]) halo += coarse.filled(b);
+  }
+  r.report.halo = halo;
+  if (halo == 0) return;
+  r.report.area_all = static_cast<double>(hi_all[0] - lo_all[0] + 1) *
+                      static_cast<double>(hi_all[1] - lo_all[1] + 1);
+  r.report.area_core = static_cast<double>(hi_core[0] - lo_core[0] + 1) *
+                       static_cast<double>(hi_core[1] - lo_core[1] + 1);
+}
+
+// The components' points in box order, and the largest component.
+inline void list_components(FarFieldRegion& r, std::size_t nc) {
+  const std::vector<std::size_t>& cstart = r.components.start();
+  const std::vector<std::size_t>& cboxes = r.components.boxes();
+  const std::vector<std::size_t>& start = r.coarse.box_start();
+  const std::vector<std::size_t>& order = r.coarse.order();
+  r.component_start.assign(nc + 1, 0);
+  r.component_points.clear();
+  for (std::size_t c = 0; c < nc; ++c) {
+    for (std::size_t k = cstart[c]; k < cstart[c + 1]; ++k) {
+      const std::size_t b = cboxes[k];
+      r.component_points.insert(r.component_points.end(), order.begin() + start[b],
+                                order.begin() + start[b + 1]);
+    }
+    r.component_start[c + 1] = r.component_points.size();
+  }
+  std::size_t big = 0;
+  for (std::size_t c = 1; c < nc; ++c) {
+    if (r.component_start[c + 1] - r.component_start[c] >
+        r.component_start[big + 1] - r.component_start[big]) {
+      big = c;
+    }
+  }
+  r.largest = big;
+}
+
+// Whether taking off the coarse grid's sums within each component but the
+// largest (by direct node sums, or by an FFT over the component's extent
+// where that costs less: a component of m nodes costs m^2 directly) stays
+// within removal_work node pairs per coarse node; plans the removal.
+inline bool separate(const FarFieldPlan& plan, FarFieldRegion& r) {
+  const GridShape& sh = r.coarse.shape();
+  const BoxComponents& comps = r.components;
+  ComponentRemoval& rm = r.removal;
+  const std::size_t pd = sh.box_nodes();
+  double work = 0.0;
+  rm.components = &r.components;
+  rm.skip = r.largest;
+  rm.direct_boxes.clear();
+  rm.fft_components.clear();
+  for (std::size_t c = 0; c < comps.count(); ++c) {
+    if (c == r.largest) continue;
+    const double nodes = static_cast<double>(pd * comps.boxes_in(c));
+    const double direct = nodes * nodes;
+    std::size_t w, h, x0, y0;
+    comps.extent(sh, c, w, h, x0, y0);
+    const double lw = static_cast<double>(fft_size(2 * w));
+    const double lh = plan.dims() == 2 ? static_cast<double>(fft_size(2 * h)) : 1.0;
+    const double fft = FarFieldTuning::component_fft_work * lw * lh * std::log2(std::max(2.0, lw * lh));
+    if (fft < direct) {
+      work += fft;
+      rm.fft_components.push_back(c);
+      continue;
+    }
+    work += direct;
+    for (std::size_t b = comps.start()[c]; b < comps.start()[c + 1]; ++b) {
+      rm.direct_boxes.push_back(comps.boxes()[b]);
+    }
+  }
+  r.report.removal_work = work;
+  r.report.removal_budget = FarFieldTuning::removal_work * static_cast<double>(sh.node_count());
+  return work <= r.report.removal_budget;
+}
+
+}  // namespace detail
+
 // Makes the plan of the points Y (coordinate c of point i at
 // Y[c * stride + i], d = 1 or 2) under settings gs. `ahead` says which
 // spectra the cache will hold (null: no cache). The coarse grids are laid
@@ -186,7 +345,7 @@ class FarFieldPlanner {
     SplitReport& rep = r.report;
     std::size_t nc = 0;
     if (r.peels < T::max_peels) {
-      if (!lay_coarse(plan, r, T::shed_nodes_per_point, executor)) {
+      if (!detail::lay_coarse(plan, r, T::shed_nodes_per_point, executor)) {
         rep.whole_reason = "the layout's extent is not finite";
         return false;
       }
@@ -194,7 +353,7 @@ class FarFieldPlanner {
       if (shed(plan, k, nc, ahead, executor)) return true;
     }
     for (const double per_point : T::coarse_nodes_per_point) {
-      if (!lay_coarse(plan, r, per_point, executor)) {
+      if (!detail::lay_coarse(plan, r, per_point, executor)) {
         rep.whole_reason = "the layout's extent is not finite";
         return false;
       }
@@ -207,7 +366,7 @@ class FarFieldPlanner {
       rep.whole_reason = "one component";
       return false;
     }
-    list_components(r, nc);
+    detail::list_components(r, nc);
     const std::size_t n_big = r.component_start[r.largest + 1] - r.component_start[r.largest];
     rep.largest_points = n_big;
     rep.other_points = r.n - n_big;
@@ -219,73 +378,12 @@ class FarFieldPlanner {
       rep.whole_reason = "the most component levels";
       return false;
     }
-    if (!separate(plan, r)) {
+    if (!detail::separate(plan, r)) {
       rep.whole_reason = "separating the components costs too much";
       return false;
     }
     by_components(plan, k, ahead, executor);
     return true;
-  }
-
-  // The coarse grid of about n * nodes_per_point nodes (at least
-  // coarse_min_nodes), boxes at least coarse_width wide, laid over the
-  // region and its points sorted; false when the extent is not finite.
-  // Its boxes are those of coarse_nodes nodes each; under a plain grid (no
-  // near field: the early exaggeration's, FIt-SNE's accuracy) the boxes
-  // take that grid's nodes when fewer, since finer interpolation of the far
-  // pairs would not make the sums more accurate than the region's own grid.
-  template <typename Executor>
-  bool lay_coarse(const FarFieldPlan& plan, FarFieldRegion& r, double nodes_per_point,
-                  Executor& executor) {
-    const std::size_t d = plan.dims();
-    const GridSettings& gs = plan.settings();
-    GridSettings cs;
-    cs.nodes = T::coarse_nodes;
-    cs.near_field = true;
-    cs.near_boxes = T::coarse_near_boxes;
-    cs.widen = true;
-    double span = 0.0;
-    for (std::size_t c = 0; c < d; ++c) {
-      const double* y = r.coords + c * r.stride;
-      const auto mm = std::minmax_element(y, y + r.n);
-      span = std::max(span, *mm.second - *mm.first);
-    }
-    const double total = std::max(static_cast<double>(r.n) * nodes_per_point, T::coarse_min_nodes);
-    const double nodes = d == 2 ? std::sqrt(total) : total;
-    const double boxes = std::max(1.0, std::floor(nodes / cs.nodes));
-    cs.box_width = ladder_width(std::max(T::coarse_width, span / boxes));
-    if (!std::isfinite(cs.box_width)) return false;
-    if (!gs.near_field) cs.nodes = std::min(cs.nodes, gs.nodes);
-    ShapeReport unused;
-    const GridShape shape = plan_grid_shape(r.coords, r.n, d, r.stride, cs, nullptr, unused);
-    r.coarse.assign(shape, r.coords, r.n, r.stride, executor);
-    return true;
-  }
-
-  // A new region of the m points idx[0 .. m) of region k (their coordinates
-  // gathered), as child `slot` of k.
-  std::size_t add_child(FarFieldPlan& plan, std::size_t k, const std::size_t* idx, std::size_t m,
-                        int depth, int peels, std::size_t slot) {
-    const std::size_t c = plan.add();
-    const FarFieldRegion& parent = plan.region(k);
-    FarFieldRegion& r = plan.region(c);
-    r.parent = k;
-    r.slot = slot;
-    r.depth = depth;
-    r.peels = peels;
-    r.n = m;
-    r.stride = m;
-    r.points = idx;
-    const std::size_t d = plan.dims();
-    r.own_coords.resize(d * m);
-    for (std::size_t cc = 0; cc < d; ++cc) {
-      for (std::size_t j = 0; j < m; ++j) {
-        r.own_coords[cc * m + j] = parent.coords[cc * parent.stride + idx[j]];
-      }
-    }
-    r.coords = r.own_coords.data();
-    plan.region(k).children.push_back(c);
-    return c;
   }
 
   // The halo test (see the top): the core is the well filled boxes and the
@@ -320,7 +418,7 @@ class FarFieldPlanner {
         for (std::size_t x = w.x0; x < w.x1; ++x) core[y * sh.boxes[0] + x] = 1;
       }
     }
-    measure_core(r);
+    detail::measure_core(r);
     if (rep.halo == 0) return shed_refused(rep, "no halo");
     bool worth = rep.area_core <= T::shed_area_share * rep.area_all;
     if (!worth) {
@@ -338,7 +436,7 @@ class FarFieldPlanner {
       r.core_points.insert(r.core_points.end(), order.begin() + start[b],
                            order.begin() + start[b + 1]);
     }
-    const std::size_t child = add_child(plan, k, r.core_points.data(), r.core_points.size(),
+    const std::size_t child = detail::add_child(plan, k, r.core_points.data(), r.core_points.size(),
                                         r.depth, r.peels + 1, 0);
     plan_region(plan, child, ahead, executor);
     // the coarse grid runs after the core, with its spectra shared
@@ -348,62 +446,6 @@ class FarFieldPlanner {
   static bool shed_refused(SplitReport& rep, const char* why) {
     rep.shed_outcome = why;
     return false;
-  }
-
-  // The halo's size and the extents (in boxes) of the core and of the
-  // region, into the report.
-  static void measure_core(FarFieldRegion& r) {
-    const BoxGrid& coarse = r.coarse;
-    const GridShape& sh = coarse.shape();
-    const std::size_t nb0 = sh.boxes[0], nb1 = sh.boxes[1], nboxes = sh.box_count();
-    std::size_t halo = 0;
-    std::size_t lo_all[2] = {nb0, nb1}, hi_all[2] = {0, 0}, lo_core[2] = {nb0, nb1},
-                hi_core[2] = {0, 0};
-    for (std::size_t b = 0; b < nboxes; ++b) {
-      if (coarse.filled(b) == 0) continue;
-      const std::size_t at[2] = {b % nb0, b / nb0};
-      for (std::size_t c = 0; c < 2; ++c) {
-        lo_all[c] = std::min(lo_all[c], at[c]);
-        hi_all[c] = std::max(hi_all[c], at[c]);
-        if (r.core_box[b]) {
-          lo_core[c] = std::min(lo_core[c], at[c]);
-          hi_core[c] = std::max(hi_core[c], at[c]);
-        }
-      }
-      if (!r.core_box[b]) halo += coarse.filled(b);
-    }
-    r.report.halo = halo;
-    if (halo == 0) return;
-    r.report.area_all = static_cast<double>(hi_all[0] - lo_all[0] + 1) *
-                        static_cast<double>(hi_all[1] - lo_all[1] + 1);
-    r.report.area_core = static_cast<double>(hi_core[0] - lo_core[0] + 1) *
-                         static_cast<double>(hi_core[1] - lo_core[1] + 1);
-  }
-
-  // The components' points in box order, and the largest component.
-  static void list_components(FarFieldRegion& r, std::size_t nc) {
-    const std::vector<std::size_t>& cstart = r.components.start();
-    const std::vector<std::size_t>& cboxes = r.components.boxes();
-    const std::vector<std::size_t>& start = r.coarse.box_start();
-    const std::vector<std::size_t>& order = r.coarse.order();
-    r.component_start.assign(nc + 1, 0);
-    r.component_points.clear();
-    for (std::size_t c = 0; c < nc; ++c) {
-      for (std::size_t k = cstart[c]; k < cstart[c + 1]; ++k) {
-        const std::size_t b = cboxes[k];
-        r.component_points.insert(r.component_points.end(), order.begin() + start[b],
-                                  order.begin() + start[b + 1]);
-      }
-      r.component_start[c + 1] = r.component_points.size();
-    }
-    std::size_t big = 0;
-    for (std::size_t c = 1; c < nc; ++c) {
-      if (r.component_start[c + 1] - r.component_start[c] >
-          r.component_start[big + 1] - r.component_start[big]) {
-        big = c;
-      }
-    }
-    r.largest = big;
   }
 
   // The largest component a region, the others outliers.
@@ -419,47 +461,9 @@ class FarFieldPlanner {
                         r.component_points.begin() + r.component_start[c + 1]);
     }
     const std::size_t m = r.component_start[big + 1] - r.component_start[big];
-    const std::size_t child = add_child(plan, k, r.component_points.data() + r.component_start[big],
+    const std::size_t child = detail::add_child(plan, k, r.component_points.data() + r.component_start[big],
                                         m, r.depth, r.peels + 1, 0);
     plan_region(plan, child, ahead, executor);
-  }
-
-  // Whether taking off the coarse grid's sums within each component but the
-  // largest (by direct node sums, or by an FFT over the component's extent
-  // where that costs less: a component of m nodes costs m^2 directly) stays
-  // within removal_work node pairs per coarse node; plans the removal.
-  static bool separate(const FarFieldPlan& plan, FarFieldRegion& r) {
-    const GridShape& sh = r.coarse.shape();
-    const BoxComponents& comps = r.components;
-    ComponentRemoval& rm = r.removal;
-    const std::size_t pd = sh.box_nodes();
-    double work = 0.0;
-    rm.components = &r.components;
-    rm.skip = r.largest;
-    rm.direct_boxes.clear();
-    rm.fft_components.clear();
-    for (std::size_t c = 0; c < comps.count(); ++c) {
-      if (c == r.largest) continue;
-      const double nodes = static_cast<double>(pd * comps.boxes_in(c));
-      const double direct = nodes * nodes;
-      std::size_t w, h, x0, y0;
-      comps.extent(sh, c, w, h, x0, y0);
-      const double lw = static_cast<double>(fft_size(2 * w));
-      const double lh = plan.dims() == 2 ? static_cast<double>(fft_size(2 * h)) : 1.0;
-      const double fft = T::component_fft_work * lw * lh * std::log2(std::max(2.0, lw * lh));
-      if (fft < direct) {
-        work += fft;
-        rm.fft_components.push_back(c);
-        continue;
-      }
-      work += direct;
-      for (std::size_t b = comps.start()[c]; b < comps.start()[c + 1]; ++b) {
-        rm.direct_boxes.push_back(comps.boxes()[b]);
-      }
-    }
-    r.report.removal_work = work;
-    r.report.removal_budget = T::removal_work * static_cast<double>(sh.node_count());
-    return work <= r.report.removal_budget;
   }
 
   // The coarse grid for the pairs of different components; a region for
@@ -479,7 +483,7 @@ class FarFieldPlanner {
     for (std::size_t c = 0; c < nc; ++c) {
       const std::size_t m = r.component_start[c + 1] - r.component_start[c];
       if (m <= T::direct_points) continue;
-      const std::size_t child = add_child(plan, k, r.component_points.data() + r.component_start[c],
+      const std::size_t child = detail::add_child(plan, k, r.component_points.data() + r.component_start[c],
                                           m, r.depth + 1, r.peels, slot++);
       plan_region(plan, child, ahead, executor);
     }

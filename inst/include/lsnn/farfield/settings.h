@@ -55,10 +55,9 @@ struct GridSettings {
   // The memory the far field may hold, in MB: a grid shape chosen by cost
   // must fit in it (GridShape::memory_bytes()), and the spectrum cache keeps
   // spectra for later evaluations only within what the grids in use leave
-  // of it. On the final layout of 1e6 t-SNE points with a uniform
-  // background, 256 MB iterated as fast as 512 MB and faster than 1,024 MB
-  // (whose shape the cost model rates cheapest), and the whole run stayed
-  // under 4 GB (bench/README.md).
+  // of it. Larger budgets let the cost model take shapes it rates cheaper
+  // that run no faster and hold more memory (bench/README.md, "How the
+  // defaults were chosen": "The far field's memory budget").
   double memory_mb{256.0};
 };
 
@@ -108,7 +107,7 @@ struct FarFieldTuning {
       max_peels = 8,
       // the coarse grids' nodes per box and near field depth: far pairs at
       // the accuracy of the default grids (under a plain grid with fewer
-      // nodes, that grid's nodes: FarFieldPlanner::lay_coarse())
+      // nodes, that grid's nodes: lay_coarse() of plan.h)
       coarse_nodes = 5, coarse_near_boxes = 2;
 
   // Coarse grids.
@@ -204,12 +203,11 @@ inline GridSettings exaggeration_grid(CostMethod m) {
 
 // An optimisation of more points than this keeps exaggeration_grid() after
 // the exaggeration (CostEvaluator::set_exaggeration()). The default grid's
-// accuracy costs little on small layouts: 8 % of the optimisation on the
-// 70,000 Fashion-MNIST images, for a KL 0.3 % lower. On wide layouts of
-// dense clusters its near field sums thousands of pairs a point: on 1e6
-// points with a uniform background an iteration of the final layout took
-// 3.2 s against 1.1 s, for a cost 0.02 % lower and the same 10-NN accuracy
-// (bench/README.md). cost_gradient() keeps the default grid at every size.
+// accuracy costs little on small layouts, but on wide layouts of dense
+// clusters its near field sums thousands of pairs a point, for a cost hardly
+// lower and the same neighbours (bench/README.md, "How the defaults were
+// chosen": "t-SNE's grid after the exaggeration, by layout size").
+// cost_gradient() keeps the default grid at every size.
 constexpr std::size_t large_layout_points = 200000;
 
 inline bool same_grid(const GridSettings& a, const GridSettings& b) {

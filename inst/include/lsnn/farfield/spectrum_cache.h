@@ -3,7 +3,8 @@
 // (GridWorkspace). The grid that sums a part of the layout changes from one
 // evaluation to the next (the regions of plan.h follow the layout) while
 // its size and spacing often do not, and the spectra of a large grid cost
-// seconds to make again; grids hold the spectra themselves, not copies.
+// three transforms and many kernel values to make again; grids hold the
+// spectra themselves, not copies.
 #ifndef LSNN_FARFIELD_SPECTRUM_CACHE_H
 #define LSNN_FARFIELD_SPECTRUM_CACHE_H
 

@@ -41,6 +41,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -434,6 +435,137 @@ inline void graph_search(const SearchGraph& graph, const Scorer& score, std::siz
   }
 }
 
+// The entry points of the graph search: a seeded sample of reference rows
+// (offsets in the reference range), in increasing order.
+inline std::vector<int> query_entry_points(std::size_t n_ref, const GraphQueryParams& params) {
+  std::size_t n_entry = params.n_entry;
+  // (The walk finds its way from any entry point, so a few hundred suffice:
+  // more cost their scoring for every query without raising the recall.)
+  if (n_entry == 0) {
+    n_entry = std::min<std::size_t>(256, std::max<std::size_t>(64, static_cast<std::size_t>(std::sqrt(static_cast<double>(n_ref)))));
+  }
+  n_entry = std::min(n_entry, n_ref);
+  std::vector<int> entries(n_ref);
+  for (std::size_t j = 0; j < n_ref; ++j) entries[j] = static_cast<int>(j);
+  SplitMix64 rng(hash64(params.seed, 11));
+  for (std::size_t s = 0; s < n_entry; ++s) std::swap(entries[s], entries[s + rng.below(n_ref - s)]);
+  entries.resize(n_entry);
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+// The entry points' scores for blocks of queries, by one matrix product per
+// block: the entry points as data rows.
+class EntryScores {
+ public:
+  EntryScores(const Scorer& score, const RowRange& reference, const RowRange& query,
+              const std::vector<int>& entries)
+      : score_(score), query_begin_(query.begin), entry_ids_(entries.size()) {
+    for (std::size_t e = 0; e < entries.size(); ++e) entry_ids_[e] = static_cast<int>(reference.begin) + entries[e];
+  }
+
+  std::size_t n_entry() const { return entry_ids_.size(); }
+
+  // The scores of the queries qs[0, mq) (offsets in the query range) into
+  // state.entry_scores (mq x n_entry).
+  void score(const std::size_t* qs, std::size_t mq, GraphSearchState& state) const {
+    const std::size_t n_entry = entry_ids_.size();
+    state.entry_scores.resize(mq * n_entry);
+    state.query_ids.resize(mq);
+    for (std::size_t a = 0; a < mq; ++a) state.query_ids[a] = static_cast<int>(query_begin_ + qs[a]);
+    score_.score_block(RowSet::list(state.query_ids.data(), mq), RowSet::list(entry_ids_.data(), n_entry),
+                       state.score_ws, state.entry_scores.data());
+  }
+
+ private:
+  const Scorer& score_;
+  std::size_t query_begin_;
+  std::vector<int> entry_ids_;
+};
+
+// The queries [0, m) in the order of their nearest entry point (stable):
+// queries searched one after the other then walk the same part of the
+// graph, whose rows stay in cache.
+template <typename Executor>
+std::vector<std::size_t> queries_by_nearest_entry(const EntryScores& entry_scores, std::size_t m,
+                                                  std::size_t block, Executor& executor) {
+  const std::size_t n_entry = entry_scores.n_entry();
+  const std::size_t n_blocks = (m + block - 1) / block;
+  std::vector<std::size_t> order(m);
+  std::vector<int> nearest(m);
+  executor.parallel_for(0, n_blocks, [&](std::size_t g0, std::size_t g1) {
+    GraphSearchState state;
+    std::vector<std::size_t> qs;
+    for (std::size_t g = g0; g < g1; ++g) {
+      const std::size_t q0 = g * block, q1 = std::min(m, q0 + block);
+      qs.resize(q1 - q0);
+      for (std::size_t a = 0; a < qs.size(); ++a) qs[a] = q0 + a;
+      entry_scores.score(qs.data(), qs.size(), state);
+      for (std::size_t a = 0; a < qs.size(); ++a) {
+        const float* es = &state.entry_scores[a * n_entry];
+        nearest[q0 + a] = static_cast<int>(std::min_element(es, es + n_entry) - es);
+      }
+    }
+  });
+  for (std::size_t q = 0; q < m; ++q) order[q] = q;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return nearest[a] < nearest[b]; });
+  return order;
+}
+
+// What the search of one query row reads: the rows, the reference range and
+// its graph, the entry points.
+struct QueryWalk {
+  const RowData& data;
+  const RowRange& reference;
+  const SearchGraph& graph;
+  const Scorer& score;
+  const std::vector<int>& entries;
+  std::size_t k;
+  double epsilon;
+};
+
+// The k nearest reference rows of query row i (RowData row number), by the
+// graph search from the entry points' scores `entry_scores`, or exhaustively
+// when the search cannot rank its rows or finds fewer than k, into
+// state.cand as (reported distance, row number), nearest first. Returns
+// whether the row was searched exhaustively.
+inline bool answer_query_row(const QueryWalk& walk, std::size_t i, const float* entry_scores,
+                             GraphSearchState& state) {
+  const RowData& data = walk.data;
+  const std::size_t k = walk.k;
+  std::vector<std::pair<double, int>>& cand = state.cand;
+  bool exhaustive;
+  if (data.needs_exact_search(i)) {
+    exhaustive = true;
+  } else {
+    graph_search(walk.graph, walk.score, walk.reference.begin, i, walk.entries.data(), entry_scores,
+                 walk.entries.size(), k, walk.epsilon, state);
+    exhaustive = state.best.size() < k;
+  }
+  if (exhaustive) {
+    refine_row(data, i, {walk.reference.begin, walk.reference.end, -1}, k,
+               std::numeric_limits<double>::infinity(), state.buf, cand);
+  } else {
+    cand.resize(k);
+    for (std::size_t c = 0; c < k; ++c) {
+      const std::size_t j = walk.reference.begin + static_cast<std::size_t>(state.best[c].second);
+      cand[c] = {sortable_score(data.exact_score(i, j)), static_cast<int>(j)};
+    }
+    std::sort(cand.begin(), cand.end());
+  }
+  data.report_distances(cand, k);
+  return exhaustive;
+}
+
+inline std::string approx_query_summary(std::size_t m, std::size_t n_ref, std::size_t k, std::size_t n_entry,
+                                        double epsilon, const KnnQueryStats& st) {
+  std::ostringstream msg;
+  msg << std::setprecision(3) << "approx kNN query: " << m << " rows against " << n_ref << ", k = " << k
+      << "; " << st.mean_scored << " reference rows scored per query (" << n_entry << " entry points, epsilon "
+      << epsilon << "); " << st.rows_exhaustive << " rows searched exhaustively";
+  return msg.str();
+}
+
 }  // namespace detail
 
 // The k nearest reference rows of every query row, approximately: the
@@ -456,98 +588,31 @@ KnnGraph approx_knn_query(const RowData& data, const RowRange& reference, const 
   Phase<Executor> phase(executor, "approx kNN query", m);
   const ScoreSpace space(data, executor);
   const Scorer& score = space.scorer();
-
-  // Entry points: a seeded sample of reference rows, in increasing order.
-  std::size_t n_entry = params.n_entry;
-  // (Measured on Fashion-MNIST: from 64 to 1,000 entry points the recall
-  // hardly changes; the walk finds its way from any of them.)
-  if (n_entry == 0) {
-    n_entry = std::min<std::size_t>(256, std::max<std::size_t>(64, static_cast<std::size_t>(std::sqrt(static_cast<double>(n_ref)))));
-  }
-  n_entry = std::min(n_entry, n_ref);
-  std::vector<int> entries(n_ref);
-  for (std::size_t j = 0; j < n_ref; ++j) entries[j] = static_cast<int>(j);
-  {
-    SplitMix64 rng(hash64(params.seed, 11));
-    for (std::size_t s = 0; s < n_entry; ++s) std::swap(entries[s], entries[s + rng.below(n_ref - s)]);
-    entries.resize(n_entry);
-    std::sort(entries.begin(), entries.end());
-  }
-  // As data rows, for one matrix product per block of queries.
-  std::vector<int> entry_ids(n_entry);
-  for (std::size_t e = 0; e < n_entry; ++e) entry_ids[e] = static_cast<int>(reference.begin) + entries[e];
-
-  // The entry points' scores for the queries qs[0, mq) (offsets in the
-  // query range), into state.entry_scores (mq x n_entry).
-  auto score_entries = [&](const std::size_t* qs, std::size_t mq, detail::GraphSearchState& state) {
-    state.entry_scores.resize(mq * n_entry);
-    state.query_ids.resize(mq);
-    for (std::size_t a = 0; a < mq; ++a) state.query_ids[a] = static_cast<int>(query.begin + qs[a]);
-    score.score_block(RowSet::list(state.query_ids.data(), mq), RowSet::list(entry_ids.data(), n_entry),
-                      state.score_ws, state.entry_scores.data());
-  };
+  const std::vector<int> entries = detail::query_entry_points(n_ref, params);
+  const std::size_t n_entry = entries.size();
+  const detail::EntryScores entry_scores(score, reference, query, entries);
 
   const std::size_t block = 64;  // queries per task
   const std::size_t n_blocks = (m + block - 1) / block;
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
-  // The queries are searched in the order of their nearest entry point:
-  // queries searched one after the other then walk the same part of the
-  // graph, whose rows stay in cache.
-  std::vector<std::size_t> order(m);
-  {
-    std::vector<int> nearest(m);
-    executor.parallel_for(0, n_blocks, [&](std::size_t g0, std::size_t g1) {
-      detail::GraphSearchState state;
-      std::vector<std::size_t> qs;
-      for (std::size_t g = g0; g < g1; ++g) {
-        const std::size_t q0 = g * block, q1 = std::min(m, q0 + block);
-        qs.resize(q1 - q0);
-        for (std::size_t a = 0; a < qs.size(); ++a) qs[a] = q0 + a;
-        score_entries(qs.data(), qs.size(), state);
-        for (std::size_t a = 0; a < qs.size(); ++a) {
-          const float* es = &state.entry_scores[a * n_entry];
-          nearest[q0 + a] = static_cast<int>(std::min_element(es, es + n_entry) - es);
-        }
-      }
-    });
-    for (std::size_t q = 0; q < m; ++q) order[q] = q;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return nearest[a] < nearest[b]; });
-  }
+  const std::vector<std::size_t> order = detail::queries_by_nearest_entry(entry_scores, m, block, executor);
   checkpoint(executor);
 
+  const detail::QueryWalk walk{data, reference, graph, score, entries, k, params.epsilon};
   std::vector<unsigned char> exhaustive(m, 0);
   std::vector<std::size_t> scored(n_blocks, 0);
   batched_for(executor, n_blocks, 8 * n_threads, [&](std::size_t g0, std::size_t g1) {
     detail::GraphSearchState state;
     for (std::size_t g = g0; g < g1; ++g) {
       const std::size_t s0 = g * block, s1 = std::min(m, s0 + block), mq = s1 - s0;
-      score_entries(&order[s0], mq, state);
+      entry_scores.score(&order[s0], mq, state);
       state.scored = 0;
       for (std::size_t a = 0; a < mq; ++a) {
         const std::size_t q = order[s0 + a], i = query.begin + q;
-        std::vector<std::pair<double, int>>& cand = state.cand;
-        if (data.needs_exact_search(i)) {
-          exhaustive[q] = 1;
-        } else {
-          detail::graph_search(graph, score, reference.begin, i, entries.data(), &state.entry_scores[a * n_entry],
-                               n_entry, k, params.epsilon, state);
-          exhaustive[q] = state.best.size() < k;
-        }
-        if (exhaustive[q]) {
-          detail::refine_row(data, i, {reference.begin, reference.end, -1}, k,
-                             std::numeric_limits<double>::infinity(), state.buf, cand);
-        } else {
-          cand.resize(k);
-          for (std::size_t c = 0; c < k; ++c) {
-            const std::size_t j = reference.begin + static_cast<std::size_t>(state.best[c].second);
-            cand[c] = {detail::sortable_score(data.exact_score(i, j)), static_cast<int>(j)};
-          }
-          std::sort(cand.begin(), cand.end());
-        }
-        data.report_distances(cand, k);
+        exhaustive[q] = detail::answer_query_row(walk, i, &state.entry_scores[a * n_entry], state);
         for (std::size_t c = 0; c < k; ++c) {
-          out.index(q, c) = cand[c].second;
-          out.distance(q, c) = cand[c].first;
+          out.index(q, c) = state.cand[c].second;
+          out.distance(q, c) = state.cand[c].first;
         }
       }
       scored[g] = state.scored;
@@ -559,11 +624,7 @@ KnnGraph approx_knn_query(const RowData& data, const RowRange& reference, const 
   double total = 0.0;
   for (std::size_t s : scored) total += static_cast<double>(s);
   st.mean_scored = total / static_cast<double>(m) + static_cast<double>(n_entry);
-  std::ostringstream msg;
-  msg << std::setprecision(3) << "approx kNN query: " << m << " rows against " << n_ref << ", k = " << k
-      << "; " << st.mean_scored << " reference rows scored per query (" << n_entry << " entry points, epsilon "
-      << params.epsilon << "); " << st.rows_exhaustive << " rows searched exhaustively";
-  phase.finish(msg.str());
+  phase.finish(detail::approx_query_summary(m, n_ref, k, n_entry, params.epsilon, st));
   return out;
 }
 

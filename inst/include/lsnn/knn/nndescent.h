@@ -52,6 +52,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -89,10 +90,9 @@ struct ApproxKnnStats {
 
 namespace detail {
 
-// The defaults, measured on Fashion-MNIST (784 columns) and its first 100
-// principal components at k = 67 (bench/bench-approx.R; documented with
-// approx_control() in R). The forest does most of the work: about 5,000 to
-// 6,000 leaf-mates per row. With few columns the per-row work of a leaf
+// The defaults (bench/README.md, "How the defaults were chosen":
+// `approx_control()`; documented with approx_control() in R). The forest
+// does most of the work, the descent only finishes it. With few columns the per-row work of a leaf
 // outweighs its matrix product, so fewer, larger leaves pay; with many, the
 // product dominates and smaller leaves in more trees find more per flop.
 inline ApproxKnnParams resolve_approx_params(ApproxKnnParams p, std::size_t n, std::size_t d,
@@ -229,9 +229,9 @@ inline double estimate_recall(const NeighbourHeaps<true>& heaps, const RecallSam
 // ---- The steps of the search, in the order approx_knn() runs them. ----
 
 // The forest: `n_trees` trees built in parallel. Many columns: the trees
-// split rows on their first principal coordinates (principal.h), a twelfth
-// of the memory traffic for 784 columns and, measured on Fashion-MNIST,
-// leaves as good.
+// split rows on their first principal coordinates (principal.h): far less
+// memory traffic than all the columns, and leaves as good, since the
+// leading coordinates carry most of every distance.
 template <typename Executor>
 std::vector<RpTree> build_forest(const ScoreSpace& space, const ApproxKnnParams& par,
                                  Executor& executor) {
@@ -350,7 +350,8 @@ std::size_t search_leaves(const ScoreSpace& space, const RpTree& tree, std::uint
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
   const std::size_t n_leaves = tree.n_leaves();
   // Parts of at most 64 leaves, run in batches with an interrupt check
-  // between them (a whole tree of a large data set takes seconds).
+  // between them (a whole tree of a large data set is too long to leave an
+  // interrupt waiting).
   const std::size_t n_parts = std::min(n_leaves, std::max(16 * n_threads, (n_leaves + 63) / 64));
   std::vector<std::size_t> part_updates(n_parts, 0);
   batched_for(executor, n_parts, 16 * n_threads, [&](std::size_t g0, std::size_t g1) {
@@ -772,6 +773,44 @@ std::size_t final_pass(const RowData& data, const std::vector<int>& perm, const 
   return count;
 }
 
+// The forest's leaves searched, tree after tree, then every list filled
+// with random rows; the trees are freed before the filling, which does not
+// read them. Returns the number of list updates.
+// Progress: `phase` is at 2 + n_trees + t after tree t.
+template <typename Executor>
+std::size_t fill_from_forest(const ScoreSpace& space, std::vector<RpTree>& trees, const std::vector<int>& perm,
+                             const std::vector<int>& inv, const ApproxKnnParams& par,
+                             NeighbourHeaps<true>& heaps, Phase<Executor>& phase, Executor& executor) {
+  std::size_t updates = 0;
+  for (std::size_t t = 0; t < par.n_trees; ++t) {
+    updates += search_leaves(space, trees[t], tree_flag(t), inv, heaps, executor);
+    phase.set(2 + par.n_trees + t);
+  }
+  trees.clear();
+  trees.shrink_to_fit();
+  updates += random_fill(space, perm, par.seed, heaps, executor);
+  return updates;
+}
+
+inline std::string forest_summary(const RowData& data, std::size_t k, const ApproxKnnParams& par,
+                                  bool use_sample, double recall) {
+  std::ostringstream msg;
+  msg << std::setprecision(3) << "approx kNN: " << data.n() << " rows, " << data.d() << " columns, k = " << k << "; "
+      << par.n_trees << " trees (leaves of at most " << par.leaf_size << " rows, "
+      << data.kernels().name << " kernels)";
+  if (use_sample) msg << ", estimated recall " << recall;
+  return msg.str();
+}
+
+inline std::string descent_summary(const ApproxKnnParams& par, const ApproxKnnStats& st, bool use_sample,
+                                   double recall) {
+  std::ostringstream msg;
+  msg << std::setprecision(3) << "approx kNN: descent, " << st.iterations << " of at most " << par.n_iters
+      << " iterations (" << par.max_candidates << " candidates)";
+  if (use_sample) msg << ", estimated recall " << recall;
+  return msg.str();
+}
+
 }  // namespace detail
 
 // The k nearest neighbours of every row, the row itself first, by a
@@ -817,35 +856,16 @@ KnnGraph approx_knn(const RowData& data, std::size_t k, const ApproxKnnParams& p
   std::vector<int> inv(n);
   for (std::size_t s = 0; s < n; ++s) inv[static_cast<std::size_t>(perm[s])] = static_cast<int>(s);
   NeighbourHeaps<true> heaps(n, K, data.kernels());
-  std::size_t forest_updates = 0;
-  for (std::size_t t = 0; t < par.n_trees; ++t) {
-    forest_updates += detail::search_leaves(space, trees[t], detail::tree_flag(t), inv, heaps, executor);
-    forest_phase.set(2 + par.n_trees + t);
-  }
-  trees.clear();
-  trees.shrink_to_fit();
-  forest_updates += detail::random_fill(space, perm, par.seed, heaps, executor);
-  st.updates.push_back(forest_updates);
+  st.updates.push_back(detail::fill_from_forest(space, trees, perm, inv, par, heaps, forest_phase, executor));
   double recall = use_sample ? detail::estimate_recall(heaps, sample, inv) : 0.0;
   st.recall.push_back(recall);
-  {
-    std::ostringstream msg;
-    msg << std::setprecision(3) << "approx kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
-        << par.n_trees << " trees (leaves of at most " << par.leaf_size << " rows, "
-        << data.kernels().name << " kernels)";
-    if (use_sample) msg << ", estimated recall " << recall;
-    forest_phase.finish(msg.str());
-  }
+  forest_phase.finish(detail::forest_summary(data, k, par, use_sample, recall));
 
   // 2. The descent.
   {
     Phase<Executor> phase(executor, "approx kNN: descent", par.n_iters * n);
     recall = detail::descend(space, perm, inv, par, sample, recall, heaps, st, phase, executor);
-    std::ostringstream msg;
-    msg << std::setprecision(3) << "approx kNN: descent, " << st.iterations << " of at most " << par.n_iters
-        << " iterations (" << par.max_candidates << " candidates)";
-    if (use_sample) msg << ", estimated recall " << recall;
-    phase.finish(msg.str());
+    phase.finish(detail::descent_summary(par, st, use_sample, recall));
   }
 
   // 3. Exact distances. The score space and the lists' scores are not read

@@ -1,14 +1,15 @@
-// The stored rows of a RowData (distance.h), one type per storage: dense
-// rows of float (data that float represents exactly), dense rows of double,
-// sparse rows, and rows of bits (0/1 data under the Hamming distance).
-// RowData picks the storage once, when it prepares the data; each type then
-// has its own exact pair sums in double precision (sum (x - y)^2, sum x y
-// and, for dense rows, sum |x - y|; for bits, the number that differ), its
-// loading of a row into score space, and the rounding bound of its float
-// scores, with no test of the storage in any of them.
+// The stored rows of a RowData (distance.h, prepared_rows.h), one type per
+// storage: dense rows of float (data that float represents exactly), dense
+// rows of double, sparse rows, and rows of bits (0/1 data under the Hamming
+// distance). PreparedRows picks the storage once, when it prepares the
+// data; each type then has its own exact pair sums in double precision
+// (sum (x - y)^2, sum x y and, for dense rows, sum |x - y|; for bits, the
+// number that differ), its loading of a row into score space, and the
+// rounding bound of its float scores, with no test of the storage in any of
+// them.
 //
 // The stored values are the given values times the storage unit (a power of
-// two, see distance.h), less the row means under correlation.
+// two, see prepared_rows.h), less the row means under correlation.
 #ifndef LSNN_ROW_STORAGE_H
 #define LSNN_ROW_STORAGE_H
 

@@ -90,6 +90,121 @@ inline std::vector<Eigen::Index> lower_panels(Eigen::Index d) {
   return start;
 }
 
+// The column means of x into `center`, one column per task.
+template <typename Executor>
+void column_means(const ConstMatrixMap& x, Eigen::VectorXd& center, Executor& executor) {
+  const Eigen::Index n = x.rows();
+  executor.parallel_for(0, static_cast<std::size_t>(x.cols()), [&](std::size_t c0, std::size_t c1) {
+    for (std::size_t c = c0; c < c1; ++c) {
+      const Eigen::Index j = static_cast<Eigen::Index>(c);
+      center[j] = x.col(j).sum() / static_cast<double>(n);
+    }
+  }, 8);
+}
+
+// The covariance (lower triangle) of the rows of x less `center`, batch by
+// batch of `block` rows, in batch order.
+template <typename Executor>
+Eigen::MatrixXd covariance(const ConstMatrixMap& x, const Eigen::VectorXd& center, Eigen::Index block,
+                           const PcaKernels& kern, Executor& executor) {
+  using Eigen::Index;
+  const Index n = x.rows(), d = x.cols();
+  const std::size_t n_cols = static_cast<std::size_t>(d);
+  const std::vector<Index> panel = lower_panels(d);
+  const std::size_t n_panels = panel.size() - 1;
+  Eigen::MatrixXd cov = Eigen::MatrixXd::Zero(d, d);
+  Eigen::MatrixXd centred(std::min(block, n), d);
+  const std::size_t n_batches = static_cast<std::size_t>((n + block - 1) / block);
+  Phase<Executor> phase(executor, "PCA: covariance", n_batches);
+  for (std::size_t b = 0; b < n_batches; ++b) {
+    const Index r0 = static_cast<Index>(b) * block, m = std::min(block, n - r0);
+    if (m != centred.rows()) centred.resize(m, d);
+    executor.parallel_for(0, n_cols, [&](std::size_t c0, std::size_t c1) {
+      centre_rows(x, center, r0, static_cast<Index>(c0), static_cast<Index>(c1), centred);
+    }, 16);
+    executor.parallel_for(0, n_panels, [&](std::size_t p0, std::size_t p1) {
+      for (std::size_t p = p0; p < p1; ++p) {
+        kern.cross_panel(centred.data(), static_cast<std::size_t>(m), n_cols,
+                         static_cast<std::size_t>(panel[p]),
+                         static_cast<std::size_t>(panel[p + 1] - panel[p]), cov.data());
+      }
+    });
+    phase.set(b + 1);
+  }
+  phase.finish(std::string());
+  return cov;
+}
+
+// The top k eigenvectors of `cov` (the solver reads the lower triangle) into
+// out.rotation, their eigenvalues into out.variance; `cov` is freed.
+inline void top_components(Eigen::MatrixXd& cov, Eigen::Index k, PcaResult& out) {
+  const Eigen::Index d = cov.rows();
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(cov, Eigen::ComputeEigenvectors);
+  if (solver.info() != Eigen::Success) {
+    throw std::runtime_error("the eigendecomposition of the covariance did not converge");
+  }
+  cov.resize(0, 0);
+  out.rotation.resize(d, k);
+  out.variance.resize(k);
+  for (Eigen::Index j = 0; j < k; ++j) {
+    // eigenvalues ascending; a null direction can come out a rounding below 0
+    out.rotation.col(j) = solver.eigenvectors().col(d - 1 - j);
+    out.variance[j] = std::max(0.0, solver.eigenvalues()[d - 1 - j]);
+  }
+}
+
+// The scores (rows of x less out.center, times out.rotation), one block of
+// `block` rows per task, into out.scores.
+template <typename Executor>
+void component_scores(const ConstMatrixMap& x, Eigen::Index block, const PcaKernels& kern, PcaResult& out,
+                      Phase<Executor>& phase, Executor& executor) {
+  using Eigen::Index;
+  const Index n = x.rows(), d = x.cols(), k = out.rotation.cols();
+  out.scores.resize(n, k);
+  const std::size_t n_blocks = static_cast<std::size_t>((n + block - 1) / block);
+  const std::size_t blocks_per_batch = std::max<std::size_t>(2 * executor.n_threads(), 8);
+  batched_for(executor, n_blocks, blocks_per_batch, [&](std::size_t b0, std::size_t b1) {
+    Eigen::MatrixXd rows;
+    for (std::size_t b = b0; b < b1; ++b) {
+      const Index r0 = static_cast<Index>(b) * block, m = std::min(block, n - r0);
+      rows.resize(m, d);
+      centre_rows(x, out.center, r0, 0, d, rows);
+      kern.product(rows.data(), static_cast<std::size_t>(m), static_cast<std::size_t>(d), out.rotation.data(),
+                   static_cast<std::size_t>(k), out.scores.data() + r0, static_cast<std::size_t>(n));
+    }
+  }, [&](std::size_t done) { phase.set(done); });
+}
+
+// A definite sign per component: its largest score in absolute value (the
+// first such row on a tie) positive.
+template <typename Executor>
+void orient_components(PcaResult& out, Executor& executor) {
+  using Eigen::Index;
+  const Index n = out.scores.rows();
+  executor.parallel_for(0, static_cast<std::size_t>(out.scores.cols()), [&](std::size_t j0, std::size_t j1) {
+    for (std::size_t jj = j0; jj < j1; ++jj) {
+      const Index j = static_cast<Index>(jj);
+      Index at = 0;
+      for (Index i = 1; i < n; ++i) {
+        if (std::abs(out.scores(i, j)) > std::abs(out.scores(at, j))) at = i;
+      }
+      if (out.scores(at, j) < 0) {
+        out.scores.col(j) = -out.scores.col(j);
+        out.rotation.col(j) = -out.rotation.col(j);
+      }
+    }
+  });
+}
+
+inline std::string pca_summary(std::size_t n_rows, std::size_t n_cols, std::size_t k_comp, bool centre,
+                               double kept, double total_variance) {
+  return "PCA of " + std::to_string(n_rows) + " x " + std::to_string(n_cols) + ": " +
+         std::to_string(k_comp) + " components, " +
+         std::to_string(static_cast<int>(std::lround(
+             total_variance > 0 ? 100.0 * kept / total_variance : 100.0))) +
+         (centre ? "% of the variance" : "% of the sum of squares");
+}
+
 }  // namespace pca_detail
 
 // The first k principal components of the n x d column-major matrix `x`
@@ -112,102 +227,23 @@ PcaResult principal_components(const double* x_data, std::size_t n_rows, std::si
   const pca_detail::ConstMatrixMap x(x_data, n, d);
   PcaResult out;
 
-  // Column means, one column per task.
   out.center = Eigen::VectorXd::Zero(d);
   if (centre) {
-    executor.parallel_for(0, n_cols, [&](std::size_t c0, std::size_t c1) {
-      for (std::size_t c = c0; c < c1; ++c) {
-        const Index j = static_cast<Index>(c);
-        out.center[j] = x.col(j).sum() / static_cast<double>(n);
-      }
-    }, 8);
+    pca_detail::column_means(x, out.center, executor);
     checkpoint(executor);
   }
-
-  // Covariance (lower triangle) of the centred rows, batch by batch.
   const Index block = static_cast<Index>(pca_detail::rows_per_block(n_cols));
-  const std::vector<Index> panel = pca_detail::lower_panels(d);
-  const std::size_t n_panels = panel.size() - 1;
-  Eigen::MatrixXd cov = Eigen::MatrixXd::Zero(d, d);
-  Eigen::MatrixXd centred(std::min(block, n), d);
-  const std::size_t n_batches = static_cast<std::size_t>((n + block - 1) / block);
-  {
-    Phase<Executor> phase(executor, "PCA: covariance", n_batches);
-    for (std::size_t b = 0; b < n_batches; ++b) {
-      const Index r0 = static_cast<Index>(b) * block, m = std::min(block, n - r0);
-      if (m != centred.rows()) centred.resize(m, d);
-      executor.parallel_for(0, n_cols, [&](std::size_t c0, std::size_t c1) {
-        pca_detail::centre_rows(x, out.center, r0, static_cast<Index>(c0), static_cast<Index>(c1),
-                                centred);
-      }, 16);
-      executor.parallel_for(0, n_panels, [&](std::size_t p0, std::size_t p1) {
-        for (std::size_t p = p0; p < p1; ++p) {
-          kern.cross_panel(centred.data(), static_cast<std::size_t>(m), n_cols,
-                           static_cast<std::size_t>(panel[p]),
-                           static_cast<std::size_t>(panel[p + 1] - panel[p]), cov.data());
-        }
-      });
-      phase.set(b + 1);
-    }
-    phase.finish(std::string());
-  }
-  centred.resize(0, 0);
+  Eigen::MatrixXd cov = pca_detail::covariance(x, out.center, block, kern, executor);
   cov /= static_cast<double>(n - 1);
   const double total_variance = cov.diagonal().sum();
-
-  // The top k eigenvectors (the solver reads the lower triangle).
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(cov, Eigen::ComputeEigenvectors);
-  if (solver.info() != Eigen::Success) {
-    throw std::runtime_error("the eigendecomposition of the covariance did not converge");
-  }
-  cov.resize(0, 0);
+  pca_detail::top_components(cov, k, out);
   checkpoint(executor);
-  out.rotation.resize(d, k);
-  out.variance.resize(k);
-  for (Index j = 0; j < k; ++j) {
-    // eigenvalues ascending; a null direction can come out a rounding below 0
-    out.rotation.col(j) = solver.eigenvectors().col(d - 1 - j);
-    out.variance[j] = std::max(0.0, solver.eigenvalues()[d - 1 - j]);
-  }
-
-  // Scores, one block of rows per task.
-  out.scores.resize(n, k);
-  const std::size_t n_blocks = n_batches;
-  const std::size_t blocks_per_batch = std::max<std::size_t>(2 * executor.n_threads(), 8);
   {
-    Phase<Executor> phase(executor, "PCA: scores", n_blocks);
-    batched_for(executor, n_blocks, blocks_per_batch, [&](std::size_t b0, std::size_t b1) {
-      Eigen::MatrixXd rows;
-      for (std::size_t b = b0; b < b1; ++b) {
-        const Index r0 = static_cast<Index>(b) * block, m = std::min(block, n - r0);
-        rows.resize(m, d);
-        pca_detail::centre_rows(x, out.center, r0, 0, d, rows);
-        kern.product(rows.data(), static_cast<std::size_t>(m), n_cols, out.rotation.data(), k_comp,
-                     out.scores.data() + r0, n_rows);
-      }
-    }, [&](std::size_t done) { phase.set(done); });
-    const double kept = out.variance.sum();
-    phase.finish("PCA of " + std::to_string(n_rows) + " x " + std::to_string(n_cols) + ": " +
-                 std::to_string(k_comp) + " components, " +
-                 std::to_string(static_cast<int>(std::lround(
-                     total_variance > 0 ? 100.0 * kept / total_variance : 100.0))) +
-                 (centre ? "% of the variance" : "% of the sum of squares"));
+    Phase<Executor> phase(executor, "PCA: scores", static_cast<std::size_t>((n + block - 1) / block));
+    pca_detail::component_scores(x, block, kern, out, phase, executor);
+    phase.finish(pca_detail::pca_summary(n_rows, n_cols, k_comp, centre, out.variance.sum(), total_variance));
   }
-
-  // A definite sign per component.
-  executor.parallel_for(0, k_comp, [&](std::size_t j0, std::size_t j1) {
-    for (std::size_t jj = j0; jj < j1; ++jj) {
-      const Index j = static_cast<Index>(jj);
-      Index at = 0;
-      for (Index i = 1; i < n; ++i) {
-        if (std::abs(out.scores(i, j)) > std::abs(out.scores(at, j))) at = i;
-      }
-      if (out.scores(at, j) < 0) {
-        out.scores.col(j) = -out.scores.col(j);
-        out.rotation.col(j) = -out.rotation.col(j);
-      }
-    }
-  });
+  pca_detail::orient_components(out, executor);
   return out;
 }
 
