@@ -62,14 +62,7 @@ parse_peer_line <- function(line) {
 }
 
 label_accuracy <- function(Y_query, Y_ref, lab_query, lab_ref, self) {
-  index <- extended_knn(Y_ref, 10, 0, nn_kind = "exact", ret_index = TRUE,
-                        n_threads = n_threads)$index
-  idx <- if (self) {
-    extended_knn_query(index, Y_query, n_neighbors = 11, n_threads = n_threads)$idx[, -1]
-  } else {
-    extended_knn_query(index, Y_query, n_neighbors = 10, n_threads = n_threads)$idx
-  }
-  mean(matrix(lab_ref[idx], ncol = 10) == lab_query)
+  knn_label_accuracy(Y_query, Y_ref, lab_query, lab_ref, self, n_threads)
 }
 
 quality <- function(Y) {
