@@ -1,0 +1,598 @@
+// Exact k-nearest neighbours through a partition of the rows: the same graph
+// as exact_knn() (exact_knn.h), ties included, from fewer scored pairs when
+// the data is clustered.
+//
+// The rows are split into partitions by a seeded k-means (Lloyd's iterations
+// on a sample of rows, then every row to its nearest centre); each partition
+// has a centre and a radius (the largest distance of its rows to the
+// centre). Every partition is first scored against itself, in tiles of the
+// exact search's single-precision products. Then each block of rows of a
+// partition visits the other partitions, nearest first, and skips a
+// partition B for a row i when the triangle inequality proves that no row
+// of B can be among i's neighbours:
+//
+//   dist(i, centre_B) - radius_B > (an upper bound of i's current k-th distance).
+//
+// A block leaves the loop once the bound excludes every remaining partition
+// for all its rows (tested first from the block's own centre and radius,
+// which costs nothing per row). No partition is left unscored for a row
+// unless the bound excludes it, so every row ends proved: its candidates are
+// then finished exactly as exact_knn() finishes them (exact distances in
+// double, the float rounding proof, the wider second pass where that proof
+// fails), and the result is the exact graph. On uniform data nothing is
+// skipped and the search does the exact search's work, twice over for
+// pairs of different partitions (each side scores its own rows).
+//
+// The bound works on the rows as points of a metric space in double
+// precision: the rows as given (euclidean), or the rows divided by their
+// norms (cosine, whose distance 1 - cos is half the squared distance of unit
+// rows). All its distances are widened by margins that cover their rounding
+// and that of the reported distances (see BoundMargins), so a skipped row is
+// strictly farther than the k-th neighbour in the exact scores the result is
+// ranked by. Other metrics, sparse rows, cosine data with zero rows and
+// data of extreme magnitude run exact_knn() itself.
+//
+// The result is the same for any number of threads: partitions and their
+// k-means are computed per row and summed in a fixed order, each
+// partition's own tiles are one task, and each block of rows (which alone
+// updates its rows' candidate lists) decides what to skip from its own
+// lists.
+#ifndef LSNN_PARTITION_KNN_H
+#define LSNN_PARTITION_KNN_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "distance.h"
+#include "exact_knn.h"
+#include "neighbour_heaps.h"
+#include "scorer.h"
+#include "../base/graph.h"
+#include "../base/parallel.h"
+#include "../base/random.h"
+
+namespace lsnn {
+
+struct PartitionKnnParams {
+  std::size_t rows_per_partition = 2048;  // the number of partitions is n over this
+  std::size_t n_iters = 5;                // Lloyd's iterations on the sample
+  std::uint64_t seed = 0;
+};
+
+struct PartitionKnnStats {
+  bool partitioned = false;        // false: the data ran exact_knn() (see the top)
+  std::size_t partitions = 0;      // non-empty partitions
+  std::size_t largest = 0;         // rows of the largest partition
+  std::size_t rows_pruned = 0;     // rows for which the bound skipped a partition
+  std::size_t rows_exhaustive = 0; // rows scored against every row
+  std::size_t rows_refined = 0;    // rows whose float proof failed (second pass)
+  double pairs_scored = 0.0;       // scored (row, other row) pairs over n (n - 1)
+};
+
+namespace detail {
+
+// The rows as points of the bound's metric space, read from the data as
+// given (column-major): the rows themselves, or for cosine the rows over
+// their norms.
+class PartitionPoints {
+ public:
+  PartitionPoints(const DenseColumnMajor& x, Metric metric) : x_(x), unit_(metric == Metric::cosine) {}
+
+  std::size_t n() const { return x_.n; }
+  std::size_t d() const { return x_.d; }
+  bool unit() const { return unit_; }
+
+  // Rows rows[0, m) as points, row-major into out (m x d).
+  void gather(const int* rows, std::size_t m, double* out) const {
+    const std::size_t d = x_.d;
+    for (std::size_t r = 0; r < m; ++r) {
+      const std::size_t i = static_cast<std::size_t>(rows[r]);
+      double* p = out + r * d;
+      for (std::size_t k = 0; k < d; ++k) p[k] = x_.data[i + k * x_.n];
+      if (unit_) {
+        double s = 0.0;
+        for (std::size_t k = 0; k < d; ++k) s += p[k] * p[k];
+        const double norm = std::sqrt(s);
+        for (std::size_t k = 0; k < d; ++k) p[k] /= norm;
+      }
+    }
+  }
+
+ private:
+  DenseColumnMajor x_;
+  bool unit_;
+};
+
+// The margins that make the bound safe in floating point. A distance
+// between two points computed in double (sqdist, then sqrt) is within a
+// relative `rel` of the true one; a cosine point is within `shift` (absolute)
+// of the exact unit row; and a reported distance (RowData) is within a
+// relative `rel` (euclidean) or an absolute `shift` (cosine, 1 - cos) of the
+// true distance of the rows. All are several times the rounding analysis's
+// figures.
+struct BoundMargins {
+  double rel = 0.0, shift = 0.0;
+  bool unit = false;
+
+  BoundMargins(std::size_t d, bool unit_rows) : unit(unit_rows) {
+    rel = static_cast<double>(d + 16) * std::ldexp(1.0, -50) + 1e-12;
+    shift = unit_rows ? rel : 0.0;
+  }
+
+  // A lower bound on dist(i, j) for every j within `radius` (computed) of a
+  // point at `dist` (computed) from i; -inf when either is not a number (a
+  // row whose norm underflowed, say), which bounds nothing.
+  double gap(double dist, double radius) const {
+    const double g = dist * (1.0 - rel) - radius * (1.0 + rel) - 2.0 * shift;
+    return std::isnan(g) ? -std::numeric_limits<double>::infinity() : g;
+  }
+
+  // A lower bound on the reported distance of two rows at least `gap` apart
+  // (negative when it bounds nothing); non-decreasing in gap.
+  double reported_at_least(double gap) const {
+    if (!(gap > 0.0)) return -1.0;
+    if (!unit) return gap * (1.0 - rel);
+    return 0.5 * gap * gap * (1.0 - rel) - shift;
+  }
+};
+
+// A partition of the rows: partition p holds rows[start[p], start[p + 1]),
+// in increasing order, with its centre (d values, in PartitionPoints' space)
+// and radius.
+struct RowPartition {
+  std::vector<int> rows;
+  std::vector<std::size_t> start;
+  std::vector<double> centre;
+  std::vector<double> radius;
+  std::size_t count() const { return radius.size(); }
+  std::size_t size(std::size_t p) const { return start[p + 1] - start[p]; }
+  const int* members(std::size_t p) const { return rows.data() + start[p]; }
+};
+
+// Points shifted by `mean` in single precision with their squared norms, for
+// the k-means' distances (only the choice of centre depends on them).
+inline void shifted_floats(const double* points, std::size_t m, std::size_t d, const std::vector<double>& mean,
+                           std::vector<float>& out, std::vector<float>& sqnorm) {
+  out.resize(m * d);
+  sqnorm.resize(m);
+  for (std::size_t r = 0; r < m; ++r) {
+    double s = 0.0;
+    for (std::size_t k = 0; k < d; ++k) {
+      const float v = static_cast<float>(points[r * d + k] - mean[k]);
+      out[r * d + k] = v;
+      s += static_cast<double>(v) * v;
+    }
+    sqnorm[r] = static_cast<float>(s);
+  }
+}
+
+// Nearest centre (ties: the lower number) of each of m shifted float points.
+inline void nearest_centres(const DistanceKernels& kern, const float* pts, const float* pts_sq, std::size_t m,
+                            const std::vector<float>& centres, const std::vector<float>& centre_sq, std::size_t d,
+                            std::vector<float>& tile, int* out) {
+  const std::size_t n_centres = centre_sq.size(), chunk = 1024;
+  std::vector<float> best(m, std::numeric_limits<float>::infinity());
+  for (std::size_t r = 0; r < m; ++r) out[r] = 0;
+  for (std::size_t c0 = 0; c0 < n_centres; c0 += chunk) {
+    const std::size_t c1 = std::min(n_centres, c0 + chunk), mc = c1 - c0;
+    tile.resize(m * mc);
+    kern.dot_tile(pts, m, &centres[c0 * d], mc, d, tile.data());
+    kern.finish_sqdist_tile(pts_sq, m, &centre_sq[c0], mc, tile.data());
+    for (std::size_t r = 0; r < m; ++r) {
+      for (std::size_t c = 0; c < mc; ++c) {
+        if (tile[r * mc + c] < best[r]) {
+          best[r] = tile[r * mc + c];
+          out[r] = static_cast<int>(c0 + c);
+        }
+      }
+    }
+  }
+}
+
+// The partition: k-means on a seeded sample (the first centres are sample
+// rows; a centre that loses all its rows stays where it was), then every
+// row to its nearest centre, and the radii in double.
+template <typename Executor>
+RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& kern, std::size_t n_parts,
+                            const PartitionKnnParams& params, Executor& executor) {
+  const std::size_t n = pts.n(), d = pts.d();
+  const std::size_t n_sample = std::min(n, std::max<std::size_t>(40 * n_parts, 8192));
+  std::vector<int> sample;
+  for (std::uint64_t s : sample_distinct(n, n_sample, hash64(params.seed, 1))) sample.push_back(static_cast<int>(s));
+  std::vector<double> spts(n_sample * d);
+  pts.gather(sample.data(), n_sample, spts.data());
+  // (the sample's mean, subtracted before the float products)
+  std::vector<double> mean(d, 0.0);
+  for (std::size_t r = 0; r < n_sample; ++r) {
+    for (std::size_t k = 0; k < d; ++k) mean[k] += spts[r * d + k];
+  }
+  for (double& m : mean) m /= static_cast<double>(n_sample);
+  std::vector<float> sfl, ssq;
+  shifted_floats(spts.data(), n_sample, d, mean, sfl, ssq);
+
+  std::vector<double> centre(n_parts * d);
+  {
+    const std::vector<std::uint64_t> first = sample_distinct(n_sample, n_parts, hash64(params.seed, 2));
+    for (std::size_t c = 0; c < n_parts; ++c) {
+      std::copy(&spts[first[c] * d], &spts[first[c] * d] + d, &centre[c * d]);
+    }
+  }
+  std::vector<float> cfl, csq;
+  std::vector<int> label(n_sample);
+  const std::size_t block = 256;
+  for (std::size_t it = 0; it < params.n_iters; ++it) {
+    shifted_floats(centre.data(), n_parts, d, mean, cfl, csq);
+    const std::size_t n_blocks = (n_sample + block - 1) / block;
+    executor.parallel_for(0, n_blocks, [&](std::size_t b0, std::size_t b1) {
+      std::vector<float> tile;
+      for (std::size_t b = b0; b < b1; ++b) {
+        const std::size_t r0 = b * block, r1 = std::min(n_sample, r0 + block);
+        nearest_centres(kern, &sfl[r0 * d], &ssq[r0], r1 - r0, cfl, csq, d, tile, &label[r0]);
+      }
+    });
+    checkpoint(executor);
+    std::vector<double> sum(n_parts * d, 0.0);
+    std::vector<std::size_t> count(n_parts, 0);
+    for (std::size_t r = 0; r < n_sample; ++r) {
+      const std::size_t c = static_cast<std::size_t>(label[r]);
+      ++count[c];
+      for (std::size_t k = 0; k < d; ++k) sum[c * d + k] += spts[r * d + k];
+    }
+    for (std::size_t c = 0; c < n_parts; ++c) {
+      if (count[c] == 0) continue;
+      for (std::size_t k = 0; k < d; ++k) centre[c * d + k] = sum[c * d + k] / static_cast<double>(count[c]);
+    }
+  }
+
+  // Every row to its nearest centre.
+  shifted_floats(centre.data(), n_parts, d, mean, cfl, csq);
+  std::vector<int> part(n);
+  const std::size_t n_blocks = (n + block - 1) / block;
+  batched_for(executor, n_blocks, 64 * std::max<std::size_t>(1, executor.n_threads()),
+              [&](std::size_t b0, std::size_t b1) {
+                std::vector<int> ids;
+                std::vector<double> p;
+                std::vector<float> f, fsq, tile;
+                for (std::size_t b = b0; b < b1; ++b) {
+                  const std::size_t r0 = b * block, r1 = std::min(n, r0 + block), m = r1 - r0;
+                  ids.resize(m);
+                  for (std::size_t r = 0; r < m; ++r) ids[r] = static_cast<int>(r0 + r);
+                  p.resize(m * d);
+                  pts.gather(ids.data(), m, p.data());
+                  shifted_floats(p.data(), m, d, mean, f, fsq);
+                  nearest_centres(kern, f.data(), fsq.data(), m, cfl, csq, d, tile, &part[r0]);
+                }
+              });
+
+  RowPartition out;
+  out.start.assign(n_parts + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) ++out.start[static_cast<std::size_t>(part[i]) + 1];
+  for (std::size_t c = 0; c < n_parts; ++c) out.start[c + 1] += out.start[c];
+  out.rows.resize(n);
+  {
+    std::vector<std::size_t> fill(out.start.begin(), out.start.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) out.rows[fill[static_cast<std::size_t>(part[i])]++] = static_cast<int>(i);
+  }
+  out.centre = std::move(centre);
+  out.radius.assign(n_parts, 0.0);
+  executor.parallel_for(0, n_parts, [&](std::size_t c0, std::size_t c1) {
+    std::vector<double> p(d);
+    for (std::size_t c = c0; c < c1; ++c) {
+      double r2 = 0.0;
+      for (std::size_t t = out.start[c]; t < out.start[c + 1]; ++t) {
+        pts.gather(&out.rows[t], 1, p.data());
+        // (a NaN, which must not be passed over, makes the radius NaN)
+        const double s2 = kern.sqdist_d(p.data(), &out.centre[c * d], d);
+        if (!(s2 <= r2)) r2 = s2;
+      }
+      out.radius[c] = std::sqrt(r2);
+    }
+  });
+  checkpoint(executor);
+  return out;
+}
+
+// Rows a[0, ma) take candidates from rows b[0, mb), reading score[r * mb + c]
+// (a row is never offered itself).
+inline void offer_list_to_rows(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a, std::size_t ma,
+                               const int* b, std::size_t mb, const float* score, std::vector<std::uint32_t>& pos) {
+  pos.resize(mb);
+  for (std::size_t r = 0; r < ma; ++r) {
+    const std::size_t i = static_cast<std::size_t>(a[r]);
+    const float* s = score + r * mb;
+    const float t = heaps.threshold(i);
+    const std::size_t count = kern.positions_at_most(s, &t, true, mb, pos.data());
+    for (std::size_t c = 0; c < count; ++c) {
+      const int j = b[pos[c]];
+      if (static_cast<std::size_t>(j) != i) heaps.push_new(i, s[pos[c]], j);
+    }
+  }
+}
+
+// Rows b[0, mb) take candidates from the distinct rows a[0, ma), reading
+// the same scores.
+inline void offer_list_to_columns(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a,
+                                  std::size_t ma, const int* b, std::size_t mb, const float* score,
+                                  std::vector<float>& threshold, std::vector<std::uint32_t>& pos) {
+  pos.resize(mb);
+  threshold.resize(mb);
+  for (std::size_t c = 0; c < mb; ++c) threshold[c] = heaps.threshold(static_cast<std::size_t>(b[c]));
+  for (std::size_t r = 0; r < ma; ++r) {
+    const float* s = score + r * mb;
+    const std::size_t count = kern.positions_at_most(s, threshold.data(), false, mb, pos.data());
+    for (std::size_t c = 0; c < count; ++c) {
+      const std::size_t j = static_cast<std::size_t>(b[pos[c]]);
+      if (heaps.push_new(j, s[pos[c]], a[r])) threshold[pos[c]] = heaps.threshold(j);
+    }
+  }
+}
+
+// An upper bound on the reported distance of row i's `others`-th nearest
+// row, from its candidate list: the exact score of the `others`-th
+// candidate by float score is within the row's tolerance of that score, and
+// distances are non-decreasing in scores. +inf while the list is shorter.
+inline double reach_of_row(const RowData& data, const NeighbourHeaps<>& heaps, std::size_t i, std::size_t others,
+                           std::vector<float>& scratch) {
+  const std::size_t size = heaps.size(i);
+  if (size < others || others == 0) return std::numeric_limits<double>::infinity();
+  scratch.assign(heaps.values(i), heaps.values(i) + size);
+  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(others - 1), scratch.end());
+  const double score = static_cast<double>(scratch[others - 1]) + data.score_tolerance(i);
+  if (!(score <= std::numeric_limits<double>::max())) return std::numeric_limits<double>::infinity();
+  return data.distance_from_exact_score(std::max(0.0, std::nextafter(score, std::numeric_limits<double>::infinity())));
+}
+
+// One thread's scratch space for the partitioned search.
+struct PartitionBuffers {
+  ScoreWorkspace ws;
+  std::vector<float> score, threshold, scratch;
+  std::vector<std::uint32_t> pos;
+  std::vector<double> points, centre_dist;
+  std::vector<std::pair<double, std::size_t>> order;
+  std::vector<double> reach;
+  std::vector<int> keep;
+};
+
+// Partition p against itself, every pair of its rows scored once.
+inline void score_partition_itself(const RowData& data, const RowPartition& parts, std::size_t p,
+                                   std::size_t bs, NeighbourHeaps<>& heaps, PartitionBuffers& buf) {
+  const int* rows = parts.members(p);
+  const std::size_t m = parts.size(p);
+  const Scorer scorer(data);
+  const DistanceKernels& kern = data.kernels();
+  for (std::size_t i0 = 0; i0 < m; i0 += bs) {
+    const std::size_t mi = std::min(bs, m - i0);
+    for (std::size_t j0 = i0; j0 < m; j0 += bs) {
+      const std::size_t mj = std::min(bs, m - j0);
+      buf.score.resize(mi * mj);
+      scorer.score_block(RowSet::list(rows + i0, mi), RowSet::list(rows + j0, mj), buf.ws, buf.score.data());
+      offer_list_to_rows(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.pos);
+      if (j0 != i0) {
+        offer_list_to_columns(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.threshold, buf.pos);
+      }
+    }
+  }
+}
+
+// A block of rows q[0, m) of partition p against the other partitions,
+// nearest first, skipping what the bound excludes. Returns the pairs
+// scored; pruned[r] is set for the rows for which a partition was skipped.
+inline double score_block_across(const RowData& data, const PartitionPoints& pts, const RowPartition& parts,
+                                 std::size_t p, const int* q, std::size_t m, std::size_t others, std::size_t bs,
+                                 const BoundMargins& margin, NeighbourHeaps<>& heaps, unsigned char* pruned,
+                                 PartitionBuffers& buf) {
+  const std::size_t d = pts.d();
+  const DistanceKernels& kern = data.kernels();
+  buf.points.resize(m * d);
+  pts.gather(q, m, buf.points.data());
+  // The block's own centre and radius, for the test of whole partitions.
+  std::vector<double> centre(d, 0.0);
+  for (std::size_t r = 0; r < m; ++r) {
+    for (std::size_t k = 0; k < d; ++k) centre[k] += buf.points[r * d + k];
+  }
+  for (double& c : centre) c /= static_cast<double>(m);
+  double radius = 0.0;
+  for (std::size_t r = 0; r < m; ++r) {
+    const double s2 = kern.sqdist_d(&buf.points[r * d], centre.data(), d);
+    if (!(s2 <= radius)) radius = s2;
+  }
+  radius = std::sqrt(radius);
+
+  buf.order.clear();
+  for (std::size_t b = 0; b < parts.count(); ++b) {
+    if (b == p || parts.size(b) == 0) continue;
+    const double dist = std::sqrt(kern.sqdist_d(centre.data(), &parts.centre[b * d], d));
+    buf.order.emplace_back(margin.gap(dist, parts.radius[b]), b);
+  }
+  std::sort(buf.order.begin(), buf.order.end());
+
+  buf.reach.resize(m);
+  double widest = 0.0;
+  for (std::size_t r = 0; r < m; ++r) {
+    buf.reach[r] = reach_of_row(data, heaps, static_cast<std::size_t>(q[r]), others, buf.scratch);
+    widest = std::max(widest, buf.reach[r]);
+  }
+  const Scorer scorer(data);
+  double scored = 0.0;
+  for (std::size_t o = 0; o < buf.order.size(); ++o) {
+    const std::size_t b = buf.order[o].second;
+    // Every row of the block is within `radius` of its centre; the order is
+    // by this gap, so no later partition passes either.
+    const double block_gap = buf.order[o].first - radius * (1.0 + margin.rel) - 2.0 * margin.shift;
+    if (margin.reported_at_least(block_gap) > widest) {
+      for (std::size_t r = 0; r < m; ++r) pruned[r] = 1;
+      break;
+    }
+    buf.keep.clear();
+    for (std::size_t r = 0; r < m; ++r) {
+      const double dist = std::sqrt(kern.sqdist_d(&buf.points[r * d], &parts.centre[b * d], d));
+      if (margin.reported_at_least(margin.gap(dist, parts.radius[b])) > buf.reach[r]) {
+        pruned[r] = 1;
+      } else {
+        buf.keep.push_back(static_cast<int>(r));
+      }
+    }
+    if (buf.keep.empty()) continue;
+    std::vector<int> rows(buf.keep.size());
+    for (std::size_t t = 0; t < rows.size(); ++t) rows[t] = q[buf.keep[t]];
+    const int* members = parts.members(b);
+    const std::size_t mb = parts.size(b);
+    for (std::size_t a0 = 0; a0 < rows.size(); a0 += bs) {
+      const std::size_t ma = std::min(bs, rows.size() - a0);
+      for (std::size_t b0 = 0; b0 < mb; b0 += bs) {
+        const std::size_t nb = std::min(bs, mb - b0);
+        buf.score.resize(ma * nb);
+        scorer.score_block(RowSet::list(rows.data() + a0, ma), RowSet::list(members + b0, nb), buf.ws,
+                           buf.score.data());
+        offer_list_to_rows(kern, heaps, rows.data() + a0, ma, members + b0, nb, buf.score.data(), buf.pos);
+      }
+    }
+    scored += static_cast<double>(rows.size()) * static_cast<double>(mb);
+    for (int r : buf.keep) {
+      buf.reach[static_cast<std::size_t>(r)] =
+          reach_of_row(data, heaps, static_cast<std::size_t>(q[r]), others, buf.scratch);
+    }
+    widest = 0.0;
+    for (std::size_t r = 0; r < m; ++r) widest = std::max(widest, buf.reach[r]);
+  }
+  return scored;
+}
+
+// Whether the bound's space serves the data (else the exact search runs).
+inline bool partition_applies(const RowData& data, const DenseColumnMajor& x) {
+  if (data.sparse() || data.bit_rows() != nullptr) return false;
+  if (data.metric() != Metric::euclidean && data.metric() != Metric::cosine) return false;
+  if (x.data == nullptr || x.n != data.n() || x.d != data.d()) return false;
+  // (squared distances in double must neither overflow nor underflow)
+  double biggest = 0.0;
+  for (std::size_t t = 0; t < x.n * x.d; ++t) biggest = std::max(biggest, std::fabs(x.data[t]));
+  if (biggest > std::ldexp(1.0, 250) || (biggest > 0.0 && biggest < std::ldexp(1.0, -250))) return false;
+  for (std::size_t i = 0; i < data.n(); ++i) {
+    if (data.needs_exact_search(i)) return false;
+  }
+  return true;
+}
+
+}  // namespace detail
+
+// The k nearest neighbours of every row (the row itself included, first),
+// identical to exact_knn(data, k): `x` is the data the RowData was built
+// from (dense, as given), read for the partition and its bound.
+template <typename Executor>
+KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size_t k,
+                       const PartitionKnnParams& params, Executor& executor, PartitionKnnStats* stats = nullptr) {
+  const std::size_t n = data.n();
+  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
+  if (params.rows_per_partition < 1) throw std::invalid_argument("rows_per_partition must be at least 1");
+  PartitionKnnStats local;
+  PartitionKnnStats& st = stats ? *stats : local;
+  st = PartitionKnnStats();
+  const std::size_t n_parts = std::min(n, std::max<std::size_t>(1, (n + params.rows_per_partition / 2) /
+                                                                       params.rows_per_partition));
+  const std::size_t others = k - 1;
+  if (others == 0 || n_parts < 2 || !detail::partition_applies(data, x)) {
+    ExactKnnStats es;
+    KnnGraph g = exact_knn(data, k, executor, &es);
+    st.rows_refined = es.rows_refined;
+    st.rows_exhaustive = n;
+    st.pairs_scored = 1.0;
+    return g;
+  }
+  st.partitioned = true;
+  const detail::PartitionPoints pts(x, data.metric());
+  const detail::BoundMargins margin(x.d, pts.unit());
+  const detail::RowPartition parts = detail::partition_rows(pts, data.kernels(), n_parts, params, executor);
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    st.partitions += parts.size(p) > 0;
+    st.largest = std::max(st.largest, parts.size(p));
+  }
+
+  KnnGraph graph(n, k);
+  for (std::size_t i = 0; i < n; ++i) {
+    graph.index(i, 0) = static_cast<int>(i);
+    graph.distance(i, 0) = 0.0;
+  }
+  NeighbourHeaps<> heaps(n, detail::candidate_capacity(others, n - 1), data.kernels());
+  const std::size_t bs = data.sparse() ? 256 : 512, qb = 256;
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+
+  // Each partition against itself, the largest first (one task each).
+  std::vector<std::size_t> by_size(parts.count());
+  for (std::size_t p = 0; p < by_size.size(); ++p) by_size[p] = p;
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](std::size_t a, std::size_t b) { return parts.size(a) > parts.size(b); });
+  // Blocks of rows of one partition, the tasks of the search across.
+  std::vector<std::pair<std::size_t, std::size_t>> blocks;  // (partition, first member)
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    for (std::size_t t = 0; t < parts.size(p); t += qb) blocks.emplace_back(p, t);
+  }
+  Phase<Executor> phase(executor, "partition kNN", parts.count() + blocks.size());
+  double own_pairs = 0.0;
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    own_pairs += static_cast<double>(parts.size(p)) * static_cast<double>(parts.size(p) - (parts.size(p) > 0));
+  }
+  batched_for(executor, by_size.size(), 8 * n_threads, [&](std::size_t b0, std::size_t b1) {
+    detail::PartitionBuffers buf;
+    for (std::size_t t = b0; t < b1; ++t) detail::score_partition_itself(data, parts, by_size[t], bs, heaps, buf);
+  }, [&](std::size_t done) { phase.set(done); });
+
+  std::vector<unsigned char> pruned(n, 0);
+  std::vector<double> across(blocks.size(), 0.0);
+  batched_for(executor, blocks.size(), 8 * n_threads, [&](std::size_t b0, std::size_t b1) {
+    detail::PartitionBuffers buf;
+    std::vector<unsigned char> flags;
+    for (std::size_t t = b0; t < b1; ++t) {
+      const std::size_t p = blocks[t].first, first = blocks[t].second;
+      const std::size_t m = std::min(qb, parts.size(p) - first);
+      const int* q = parts.members(p) + first;
+      flags.assign(m, 0);
+      across[t] = detail::score_block_across(data, pts, parts, p, q, m, others, bs, margin, heaps, flags.data(), buf);
+      for (std::size_t r = 0; r < m; ++r) pruned[static_cast<std::size_t>(q[r])] = flags[r];
+    }
+  }, [&](std::size_t done) { phase.set(parts.count() + done); });
+
+  // Exact distances, the proof of exactness, and the wider pass where it
+  // fails: the rows left out either scored above the kept ones or lie in a
+  // partition the bound excluded.
+  std::vector<unsigned char> refined(n, 0);
+  batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<double, int>> cand;
+    detail::TileBuffers tb;
+    for (std::size_t i = begin; i < end; ++i) {
+      refined[i] = detail::finish_row(data, i, heaps, i, {0, n, -1}, others, tb, cand);
+      data.report_distances(cand, others);
+      for (std::size_t c = 0; c < others; ++c) {
+        graph.index(i, c + 1) = cand[c].second;
+        graph.distance(i, c + 1) = cand[c].first;
+      }
+    }
+  });
+  double scored = own_pairs;
+  for (double a : across) scored += a;
+  for (std::size_t i = 0; i < n; ++i) {
+    st.rows_pruned += pruned[i];
+    st.rows_refined += refined[i];
+  }
+  st.rows_exhaustive = n - st.rows_pruned;
+  st.pairs_scored = scored / (static_cast<double>(n) * static_cast<double>(n - 1));
+  std::ostringstream msg;
+  msg << std::setprecision(3) << "partition kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
+      << st.partitions << " partitions (largest " << st.largest << " rows); " << 100.0 * st.pairs_scored
+      << "% of the pairs scored; " << st.rows_pruned << " rows proved with partitions skipped, "
+      << st.rows_exhaustive << " scored against every row; " << st.rows_refined
+      << " rows needed a second, wider pass";
+  phase.finish(msg.str());
+  return graph;
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_PARTITION_KNN_H
