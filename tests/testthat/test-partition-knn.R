@@ -174,3 +174,16 @@ test_that("partition settings are checked", {
   expect_error(extended_knn(X, 5, 0, nn_kind = "partition", nn_args = 3), "partition_control")
   expect_error(extended_knn(X, 5, 0, nn_kind = "partitions"), "\"partition\"")
 })
+
+test_that("LsnnParam(nn_kind = \"partition\") searches and queries as the exact kind", {
+  skip_if_not_installed("BiocNeighbors")
+  set.seed(17)
+  X <- clustered(400, 5)
+  part <- LsnnParam(kind = "knn", nn_kind = "partition")
+  exact <- LsnnParam(kind = "knn", nn_kind = "exact")
+  expect_identical(BiocNeighbors::findKNN(X, k = 8, BNPARAM = part),
+                   BiocNeighbors::findKNN(X, k = 8, BNPARAM = exact))
+  expect_identical(BiocNeighbors::queryKNN(X[1:300, ], X[301:400, ], k = 6, BNPARAM = part),
+                   BiocNeighbors::queryKNN(X[1:300, ], X[301:400, ], k = 6, BNPARAM = exact))
+  expect_error(LsnnParam(nn_kind = "nope"), "\"partition\"")
+})
