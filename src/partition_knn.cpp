@@ -38,6 +38,6 @@ Rcpp::List partition_knn_cpp(Rcpp::List data, int k, std::string metric, int row
       Rcpp::Named("rows_pruned") = static_cast<double>(stats.rows_pruned),
       Rcpp::Named("rows_exhaustive") = static_cast<double>(stats.rows_exhaustive),
       Rcpp::Named("rows_refined") = static_cast<double>(stats.rows_refined),
-      Rcpp::Named("pairs_scored") = stats.pairs_scored);
+      Rcpp::Named("pairs_scored") = stats.pairs_scored, Rcpp::Named("products") = stats.products);
   return out;
 }
