@@ -198,9 +198,9 @@ inline void nearest_centres(const DistanceKernels& kern, const float* pts, const
   }
 }
 
-// The partition: k-means on a seeded sample (the first centres are sample
-// rows; a centre that loses all its rows stays where it was), then every
-// row to its nearest centre, and the radii in double.
+// The partition: k-means on a seeded sample (seeded by k-means++; a centre
+// that loses all its rows stays where it was), then every row to its
+// nearest centre, and the radii in double.
 template <typename Executor>
 RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& kern, std::size_t n_parts,
                             const PartitionKnnParams& params, Executor& executor) {
@@ -219,11 +219,40 @@ RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& k
   std::vector<float> sfl, ssq;
   shifted_floats(spts.data(), n_sample, d, mean, sfl, ssq);
 
+  // The first centres by k-means++ (each next one a sample row drawn with
+  // probability proportional to its squared distance to the nearest centre
+  // so far): every cluster of the data gets centres, where centres drawn
+  // uniformly leave small clusters to share a partition with others, which
+  // the bound cannot then tell apart.
   std::vector<double> centre(n_parts * d);
   {
-    const std::vector<std::uint64_t> first = sample_distinct(n_sample, n_parts, hash64(params.seed, 2));
+    SplitMix64 rng(hash64(params.seed, 2));
+    std::vector<double> nearest(n_sample, std::numeric_limits<double>::infinity());
+    std::size_t pick = rng.below(n_sample);
     for (std::size_t c = 0; c < n_parts; ++c) {
-      std::copy(&spts[first[c] * d], &spts[first[c] * d] + d, &centre[c * d]);
+      std::copy(&spts[pick * d], &spts[pick * d] + d, &centre[c * d]);
+      if (c + 1 == n_parts) break;
+      executor.parallel_for(0, n_sample, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+          nearest[r] = std::min(nearest[r], kern.sqdist_d(&spts[r * d], &centre[c * d], d));
+        }
+      }, 1024);
+      double total = 0.0;
+      for (double v : nearest) total += v;
+      if (!(total > 0.0) || !std::isfinite(total)) {
+        pick = rng.below(n_sample);
+        continue;
+      }
+      const double u = static_cast<double>(rng.next() >> 11) * std::ldexp(1.0, -53) * total;
+      double cum = 0.0;
+      pick = n_sample - 1;
+      for (std::size_t r = 0; r < n_sample; ++r) {
+        cum += nearest[r];
+        if (cum > u) {
+          pick = r;
+          break;
+        }
+      }
     }
   }
   std::vector<float> cfl, csq;
@@ -354,10 +383,6 @@ struct PartitionBuffers {
   ScoreWorkspace ws;
   std::vector<float> score, threshold, scratch;
   std::vector<std::uint32_t> pos;
-  std::vector<double> points, centre_dist;
-  std::vector<std::pair<double, std::size_t>> order;
-  std::vector<double> reach;
-  std::vector<int> keep;
 };
 
 // Partition p against itself, every pair of its rows scored once.
@@ -381,88 +406,131 @@ inline void score_partition_itself(const RowData& data, const RowPartition& part
   }
 }
 
-// A block of rows q[0, m) of partition p against the other partitions,
-// nearest first, skipping what the bound excludes. Returns the pairs
-// scored; pruned[r] is set for the rows for which a partition was skipped.
-inline double score_block_across(const RowData& data, const PartitionPoints& pts, const RowPartition& parts,
-                                 std::size_t p, const int* q, std::size_t m, std::size_t others, std::size_t bs,
-                                 const BoundMargins& margin, NeighbourHeaps<>& heaps, unsigned char* pruned,
-                                 PartitionBuffers& buf) {
-  const std::size_t d = pts.d();
-  const DistanceKernels& kern = data.kernels();
-  buf.points.resize(m * d);
-  pts.gather(q, m, buf.points.data());
-  // The block's own centre and radius, for the test of whole partitions.
-  std::vector<double> centre(d, 0.0);
-  for (std::size_t r = 0; r < m; ++r) {
-    for (std::size_t k = 0; k < d; ++k) centre[k] += buf.points[r * d + k];
-  }
-  for (double& c : centre) c /= static_cast<double>(m);
-  double radius = 0.0;
-  for (std::size_t r = 0; r < m; ++r) {
-    const double s2 = kern.sqdist_d(&buf.points[r * d], centre.data(), d);
-    if (!(s2 <= radius)) radius = s2;
-  }
-  radius = std::sqrt(radius);
+// The state of the search across partitions: the points in partition order
+// (row-major, as RowPartition::rows lists them), each row's reach
+// (reach_of_row(), by position in that order), the largest reach of each
+// partition, and what was skipped.
+struct AcrossState {
+  std::vector<double> points;
+  std::vector<double> reach;
+  std::vector<double> widest;
+  std::vector<unsigned char> row_skipped;   // by position
+  std::vector<unsigned char> part_skipped;  // a partition skipped for all of a partition's rows
+  std::vector<double> pair_products;        // per pair of partitions
+  std::vector<double> pair_scored;          // (row, other row) pairs, per pair of partitions
+};
 
-  buf.order.clear();
-  for (std::size_t b = 0; b < parts.count(); ++b) {
-    if (b == p || parts.size(b) == 0) continue;
-    const double dist = std::sqrt(kern.sqdist_d(centre.data(), &parts.centre[b * d], d));
-    buf.order.emplace_back(margin.gap(dist, parts.radius[b]), b);
+// A pair of partitions, by the lower bound of the distance between their
+// rows (`gap`); processed nearest first.
+struct PartitionPair {
+  double gap;
+  std::uint32_t a, b;
+  bool operator<(const PartitionPair& o) const {
+    if (gap != o.gap) return gap < o.gap;
+    if (a != o.a) return a < o.a;
+    return b < o.b;
   }
-  std::sort(buf.order.begin(), buf.order.end());
+};
 
-  buf.reach.resize(m);
-  double widest = 0.0;
-  for (std::size_t r = 0; r < m; ++r) {
-    buf.reach[r] = reach_of_row(data, heaps, static_cast<std::size_t>(q[r]), others, buf.scratch);
-    widest = std::max(widest, buf.reach[r]);
+// The rows of partition p (positions and row numbers) for which the bound
+// does not exclude partition q, into keep_pos and keep_rows; the others are
+// marked skipped.
+inline void rows_needing(const RowPartition& parts, const DistanceKernels& kern, const BoundMargins& margin,
+                         std::size_t p, std::size_t q, AcrossState& st, std::vector<std::size_t>& keep_pos,
+                         std::vector<int>& keep_rows) {
+  const std::size_t d = parts.centre.size() / parts.count();
+  keep_pos.clear();
+  keep_rows.clear();
+  for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+    const double dist = std::sqrt(kern.sqdist_d(&st.points[t * d], &parts.centre[q * d], d));
+    if (margin.reported_at_least(margin.gap(dist, parts.radius[q])) > st.reach[t]) {
+      st.row_skipped[t] = 1;
+    } else {
+      keep_pos.push_back(t);
+      keep_rows.push_back(parts.rows[t]);
+    }
   }
+}
+
+// Rows rows[0, m) take candidates from the rows of partition q.
+inline void score_rows_against(const RowData& data, const RowPartition& parts, const int* rows, std::size_t m,
+                               std::size_t q, std::size_t bs, NeighbourHeaps<>& heaps, PartitionBuffers& buf) {
   const Scorer scorer(data);
-  double scored = 0.0;
-  for (std::size_t o = 0; o < buf.order.size(); ++o) {
-    const std::size_t b = buf.order[o].second;
-    // Every row of the block is within `radius` of its centre; the order is
-    // by this gap, so no later partition passes either.
-    const double block_gap = buf.order[o].first - radius * (1.0 + margin.rel) - 2.0 * margin.shift;
-    if (margin.reported_at_least(block_gap) > widest) {
-      for (std::size_t r = 0; r < m; ++r) pruned[r] = 1;
-      break;
+  const int* members = parts.members(q);
+  const std::size_t mq = parts.size(q);
+  for (std::size_t a0 = 0; a0 < m; a0 += bs) {
+    const std::size_t ma = std::min(bs, m - a0);
+    for (std::size_t b0 = 0; b0 < mq; b0 += bs) {
+      const std::size_t mb = std::min(bs, mq - b0);
+      buf.score.resize(ma * mb);
+      scorer.score_block(RowSet::list(rows + a0, ma), RowSet::list(members + b0, mb), buf.ws, buf.score.data());
+      offer_list_to_rows(data.kernels(), heaps, rows + a0, ma, members + b0, mb, buf.score.data(), buf.pos);
     }
-    buf.keep.clear();
-    for (std::size_t r = 0; r < m; ++r) {
-      const double dist = std::sqrt(kern.sqdist_d(&buf.points[r * d], &parts.centre[b * d], d));
-      if (margin.reported_at_least(margin.gap(dist, parts.radius[b])) > buf.reach[r]) {
-        pruned[r] = 1;
-      } else {
-        buf.keep.push_back(static_cast<int>(r));
-      }
-    }
-    if (buf.keep.empty()) continue;
-    std::vector<int> rows(buf.keep.size());
-    for (std::size_t t = 0; t < rows.size(); ++t) rows[t] = q[buf.keep[t]];
-    const int* members = parts.members(b);
-    const std::size_t mb = parts.size(b);
-    for (std::size_t a0 = 0; a0 < rows.size(); a0 += bs) {
-      const std::size_t ma = std::min(bs, rows.size() - a0);
-      for (std::size_t b0 = 0; b0 < mb; b0 += bs) {
-        const std::size_t nb = std::min(bs, mb - b0);
-        buf.score.resize(ma * nb);
-        scorer.score_block(RowSet::list(rows.data() + a0, ma), RowSet::list(members + b0, nb), buf.ws,
-                           buf.score.data());
-        offer_list_to_rows(kern, heaps, rows.data() + a0, ma, members + b0, nb, buf.score.data(), buf.pos);
-      }
-    }
-    scored += static_cast<double>(rows.size()) * static_cast<double>(mb);
-    for (int r : buf.keep) {
-      buf.reach[static_cast<std::size_t>(r)] =
-          reach_of_row(data, heaps, static_cast<std::size_t>(q[r]), others, buf.scratch);
-    }
-    widest = 0.0;
-    for (std::size_t r = 0; r < m; ++r) widest = std::max(widest, buf.reach[r]);
   }
-  return scored;
+}
+
+// Pair `pr` of partitions: skipped when the bound excludes it for all rows
+// of both; else each side's rows that need the other are scored against it,
+// in one product for both sides when that is cheaper than one per side.
+// Writes only the two partitions' rows (lists and state).
+inline void search_pair(const RowData& data, const RowPartition& parts, const BoundMargins& margin,
+                        const PartitionPair& pr, std::size_t pair_no, std::size_t others, std::size_t bs,
+                        NeighbourHeaps<>& heaps, AcrossState& st, PartitionBuffers& buf,
+                        std::vector<std::size_t> keep_pos[2], std::vector<int> keep_rows[2]) {
+  const std::size_t side[2] = {pr.a, pr.b};
+  const double at_least = margin.reported_at_least(pr.gap);
+  bool any = false;
+  for (int s = 0; s < 2; ++s) {
+    const std::size_t p = side[s], q = side[1 - s];
+    keep_pos[s].clear();
+    keep_rows[s].clear();
+    if (at_least > st.widest[p]) {
+      st.part_skipped[p] = 1;
+      continue;
+    }
+    rows_needing(parts, data.kernels(), margin, p, q, st, keep_pos[s], keep_rows[s]);
+    any = any || !keep_pos[s].empty();
+  }
+  if (!any) return;
+  const double ma = static_cast<double>(parts.size(pr.a)), mb = static_cast<double>(parts.size(pr.b));
+  const double one_sided = static_cast<double>(keep_pos[0].size()) * mb + static_cast<double>(keep_pos[1].size()) * ma;
+  if (one_sided > ma * mb) {
+    // Both sides in one product: every row of either takes the other's.
+    const Scorer scorer(data);
+    const int* ra = parts.members(pr.a);
+    const int* rb = parts.members(pr.b);
+    for (std::size_t a0 = 0; a0 < parts.size(pr.a); a0 += bs) {
+      const std::size_t na = std::min(bs, parts.size(pr.a) - a0);
+      for (std::size_t b0 = 0; b0 < parts.size(pr.b); b0 += bs) {
+        const std::size_t nb = std::min(bs, parts.size(pr.b) - b0);
+        buf.score.resize(na * nb);
+        scorer.score_block(RowSet::list(ra + a0, na), RowSet::list(rb + b0, nb), buf.ws, buf.score.data());
+        offer_list_to_rows(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.pos);
+        offer_list_to_columns(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.threshold,
+                              buf.pos);
+      }
+    }
+    st.pair_products[pair_no] = ma * mb;
+    st.pair_scored[pair_no] = 2.0 * ma * mb;
+    for (int s = 0; s < 2; ++s) {
+      keep_pos[s].clear();
+      for (std::size_t t = parts.start[side[s]]; t < parts.start[side[s] + 1]; ++t) keep_pos[s].push_back(t);
+    }
+  } else {
+    for (int s = 0; s < 2; ++s) {
+      score_rows_against(data, parts, keep_rows[s].data(), keep_rows[s].size(), side[1 - s], bs, heaps, buf);
+    }
+    st.pair_products[pair_no] = one_sided;
+    st.pair_scored[pair_no] = one_sided;
+  }
+  for (int s = 0; s < 2; ++s) {
+    for (std::size_t t : keep_pos[s]) {
+      st.reach[t] = reach_of_row(data, heaps, static_cast<std::size_t>(parts.rows[t]), others, buf.scratch);
+    }
+    double w = 0.0;
+    for (std::size_t t = parts.start[side[s]]; t < parts.start[side[s] + 1]; ++t) w = std::max(w, st.reach[t]);
+    st.widest[side[s]] = w;
+  }
 }
 
 // Whether the bound's space serves the data (else the exact search runs).
@@ -521,7 +589,7 @@ KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size
     graph.distance(i, 0) = 0.0;
   }
   NeighbourHeaps<> heaps(n, detail::candidate_capacity(others, n - 1), data.kernels());
-  const std::size_t bs = data.sparse() ? 256 : 512, qb = 256;
+  const std::size_t bs = 512;
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
 
   // Each partition against itself, the largest first (one task each).
@@ -529,35 +597,98 @@ KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size
   for (std::size_t p = 0; p < by_size.size(); ++p) by_size[p] = p;
   std::stable_sort(by_size.begin(), by_size.end(),
                    [&](std::size_t a, std::size_t b) { return parts.size(a) > parts.size(b); });
-  // Blocks of rows of one partition, the tasks of the search across.
-  std::vector<std::pair<std::size_t, std::size_t>> blocks;  // (partition, first member)
-  for (std::size_t p = 0; p < parts.count(); ++p) {
-    for (std::size_t t = 0; t < parts.size(p); t += qb) blocks.emplace_back(p, t);
-  }
-  Phase<Executor> phase(executor, "partition kNN", parts.count() + blocks.size());
   double own_pairs = 0.0;
   for (std::size_t p = 0; p < parts.count(); ++p) {
     own_pairs += static_cast<double>(parts.size(p)) * static_cast<double>(parts.size(p) - (parts.size(p) > 0));
   }
+  // The pairs of non-empty partitions, nearest first, in batches that share
+  // no partition: a pair goes to the batch after the last one holding
+  // either of its partitions, so each partition meets the others nearest
+  // first and a batch runs in parallel without locks. Which pairs are
+  // scored depends on the lists left by the batches before, never on the
+  // threads.
+  std::vector<std::uint32_t> live;
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    if (parts.size(p) > 0) live.push_back(static_cast<std::uint32_t>(p));
+  }
+  const std::size_t d = x.d;
+  std::vector<detail::PartitionPair> pairs;
+  pairs.reserve(live.size() * (live.size() - 1) / 2);
+  for (std::size_t u = 0; u < live.size(); ++u) {
+    for (std::size_t v = u + 1; v < live.size(); ++v) {
+      const std::size_t a = live[u], b = live[v];
+      const double dist = std::sqrt(data.kernels().sqdist_d(&parts.centre[a * d], &parts.centre[b * d], d));
+      pairs.push_back({margin.gap(dist, parts.radius[a] + parts.radius[b]), live[u], live[v]});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<std::size_t> batch_of(pairs.size()), batch_start;
+  {
+    std::vector<std::size_t> last(parts.count(), 0);
+    std::size_t n_batches = 0;
+    for (std::size_t t = 0; t < pairs.size(); ++t) {
+      const std::size_t bt = std::max(last[pairs[t].a], last[pairs[t].b]) + 1;
+      last[pairs[t].a] = last[pairs[t].b] = bt;
+      batch_of[t] = bt - 1;
+      n_batches = std::max(n_batches, bt);
+    }
+    batch_start.assign(n_batches + 1, 0);
+    for (std::size_t t = 0; t < pairs.size(); ++t) ++batch_start[batch_of[t] + 1];
+    for (std::size_t bt = 0; bt < n_batches; ++bt) batch_start[bt + 1] += batch_start[bt];
+    std::vector<detail::PartitionPair> ordered(pairs.size());
+    std::vector<std::size_t> fill(batch_start.begin(), batch_start.end() - 1);
+    for (std::size_t t = 0; t < pairs.size(); ++t) ordered[fill[batch_of[t]]++] = pairs[t];
+    pairs.swap(ordered);
+  }
+  const std::size_t n_batches = batch_start.size() - 1;
+
+  Phase<Executor> phase(executor, "partition kNN", parts.count() + n_batches);
   batched_for(executor, by_size.size(), 8 * n_threads, [&](std::size_t b0, std::size_t b1) {
     detail::PartitionBuffers buf;
     for (std::size_t t = b0; t < b1; ++t) detail::score_partition_itself(data, parts, by_size[t], bs, heaps, buf);
   }, [&](std::size_t done) { phase.set(done); });
 
-  std::vector<unsigned char> pruned(n, 0);
-  std::vector<double> across(blocks.size(), 0.0);
-  batched_for(executor, blocks.size(), 8 * n_threads, [&](std::size_t b0, std::size_t b1) {
-    detail::PartitionBuffers buf;
-    std::vector<unsigned char> flags;
-    for (std::size_t t = b0; t < b1; ++t) {
-      const std::size_t p = blocks[t].first, first = blocks[t].second;
-      const std::size_t m = std::min(qb, parts.size(p) - first);
-      const int* q = parts.members(p) + first;
-      flags.assign(m, 0);
-      across[t] = detail::score_block_across(data, pts, parts, p, q, m, others, bs, margin, heaps, flags.data(), buf);
-      for (std::size_t r = 0; r < m; ++r) pruned[static_cast<std::size_t>(q[r])] = flags[r];
+  detail::AcrossState across;
+  across.points.resize(n * d);
+  across.reach.resize(n);
+  across.widest.assign(parts.count(), 0.0);
+  across.row_skipped.assign(n, 0);
+  across.part_skipped.assign(parts.count(), 0);
+  across.pair_products.assign(pairs.size(), 0.0);
+  across.pair_scored.assign(pairs.size(), 0.0);
+  executor.parallel_for(0, parts.count(), [&](std::size_t p0, std::size_t p1) {
+    std::vector<float> scratch;
+    for (std::size_t p = p0; p < p1; ++p) {
+      pts.gather(parts.members(p), parts.size(p), &across.points[parts.start[p] * d]);
+      double w = 0.0;
+      for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+        across.reach[t] = detail::reach_of_row(data, heaps, static_cast<std::size_t>(parts.rows[t]), others, scratch);
+        w = std::max(w, across.reach[t]);
+      }
+      across.widest[p] = w;
     }
-  }, [&](std::size_t done) { phase.set(parts.count() + done); });
+  });
+  checkpoint(executor);
+  std::size_t batches_done = 0;
+  while (batches_done < n_batches) {
+    // (several small batches between checkpoints)
+    const std::size_t first = batches_done;
+    std::size_t pairs_in = 0;
+    while (batches_done < n_batches && (batches_done == first || pairs_in < 64 * n_threads)) {
+      const std::size_t p0 = batch_start[batches_done], p1 = batch_start[batches_done + 1];
+      executor.parallel_for(p0, p1, [&](std::size_t t0, std::size_t t1) {
+        detail::PartitionBuffers buf;
+        std::vector<std::size_t> keep_pos[2];
+        std::vector<int> keep_rows[2];
+        for (std::size_t t = t0; t < t1; ++t) {
+          detail::search_pair(data, parts, margin, pairs[t], t, others, bs, heaps, across, buf, keep_pos, keep_rows);
+        }
+      });
+      pairs_in += p1 - p0;
+      ++batches_done;
+    }
+    phase.set(parts.count() + batches_done);
+  }
 
   // Exact distances, the proof of exactness, and the wider pass where it
   // fails: the rows left out either scored above the kept ones or lie in a
@@ -575,17 +706,20 @@ KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size
       }
     }
   });
-  double scored = own_pairs;
-  for (double a : across) scored += a;
-  for (std::size_t i = 0; i < n; ++i) {
-    st.rows_pruned += pruned[i];
-    st.rows_refined += refined[i];
+  double scored = own_pairs, products = own_pairs / 2.0;
+  for (std::size_t t = 0; t < pairs.size(); ++t) {
+    scored += across.pair_scored[t];
+    products += across.pair_products[t];
+  }
+  for (std::size_t i = 0; i < n; ++i) st.rows_refined += refined[i];
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+      st.rows_pruned += across.part_skipped[p] || across.row_skipped[t];
+    }
   }
   st.rows_exhaustive = n - st.rows_pruned;
   st.pairs_scored = scored / (static_cast<double>(n) * static_cast<double>(n - 1));
-  // (a partition's own pairs take one product for both rows; a pair across
-  // partitions one for each row that needed it)
-  st.products = (own_pairs / 2.0 + (scored - own_pairs)) / (static_cast<double>(n) * static_cast<double>(n - 1) / 2.0);
+  st.products = products / (static_cast<double>(n) * static_cast<double>(n - 1) / 2.0);
   std::ostringstream msg;
   msg << std::setprecision(3) << "partition kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
       << st.partitions << " partitions (largest " << st.largest << " rows); " << 100.0 * st.pairs_scored
