@@ -43,7 +43,7 @@
 #' With `nn_kind = "partition"` the result is the exact graph, identical to
 #' `nn_kind = "exact"`'s (ties included, for any `n_threads`), found with
 #' fewer comparisons when the data is clustered. The rows are split by a
-#' seeded k-means into partitions of about 2,048 rows (see
+#' seeded k-means into partitions of about 1,024 rows (see
 #' [partition_control()], passed through `nn_args`); every partition is
 #' searched against itself in the exact search's matrix-product tiles, then
 #' each block of rows against the other partitions, nearest first. A
@@ -57,7 +57,7 @@
 #' the exact search's time. It serves dense data under the metrics
 #' `"euclidean"` and `"cosine"`; for the other metrics, for sparse data,
 #' for cosine data with a zero row, for data beyond 2^250 or below 2^-250 in
-#' magnitude and for fewer than about 3,000 rows (1.5 partitions) it runs the
+#' magnitude and for fewer than about 1,500 rows (1.5 partitions) it runs the
 #' exact search, with the same result (`verbose = TRUE` says so, and how
 #' many pairs were compared and rows proved). Its random numbers (the
 #' k-means sample) are drawn from R's generator, like the approximate

@@ -11,17 +11,21 @@ nn_kinds <- c("exact", "approx", "partition")
 #' the time the search takes, never its result, which is the exact graph.
 #'
 #' The rows are split into about `n / rows_per_partition` partitions by
-#' k-means: `n_iters` of Lloyd's iterations on a random sample of rows
-#' (`max(40 * partitions, 8192)` rows, or all of them), started from
-#' sample rows, then every row to its nearest centre. Smaller partitions
-#' give the bound more to skip but cost more tests; each partition should
-#' hold well over `n_neighbors + n_extra` rows.
+#' k-means: on a random sample of rows (`max(40 * partitions, 8192)` rows,
+#' or all of them), centres drawn by k-means++ (each next one a sample row
+#' drawn with probability proportional to its squared distance to the
+#' nearest centre so far) and moved by `n_iters` of Lloyd's iterations; then
+#' every row goes to its nearest centre. The bound can skip a partition only
+#' when it holds no cluster that also has rows elsewhere, so the partitions
+#' should outnumber the data's clusters; smaller partitions cost more tests
+#' and smaller matrix products, and each should hold well over
+#' `n_neighbors + n_extra` rows.
 #'
 #' @param rows_per_partition The rows a partition holds on average (default
-#'   2048). With fewer than `1.5 * rows_per_partition` rows, or for data the
+#'   1024). With fewer than `1.5 * rows_per_partition` rows, or for data the
 #'   search does not serve (see [extended_knn()]), the exact search runs.
 #' @param n_iters Lloyd's iterations of the k-means (default 5; 0 keeps the
-#'   sample rows drawn as the centres).
+#'   k-means++ centres).
 #' @return A list of class `lsnn_partition_control` with the two settings.
 #' @seealso [extended_knn()], [approx_control()]
 #' @examples
@@ -31,7 +35,7 @@ nn_kinds <- c("exact", "approx", "partition")
 #'                   nn_args = partition_control(rows_per_partition = 30))
 #' identical(g, extended_knn(X, 10, 5, nn_kind = "exact"))
 #' @export
-partition_control <- function(rows_per_partition = 2048, n_iters = 5) {
+partition_control <- function(rows_per_partition = 1024, n_iters = 5) {
   out <- list(
     rows_per_partition = check_whole(rows_per_partition, "rows_per_partition", min = 1,
                                      max = big_int),

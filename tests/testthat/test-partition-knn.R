@@ -34,8 +34,10 @@ test_that("the partitioned search gives the exact graph on clustered data, for 1
   expect_lt(s$pairs_scored, 0.5)
   expect_gt(s$rows_pruned, 2000)
   expect_equal(s$rows_pruned + s$rows_exhaustive, 3000)
-  # the default settings: 3,000 rows are one partition, the exact search
+  # the default settings (3 partitions), and 1,400 rows: one partition, the exact search
   expect_identical(extended_knn(X, 15, 5, nn_kind = "partition"), exact)
+  expect_identical(extended_knn(X[1:1400, ], 15, 5, nn_kind = "partition"),
+                   extended_knn(X[1:1400, ], 15, 5, nn_kind = "exact"))
 })
 
 test_that("the partitioned search gives the exact graph on uniform data", {
@@ -165,7 +167,7 @@ test_that("the partitioned search runs through locally_scaled_knn() and reports 
 
 test_that("partition settings are checked", {
   expect_s3_class(partition_control(), "lsnn_partition_control")
-  expect_output(print(partition_control()), "rows_per_partition 2048")
+  expect_output(print(partition_control()), "rows_per_partition 1024")
   expect_error(partition_control(rows_per_partition = 0), "rows_per_partition")
   expect_error(partition_control(n_iters = -1), "n_iters")
   X <- matrix(runif(200), 50)

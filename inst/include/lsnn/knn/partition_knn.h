@@ -2,26 +2,28 @@
 // as exact_knn() (exact_knn.h), ties included, from fewer scored pairs when
 // the data is clustered.
 //
-// The rows are split into partitions by a seeded k-means (Lloyd's iterations
-// on a sample of rows, then every row to its nearest centre); each partition
-// has a centre and a radius (the largest distance of its rows to the
-// centre). Every partition is first scored against itself, in tiles of the
-// exact search's single-precision products. Then each block of rows of a
-// partition visits the other partitions, nearest first, and skips a
-// partition B for a row i when the triangle inequality proves that no row
-// of B can be among i's neighbours:
+// The rows are split into partitions by a seeded k-means (k-means++ seeds
+// and Lloyd's iterations on a sample of rows, then every row to its nearest
+// centre); each partition has a centre and a radius (the largest distance of
+// its rows to the centre). Every partition is first scored against itself,
+// in tiles of the exact search's single-precision products. Then the pairs
+// of partitions are visited nearest first, and partition B is skipped for a
+// row i of A when the triangle inequality proves that no row of B can be
+// among i's neighbours:
 //
 //   dist(i, centre_B) - radius_B > (an upper bound of i's current k-th distance).
 //
-// A block leaves the loop once the bound excludes every remaining partition
-// for all its rows (tested first from the block's own centre and radius,
-// which costs nothing per row). No partition is left unscored for a row
-// unless the bound excludes it, so every row ends proved: its candidates are
-// then finished exactly as exact_knn() finishes them (exact distances in
-// double, the float rounding proof, the wider second pass where that proof
-// fails), and the result is the exact graph. On uniform data nothing is
-// skipped and the search does the exact search's work, twice over for
-// pairs of different partitions (each side scores its own rows).
+// A pair is skipped whole when the bound between the two partitions (their
+// centres' distance less both radii) exceeds every current k-th distance of
+// both, which costs nothing per row. Otherwise the rows of either side that
+// the bound does not exclude are scored against the other side (one product
+// for both sides when most rows of both need it). No partition is left
+// unscored for a row unless the bound excludes it, so every row ends proved:
+// its candidates are then finished exactly as exact_knn() finishes them
+// (exact distances in double, the float rounding proof, the wider second
+// pass where that proof fails), and the result is the exact graph. On
+// uniform data nothing is skipped and the search does about the exact
+// search's work.
 //
 // The bound works on the rows as points of a metric space in double
 // precision: the rows as given (euclidean), or the rows divided by their
@@ -32,11 +34,12 @@
 // ranked by. Other metrics, sparse rows, cosine data with zero rows and
 // data of extreme magnitude run exact_knn() itself.
 //
-// The result is the same for any number of threads: partitions and their
-// k-means are computed per row and summed in a fixed order, each
-// partition's own tiles are one task, and each block of rows (which alone
-// updates its rows' candidate lists) decides what to skip from its own
-// lists.
+// The result is the same for any number of threads: the k-means works per
+// row and sums in a fixed order; each partition's own tiles are one task;
+// and the pairs of partitions run in batches that share no partition, so
+// each pair reads and writes only its two partitions' candidate lists, as
+// the batches before left them. The search keeps a copy of the rows in
+// double precision, in partition order, for the bound.
 #ifndef LSNN_PARTITION_KNN_H
 #define LSNN_PARTITION_KNN_H
 
@@ -62,7 +65,7 @@
 namespace lsnn {
 
 struct PartitionKnnParams {
-  std::size_t rows_per_partition = 2048;  // the number of partitions is n over this
+  std::size_t rows_per_partition = 1024;  // the number of partitions is n over this
   std::size_t n_iters = 5;                // Lloyd's iterations on the sample
   std::uint64_t seed = 0;
 };
