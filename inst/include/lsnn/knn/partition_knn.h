@@ -331,39 +331,57 @@ RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& k
   return out;
 }
 
+// Scratch space of offer_list_to_rows().
+struct OfferBuffers {
+  std::vector<std::uint32_t> pos;
+  std::vector<std::pair<float, int>> entries;
+  std::vector<HeapEntry> merge;
+  std::vector<float> values;
+};
+
 // Rows a[0, ma) take candidates from rows b[0, mb), reading score[r * mb + c]
-// (a row is never offered itself).
+// (a row is never offered itself). Many candidates at once (a row's first
+// tiles, while its list is long or open) are merged in one step rather than
+// pushed one by one; the list kept is the same.
 inline void offer_list_to_rows(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a, std::size_t ma,
-                               const int* b, std::size_t mb, const float* score, std::vector<std::uint32_t>& pos) {
-  pos.resize(mb);
+                               const int* b, std::size_t mb, const float* score, OfferBuffers& ob) {
+  ob.pos.resize(mb);
+  const std::size_t many = std::max<std::size_t>(32, heaps.capacity() / 2);
   for (std::size_t r = 0; r < ma; ++r) {
     const std::size_t i = static_cast<std::size_t>(a[r]);
     const float* s = score + r * mb;
     const float t = heaps.threshold(i);
-    const std::size_t count = kern.positions_at_most(s, &t, true, mb, pos.data());
+    const std::size_t count = kern.positions_at_most(s, &t, true, mb, ob.pos.data());
+    if (count >= many) {
+      ob.entries.clear();
+      for (std::size_t c = 0; c < count; ++c) {
+        const int j = b[ob.pos[c]];
+        if (static_cast<std::size_t>(j) != i) ob.entries.emplace_back(s[ob.pos[c]], j);
+      }
+      heaps.merge_new(i, ob.entries.data(), ob.entries.size(), 0, ob.merge, ob.values);
+      continue;
+    }
     for (std::size_t c = 0; c < count; ++c) {
-      const int j = b[pos[c]];
-      if (static_cast<std::size_t>(j) != i) heaps.push_new(i, s[pos[c]], j);
+      const int j = b[ob.pos[c]];
+      if (static_cast<std::size_t>(j) != i) heaps.push_new(i, s[ob.pos[c]], j);
     }
   }
 }
 
 // Rows b[0, mb) take candidates from the distinct rows a[0, ma), reading
-// the same scores.
+// the same scores (transposed into `t`, for offer_list_to_rows()).
 inline void offer_list_to_columns(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a,
                                   std::size_t ma, const int* b, std::size_t mb, const float* score,
-                                  std::vector<float>& threshold, std::vector<std::uint32_t>& pos) {
-  pos.resize(mb);
-  threshold.resize(mb);
-  for (std::size_t c = 0; c < mb; ++c) threshold[c] = heaps.threshold(static_cast<std::size_t>(b[c]));
-  for (std::size_t r = 0; r < ma; ++r) {
-    const float* s = score + r * mb;
-    const std::size_t count = kern.positions_at_most(s, threshold.data(), false, mb, pos.data());
-    for (std::size_t c = 0; c < count; ++c) {
-      const std::size_t j = static_cast<std::size_t>(b[pos[c]]);
-      if (heaps.push_new(j, s[pos[c]], a[r])) threshold[pos[c]] = heaps.threshold(j);
+                                  std::vector<float>& t, OfferBuffers& ob) {
+  t.resize(ma * mb);
+  const std::size_t step = 32;
+  for (std::size_t r0 = 0; r0 < ma; r0 += step) {
+    const std::size_t r1 = std::min(ma, r0 + step);
+    for (std::size_t c = 0; c < mb; ++c) {
+      for (std::size_t r = r0; r < r1; ++r) t[c * ma + r] = score[r * mb + c];
     }
   }
+  offer_list_to_rows(kern, heaps, b, mb, a, ma, t.data(), ob);
 }
 
 // An upper bound on the reported distance of row i's `others`-th nearest
@@ -384,8 +402,9 @@ inline double reach_of_row(const RowData& data, const NeighbourHeaps<>& heaps, s
 // One thread's scratch space for the partitioned search.
 struct PartitionBuffers {
   ScoreWorkspace ws;
-  std::vector<float> score, threshold, scratch;
+  std::vector<float> score, transposed, scratch;
   std::vector<std::uint32_t> pos;
+  OfferBuffers offer;
 };
 
 // Partition p against itself, every pair of its rows scored once.
@@ -401,9 +420,9 @@ inline void score_partition_itself(const RowData& data, const RowPartition& part
       const std::size_t mj = std::min(bs, m - j0);
       buf.score.resize(mi * mj);
       scorer.score_block(RowSet::list(rows + i0, mi), RowSet::list(rows + j0, mj), buf.ws, buf.score.data());
-      offer_list_to_rows(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.pos);
+      offer_list_to_rows(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.offer);
       if (j0 != i0) {
-        offer_list_to_columns(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.threshold, buf.pos);
+        offer_list_to_columns(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.transposed, buf.offer);
       }
     }
   }
@@ -467,7 +486,7 @@ inline void score_rows_against(const RowData& data, const RowPartition& parts, c
       const std::size_t mb = std::min(bs, mq - b0);
       buf.score.resize(ma * mb);
       scorer.score_block(RowSet::list(rows + a0, ma), RowSet::list(members + b0, mb), buf.ws, buf.score.data());
-      offer_list_to_rows(data.kernels(), heaps, rows + a0, ma, members + b0, mb, buf.score.data(), buf.pos);
+      offer_list_to_rows(data.kernels(), heaps, rows + a0, ma, members + b0, mb, buf.score.data(), buf.offer);
     }
   }
 }
@@ -508,9 +527,9 @@ inline void search_pair(const RowData& data, const RowPartition& parts, const Bo
         const std::size_t nb = std::min(bs, parts.size(pr.b) - b0);
         buf.score.resize(na * nb);
         scorer.score_block(RowSet::list(ra + a0, na), RowSet::list(rb + b0, nb), buf.ws, buf.score.data());
-        offer_list_to_rows(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.pos);
-        offer_list_to_columns(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.threshold,
-                              buf.pos);
+        offer_list_to_rows(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.offer);
+        offer_list_to_columns(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.transposed,
+                              buf.offer);
       }
     }
     st.pair_products[pair_no] = ma * mb;
