@@ -350,8 +350,14 @@ inline void offer_list_to_rows(const DistanceKernels& kern, NeighbourHeaps<>& he
   for (std::size_t r = 0; r < ma; ++r) {
     const std::size_t i = static_cast<std::size_t>(a[r]);
     const float* s = score + r * mb;
-    const float t = heaps.threshold(i);
-    const std::size_t count = kern.positions_at_most(s, &t, true, mb, ob.pos.data());
+    float t = heaps.threshold(i);
+    std::size_t count = kern.positions_at_most(s, &t, true, mb, ob.pos.data());
+    if (count > heaps.capacity() + 1) {
+      // Only the capacity + 1 smallest scores of the row (one may be the
+      // row itself) and their ties can be kept: the others go first.
+      t = std::min(t, kth_smallest(kern, s, mb, heaps.capacity() + 1));
+      count = kern.positions_at_most(s, &t, true, mb, ob.pos.data());
+    }
     if (count >= many) {
       ob.entries.clear();
       for (std::size_t c = 0; c < count; ++c) {
