@@ -11,8 +11,8 @@ nn_kinds <- c("exact", "approx", "partition")
 #' the time the search takes, never its result, which is the exact graph.
 #'
 #' The rows are split into about `n / rows_per_partition` partitions by
-#' k-means: on a random sample of rows (`max(40 * partitions, 8192)` rows,
-#' or all of them), centres drawn by k-means++ (each next one a sample row
+#' k-means: on a random sample of rows (40 a partition, at least 8,192 and
+#' at most 131,072, or all of them), centres drawn by k-means++ (each next one a sample row
 #' drawn with probability proportional to its squared distance to the
 #' nearest centre so far) and moved by `n_iters` of Lloyd's iterations; then
 #' every row goes to its nearest centre. The bound can skip a partition only

@@ -208,7 +208,9 @@ template <typename Executor>
 RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& kern, std::size_t n_parts,
                             const PartitionKnnParams& params, Executor& executor) {
   const std::size_t n = pts.n(), d = pts.d();
-  const std::size_t n_sample = std::min(n, std::max<std::size_t>(40 * n_parts, 8192));
+  // (k-means++ takes sample x partitions distances: the sample is capped)
+  const std::size_t n_sample =
+      std::min(n, std::max(n_parts, std::max<std::size_t>(8192, std::min<std::size_t>(40 * n_parts, 131072))));
   std::vector<int> sample;
   for (std::uint64_t s : sample_distinct(n, n_sample, hash64(params.seed, 1))) sample.push_back(static_cast<int>(s));
   std::vector<double> spts(n_sample * d);
