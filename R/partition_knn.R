@@ -15,7 +15,10 @@ nn_kinds <- c("exact", "approx", "partition")
 #' at most 131,072, or all of them), centres drawn by k-means++ (each next one a sample row
 #' drawn with probability proportional to its squared distance to the
 #' nearest centre so far) and moved by `n_iters` of Lloyd's iterations; then
-#' every row goes to its nearest centre. The bound can skip a partition only
+#' every row goes to its nearest centre. Rows more than twice their
+#' partition's mean distance from its centre (rows between the clusters, say)
+#' are taken out and partitioned apart the same way, so that they do not
+#' widen the partitions they fell in. The bound can skip a partition only
 #' when it holds no cluster that also has rows elsewhere, so the partitions
 #' should outnumber the data's clusters; smaller partitions cost more tests
 #' and smaller matrix products, and each should hold well over

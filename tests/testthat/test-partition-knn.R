@@ -40,6 +40,18 @@ test_that("the partitioned search gives the exact graph on clustered data, for 1
                    extended_knn(X[1:1400, ], 15, 5, nn_kind = "exact"))
 })
 
+test_that("clusters with uniform rows among them give the exact graph", {
+  set.seed(18)
+  X <- clustered(2400, 8, n_clusters = 10, spread = 0.3)
+  noisy <- sample(2400, 120)
+  X[noisy, ] <- matrix(runif(120 * 8, min(X), max(X)), 120)
+  g <- partition_with_stats(X, 21, 80, n_threads = 2)
+  s <- attr(g, "partition_stats")
+  expect_identical(without_stats(g), extended_knn(X, 20, 0, nn_kind = "exact"))
+  # (the uniform rows are partitioned apart, so the clusters' radii stay small)
+  expect_lt(s$products, 0.3)
+})
+
 test_that("the partitioned search gives the exact graph on uniform data", {
   set.seed(12)
   X <- matrix(runif(2500 * 6), 2500)

@@ -4,8 +4,9 @@
 //
 // The rows are split into partitions by a seeded k-means (k-means++ seeds
 // and Lloyd's iterations on a sample of rows, then every row to its nearest
-// centre); each partition has a centre and a radius (the largest distance of
-// its rows to the centre). Every partition is first scored against itself,
+// centre; rows far from their centre are then partitioned apart); each
+// partition has a centre and a radius (the largest distance of its rows to
+// the centre). Every partition is first scored against itself,
 // in tiles of the exact search's single-precision products. Then the pairs
 // of partitions are visited nearest first, and partition B is skipped for a
 // row i of A when the triangle inequality proves that no row of B can be
@@ -156,6 +157,7 @@ struct RowPartition {
   std::vector<std::size_t> start;
   std::vector<double> centre;
   std::vector<double> radius;
+  std::vector<double> own;  // each row's distance to its centre, in the order of `rows`
   std::size_t count() const { return radius.size(); }
   std::size_t size(std::size_t p) const { return start[p + 1] - start[p]; }
   const int* members(std::size_t p) const { return rows.data() + start[p]; }
@@ -205,14 +207,17 @@ inline void nearest_centres(const DistanceKernels& kern, const float* pts, const
 // that loses all its rows stays where it was), then every row to its
 // nearest centre, and the radii in double.
 template <typename Executor>
-RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& kern, std::size_t n_parts,
-                            const PartitionKnnParams& params, Executor& executor) {
-  const std::size_t n = pts.n(), d = pts.d();
+RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& kern, const std::vector<int>& ids,
+                            std::size_t n_parts, const PartitionKnnParams& params, std::uint64_t salt,
+                            Executor& executor) {
+  const std::size_t n = ids.size(), d = pts.d();
   // (k-means++ takes sample x partitions distances: the sample is capped)
   const std::size_t n_sample =
       std::min(n, std::max(n_parts, std::max<std::size_t>(8192, std::min<std::size_t>(40 * n_parts, 131072))));
   std::vector<int> sample;
-  for (std::uint64_t s : sample_distinct(n, n_sample, hash64(params.seed, 1))) sample.push_back(static_cast<int>(s));
+  for (std::uint64_t s : sample_distinct(n, n_sample, hash64(params.seed, salt, 1))) {
+    sample.push_back(ids[static_cast<std::size_t>(s)]);
+  }
   std::vector<double> spts(n_sample * d);
   pts.gather(sample.data(), n_sample, spts.data());
   // (the sample's mean, subtracted before the float products)
@@ -231,7 +236,7 @@ RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& k
   // the bound cannot then tell apart.
   std::vector<double> centre(n_parts * d);
   {
-    SplitMix64 rng(hash64(params.seed, 2));
+    SplitMix64 rng(hash64(params.seed, salt, 2));
     std::vector<double> nearest(n_sample, std::numeric_limits<double>::infinity());
     std::size_t pick = rng.below(n_sample);
     for (std::size_t c = 0; c < n_parts; ++c) {
@@ -295,15 +300,12 @@ RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& k
   const std::size_t n_blocks = (n + block - 1) / block;
   batched_for(executor, n_blocks, 64 * std::max<std::size_t>(1, executor.n_threads()),
               [&](std::size_t b0, std::size_t b1) {
-                std::vector<int> ids;
                 std::vector<double> p;
                 std::vector<float> f, fsq, tile;
                 for (std::size_t b = b0; b < b1; ++b) {
                   const std::size_t r0 = b * block, r1 = std::min(n, r0 + block), m = r1 - r0;
-                  ids.resize(m);
-                  for (std::size_t r = 0; r < m; ++r) ids[r] = static_cast<int>(r0 + r);
                   p.resize(m * d);
-                  pts.gather(ids.data(), m, p.data());
+                  pts.gather(&ids[r0], m, p.data());
                   shifted_floats(p.data(), m, d, mean, f, fsq);
                   nearest_centres(kern, f.data(), fsq.data(), m, cfl, csq, d, tile, &part[r0]);
                   for (std::size_t r = 0; r < m; ++r) {
@@ -321,6 +323,7 @@ RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& k
   {
     std::vector<std::size_t> fill(out.start.begin(), out.start.end() - 1);
     for (std::size_t i = 0; i < n; ++i) out.rows[fill[static_cast<std::size_t>(part[i])]++] = static_cast<int>(i);
+    // (positions in ids for now, for own; row numbers below)
   }
   out.centre = std::move(centre);
   out.radius.assign(n_parts, 0.0);
@@ -330,7 +333,58 @@ RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& k
     if (!(to_centre[i] <= r2)) r2 = to_centre[i];
   }
   for (double& r : out.radius) r = std::sqrt(r);
+  out.own.resize(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t i = static_cast<std::size_t>(out.rows[t]);
+    out.own[t] = std::sqrt(to_centre[i]);
+    out.rows[t] = ids[i];
+  }
   return out;
+}
+
+// Takes out of each partition the rows more than `factor` times its mean
+// distance to the centre away from it (a few stray rows would make the
+// radius, and so the partition, useless to the bound), and partitions those
+// rows apart, into about one partition per `rows_per_partition` of them.
+// The partitions' radii shrink to their remaining rows.
+template <typename Executor>
+void split_outliers(const PartitionPoints& pts, const DistanceKernels& kern, RowPartition& parts, double factor,
+                    const PartitionKnnParams& params, Executor& executor) {
+  const std::size_t d = pts.d();
+  std::vector<int> outliers;
+  RowPartition kept;
+  kept.start.assign(1, 0);
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    double mean = 0.0;
+    for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) mean += parts.own[t];
+    mean /= static_cast<double>(std::max<std::size_t>(1, parts.size(p)));
+    double radius = 0.0;
+    for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+      // (NaN distances stay, and keep the radius NaN)
+      if (parts.own[t] > factor * mean) {
+        outliers.push_back(parts.rows[t]);
+        continue;
+      }
+      kept.rows.push_back(parts.rows[t]);
+      kept.own.push_back(parts.own[t]);
+      if (!(parts.own[t] <= radius)) radius = parts.own[t];
+    }
+    kept.start.push_back(kept.rows.size());
+    kept.radius.push_back(radius);
+    kept.centre.insert(kept.centre.end(), &parts.centre[p * d], &parts.centre[p * d] + d);
+  }
+  if (outliers.empty()) return;
+  std::sort(outliers.begin(), outliers.end());
+  const std::size_t n_out = std::max<std::size_t>(
+      1, std::min(outliers.size(), (outliers.size() + params.rows_per_partition / 2) / params.rows_per_partition));
+  const RowPartition apart = partition_rows(pts, kern, outliers, n_out, params, 2, executor);
+  const std::size_t first = kept.rows.size();
+  kept.rows.insert(kept.rows.end(), apart.rows.begin(), apart.rows.end());
+  kept.own.insert(kept.own.end(), apart.own.begin(), apart.own.end());
+  for (std::size_t p = 0; p < apart.count(); ++p) kept.start.push_back(first + apart.start[p + 1]);
+  kept.radius.insert(kept.radius.end(), apart.radius.begin(), apart.radius.end());
+  kept.centre.insert(kept.centre.end(), apart.centre.begin(), apart.centre.end());
+  parts = std::move(kept);
 }
 
 // Scratch space of offer_list_to_rows().
@@ -454,6 +508,7 @@ struct AcrossState {
 // rows (`gap`); processed nearest first.
 struct PartitionPair {
   double gap;
+  double dist;  // between the centres
   std::uint32_t a, b;
   bool operator<(const PartitionPair& o) const {
     if (gap != o.gap) return gap < o.gap;
@@ -464,14 +519,20 @@ struct PartitionPair {
 
 // The rows of partition p (positions and row numbers) for which the bound
 // does not exclude partition q, into keep_pos and keep_rows; the others are
-// marked skipped.
+// marked skipped. A row is first tested through its distance to its own
+// centre (`centres` apart from q's), which costs nothing, and only then
+// through its distance to q's centre.
 inline void rows_needing(const RowPartition& parts, const DistanceKernels& kern, const BoundMargins& margin,
-                         std::size_t p, std::size_t q, AcrossState& st, std::vector<std::size_t>& keep_pos,
-                         std::vector<int>& keep_rows) {
+                         std::size_t p, std::size_t q, double centres, AcrossState& st,
+                         std::vector<std::size_t>& keep_pos, std::vector<int>& keep_rows) {
   const std::size_t d = parts.centre.size() / parts.count();
   keep_pos.clear();
   keep_rows.clear();
   for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+    if (margin.reported_at_least(margin.gap(centres, parts.own[t] + parts.radius[q])) > st.reach[t]) {
+      st.row_skipped[t] = 1;
+      continue;
+    }
     const double dist = std::sqrt(kern.sqdist_d(&st.points[t * d], &parts.centre[q * d], d));
     if (margin.reported_at_least(margin.gap(dist, parts.radius[q])) > st.reach[t]) {
       st.row_skipped[t] = 1;
@@ -518,7 +579,7 @@ inline void search_pair(const RowData& data, const RowPartition& parts, const Bo
       st.part_skipped[p] = 1;
       continue;
     }
-    rows_needing(parts, data.kernels(), margin, p, q, st, keep_pos[s], keep_rows[s]);
+    rows_needing(parts, data.kernels(), margin, p, q, pr.dist, st, keep_pos[s], keep_rows[s]);
     any = any || !keep_pos[s].empty();
   }
   if (!any) return;
@@ -607,7 +668,13 @@ KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size
   st.partitioned = true;
   const detail::PartitionPoints pts(x, data.metric());
   const detail::BoundMargins margin(x.d, pts.unit());
-  const detail::RowPartition parts = detail::partition_rows(pts, data.kernels(), n_parts, params, executor);
+  detail::RowPartition parts;
+  {
+    std::vector<int> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<int>(i);
+    parts = detail::partition_rows(pts, data.kernels(), all, n_parts, params, 1, executor);
+    detail::split_outliers(pts, data.kernels(), parts, 2.0, params, executor);
+  }
   for (std::size_t p = 0; p < parts.count(); ++p) {
     st.partitions += parts.size(p) > 0;
     st.largest = std::max(st.largest, parts.size(p));
@@ -648,7 +715,7 @@ KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size
     for (std::size_t v = u + 1; v < live.size(); ++v) {
       const std::size_t a = live[u], b = live[v];
       const double dist = std::sqrt(data.kernels().sqdist_d(&parts.centre[a * d], &parts.centre[b * d], d));
-      pairs.push_back({margin.gap(dist, parts.radius[a] + parts.radius[b]), live[u], live[v]});
+      pairs.push_back({margin.gap(dist, parts.radius[a] + parts.radius[b]), dist, live[u], live[v]});
     }
   }
   std::sort(pairs.begin(), pairs.end());
