@@ -447,9 +447,10 @@ inline void offer_list_to_columns(const DistanceKernels& kern, NeighbourHeaps<>&
 }
 
 // An upper bound on the reported distance of row i's `others`-th nearest
-// row, from its candidate list: the exact score of the `others`-th
-// candidate by float score is within the row's tolerance of that score, and
-// distances are non-decreasing in scores. +inf while the list is shorter.
+// row, from its candidate list: `others` candidates score at most the
+// `others`-th float score v, so their exact scores are at most v plus the
+// row's tolerance, and distances are non-decreasing in scores. +inf while
+// the list is shorter.
 inline double reach_of_row(const RowData& data, const NeighbourHeaps<>& heaps, std::size_t i, std::size_t others,
                            std::vector<float>& scratch) {
   const std::size_t size = heaps.size(i);
@@ -465,7 +466,6 @@ inline double reach_of_row(const RowData& data, const NeighbourHeaps<>& heaps, s
 struct PartitionBuffers {
   ScoreWorkspace ws;
   std::vector<float> score, transposed, scratch;
-  std::vector<std::uint32_t> pos;
   OfferBuffers offer;
 };
 
