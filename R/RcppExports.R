@@ -181,6 +181,10 @@
     .Call(`_lsnn_pacmap_layout_cpp`, Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further)
 }
 
+.partition_knn <- function(data, k, metric, rows_per_partition, n_iters, seed, n_threads, verbose, simd) {
+    .Call(`_lsnn_partition_knn_cpp`, data, k, metric, rows_per_partition, n_iters, seed, n_threads, verbose, simd)
+}
+
 .pca_scores <- function(X, k, center, n_threads, verbose, simd) {
     .Call(`_lsnn_pca_scores_cpp`, X, k, center, n_threads, verbose, simd)
 }

@@ -143,6 +143,8 @@ bioc_index_graph <- function(index, k, s, n_threads) {
 
 # The graph of query rows (no self column) against an LsnnIndex's rows.
 bioc_query_graph <- function(index, query, k, s, n_threads) {
+  # (the partitioned search finds the exact graph: its queries are exact)
+  if (s$nn_kind == "partition") s$nn_kind <- "exact"
   run_seeded(s$seed, {
     if (s$kind == "knn") {
       extended_knn_query(index, query, k, nn_kind = s$nn_kind, n_threads = n_threads,

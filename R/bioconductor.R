@@ -92,8 +92,9 @@ bioc_index_neighbors <- 16L
 #'
 #' @param kind `"lsnn"` (locally scaled neighbours) or `"knn"` (nearest
 #'   neighbours).
-#' @param nn_kind `"exact"` or `"approx"`: the search, as in
-#'   [extended_knn()]; every search and query of this parameter uses it.
+#' @param nn_kind `"exact"`, `"approx"` or `"partition"`: the search, as in
+#'   [extended_knn()]; every search and query of this parameter uses it
+#'   (the queries of `"partition"`, which finds the exact graph, are exact).
 #' @param metric `"euclidean"`, `"cosine"`, `"correlation"` or
 #'   `"manhattan"` (see [extended_knn()]). The `distance` slot that
 #'   BiocNeighbors reads holds its name in BiocNeighbors' spelling
@@ -164,7 +165,7 @@ LsnnParam <- function(kind = "lsnn", nn_kind = "approx", metric = "euclidean", n
 # LsnnParam(), or 'BNPARAM@slot' for a parameter object read back).
 check_lsnn_param <- function(values, label) {
   kind <- check_choice(values$kind, label("kind"), c("lsnn", "knn"))
-  nn_kind <- check_choice(values$nn_kind, label("nn_kind"), c("exact", "approx"))
+  nn_kind <- check_choice(values$nn_kind, label("nn_kind"), nn_kinds)
   # (BiocNeighbors names no Hamming distance)
   metric <- check_choice(values$metric, label("metric"), setdiff(knn_metrics, "hamming"))
   n_extra <- check_whole(values$n_extra, label("n_extra"), min = 0, clamp = TRUE,

@@ -182,6 +182,7 @@ check_shard_control <- function(control) {
 #' @param shards The data: an `lsnn_shards` object from [write_shards()] or
 #'   [shard_set()], or a directory of shards.
 #' @inheritParams extended_knn
+#' @param nn_kind `"exact"` or `"approx"` (see [extended_knn()]).
 #' @param nn_args Settings of the approximate search of each partition: the
 #'   result of [approx_control()], or a list of some of its arguments. The
 #'   default asks for more candidates and trees than [extended_knn()]'s,

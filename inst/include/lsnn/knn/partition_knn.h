@@ -1,0 +1,832 @@
+// Exact k-nearest neighbours through a partition of the rows: the same graph
+// as exact_knn() (exact_knn.h), ties included, from fewer scored pairs when
+// the data is clustered.
+//
+// The rows are split into partitions by a seeded k-means (k-means++ seeds
+// and Lloyd's iterations on a sample of rows, then every row to its nearest
+// centre; rows far from their centre are then partitioned apart); each
+// partition has a centre and a radius (the largest distance of its rows to
+// the centre). Every partition is first scored against itself,
+// in tiles of the exact search's single-precision products. Then the pairs
+// of partitions are visited nearest first, and partition B is skipped for a
+// row i of A when the triangle inequality proves that no row of B can be
+// among i's neighbours:
+//
+//   dist(i, centre_B) - radius_B > (an upper bound of i's current k-th distance).
+//
+// A pair is skipped whole when the bound between the two partitions (their
+// centres' distance less both radii) exceeds every current k-th distance of
+// both, which costs nothing per row. Otherwise the rows of either side that
+// the bound does not exclude are scored against the other side (one product
+// for both sides when most rows of both need it). No partition is left
+// unscored for a row unless the bound excludes it, so every row ends proved:
+// its candidates are then finished exactly as exact_knn() finishes them
+// (exact distances in double, the float rounding proof, the wider second
+// pass where that proof fails), and the result is the exact graph. On
+// uniform data nothing is skipped and the search does about the exact
+// search's work.
+//
+// The bound works on the rows as points of a metric space in double
+// precision: the rows as given (euclidean), or the rows divided by their
+// norms (cosine, whose distance 1 - cos is half the squared distance of unit
+// rows). All its distances are widened by margins that cover their rounding
+// and that of the reported distances (see BoundMargins), so a skipped row is
+// strictly farther than the k-th neighbour in the exact scores the result is
+// ranked by. Other metrics, sparse rows, cosine data with zero rows and
+// data of extreme magnitude run exact_knn() itself.
+//
+// The result is the same for any number of threads: the k-means works per
+// row and sums in a fixed order; each partition's own tiles are one task;
+// and the pairs of partitions run in batches that share no partition, so
+// each pair reads and writes only its two partitions' candidate lists, as
+// the batches before left them. The search keeps a copy of the rows in
+// double precision, in partition order, for the bound.
+#ifndef LSNN_PARTITION_KNN_H
+#define LSNN_PARTITION_KNN_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "distance.h"
+#include "exact_knn.h"
+#include "neighbour_heaps.h"
+#include "scorer.h"
+#include "../base/graph.h"
+#include "../base/parallel.h"
+#include "../base/random.h"
+
+namespace lsnn {
+
+struct PartitionKnnParams {
+  std::size_t rows_per_partition = 1024;  // the number of partitions is n over this
+  std::size_t n_iters = 5;                // Lloyd's iterations on the sample
+  std::uint64_t seed = 0;
+};
+
+struct PartitionKnnStats {
+  bool partitioned = false;        // false: the data ran exact_knn() (see the top)
+  std::size_t partitions = 0;      // non-empty partitions
+  std::size_t largest = 0;         // rows of the largest partition
+  std::size_t rows_pruned = 0;     // rows for which the bound skipped a partition
+  std::size_t rows_exhaustive = 0; // rows scored against every row
+  std::size_t rows_refined = 0;    // rows whose float proof failed (second pass)
+  double pairs_scored = 0.0;       // scored (row, other row) pairs over n (n - 1)
+  double products = 0.0;           // the products' work over the exact search's
+};
+
+namespace detail {
+
+// The rows as points of the bound's metric space, read from the data as
+// given (column-major): the rows themselves, or for cosine the rows over
+// their norms.
+class PartitionPoints {
+ public:
+  PartitionPoints(const DenseColumnMajor& x, Metric metric) : x_(x), unit_(metric == Metric::cosine) {}
+
+  std::size_t n() const { return x_.n; }
+  std::size_t d() const { return x_.d; }
+  bool unit() const { return unit_; }
+
+  // Rows rows[0, m) as points, row-major into out (m x d).
+  void gather(const int* rows, std::size_t m, double* out) const {
+    const std::size_t d = x_.d;
+    for (std::size_t r = 0; r < m; ++r) {
+      const std::size_t i = static_cast<std::size_t>(rows[r]);
+      double* p = out + r * d;
+      for (std::size_t k = 0; k < d; ++k) p[k] = x_.data[i + k * x_.n];
+      if (unit_) {
+        double s = 0.0;
+        for (std::size_t k = 0; k < d; ++k) s += p[k] * p[k];
+        const double norm = std::sqrt(s);
+        for (std::size_t k = 0; k < d; ++k) p[k] /= norm;
+      }
+    }
+  }
+
+ private:
+  DenseColumnMajor x_;
+  bool unit_;
+};
+
+// The margins that make the bound safe in floating point. A distance
+// between two points computed in double (sqdist, then sqrt) is within a
+// relative `rel` of the true one; a cosine point is within `shift` (absolute)
+// of the exact unit row; and a reported distance (RowData) is within a
+// relative `rel` (euclidean) or an absolute `shift` (cosine, 1 - cos) of the
+// true distance of the rows. All are several times the rounding analysis's
+// figures.
+struct BoundMargins {
+  double rel = 0.0, shift = 0.0;
+  bool unit = false;
+
+  BoundMargins(std::size_t d, bool unit_rows) : unit(unit_rows) {
+    rel = static_cast<double>(d + 16) * std::ldexp(1.0, -50) + 1e-12;
+    shift = unit_rows ? rel : 0.0;
+  }
+
+  // A lower bound on dist(i, j) for every j within `radius` (computed) of a
+  // point at `dist` (computed) from i; -inf when either is not a number (a
+  // row whose norm underflowed, say), which bounds nothing.
+  double gap(double dist, double radius) const {
+    const double g = dist * (1.0 - rel) - radius * (1.0 + rel) - 2.0 * shift;
+    return std::isnan(g) ? -std::numeric_limits<double>::infinity() : g;
+  }
+
+  // A lower bound on the reported distance of two rows at least `gap` apart
+  // (negative when it bounds nothing); non-decreasing in gap.
+  double reported_at_least(double gap) const {
+    if (!(gap > 0.0)) return -1.0;
+    if (!unit) return gap * (1.0 - rel);
+    return 0.5 * gap * gap * (1.0 - rel) - shift;
+  }
+};
+
+// A partition of the rows: partition p holds rows[start[p], start[p + 1]),
+// in increasing order, with its centre (d values, in PartitionPoints' space)
+// and radius.
+struct RowPartition {
+  std::vector<int> rows;
+  std::vector<std::size_t> start;
+  std::vector<double> centre;
+  std::vector<double> radius;
+  std::vector<double> own;  // each row's distance to its centre, in the order of `rows`
+  std::size_t count() const { return radius.size(); }
+  std::size_t size(std::size_t p) const { return start[p + 1] - start[p]; }
+  const int* members(std::size_t p) const { return rows.data() + start[p]; }
+};
+
+// Points shifted by `mean` in single precision with their squared norms, for
+// the k-means' distances (only the choice of centre depends on them).
+inline void shifted_floats(const double* points, std::size_t m, std::size_t d, const std::vector<double>& mean,
+                           std::vector<float>& out, std::vector<float>& sqnorm) {
+  out.resize(m * d);
+  sqnorm.resize(m);
+  for (std::size_t r = 0; r < m; ++r) {
+    double s = 0.0;
+    for (std::size_t k = 0; k < d; ++k) {
+      const float v = static_cast<float>(points[r * d + k] - mean[k]);
+      out[r * d + k] = v;
+      s += static_cast<double>(v) * v;
+    }
+    sqnorm[r] = static_cast<float>(s);
+  }
+}
+
+// Nearest centre (ties: the lower number) of each of m shifted float points.
+inline void nearest_centres(const DistanceKernels& kern, const float* pts, const float* pts_sq, std::size_t m,
+                            const std::vector<float>& centres, const std::vector<float>& centre_sq, std::size_t d,
+                            std::vector<float>& tile, int* out) {
+  const std::size_t n_centres = centre_sq.size(), chunk = 1024;
+  std::vector<float> best(m, std::numeric_limits<float>::infinity());
+  for (std::size_t r = 0; r < m; ++r) out[r] = 0;
+  for (std::size_t c0 = 0; c0 < n_centres; c0 += chunk) {
+    const std::size_t c1 = std::min(n_centres, c0 + chunk), mc = c1 - c0;
+    tile.resize(m * mc);
+    kern.dot_tile(pts, m, &centres[c0 * d], mc, d, tile.data());
+    kern.finish_sqdist_tile(pts_sq, m, &centre_sq[c0], mc, tile.data());
+    for (std::size_t r = 0; r < m; ++r) {
+      for (std::size_t c = 0; c < mc; ++c) {
+        if (tile[r * mc + c] < best[r]) {
+          best[r] = tile[r * mc + c];
+          out[r] = static_cast<int>(c0 + c);
+        }
+      }
+    }
+  }
+}
+
+// The partition: k-means on a seeded sample (seeded by k-means++; a centre
+// that loses all its rows stays where it was), then every row to its
+// nearest centre, and the radii in double.
+template <typename Executor>
+RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& kern, const std::vector<int>& ids,
+                            std::size_t n_parts, const PartitionKnnParams& params, std::uint64_t salt,
+                            Executor& executor) {
+  const std::size_t n = ids.size(), d = pts.d();
+  // (k-means++ takes sample x partitions distances: the sample is capped)
+  const std::size_t n_sample =
+      std::min(n, std::max(n_parts, std::max<std::size_t>(8192, std::min<std::size_t>(40 * n_parts, 131072))));
+  std::vector<int> sample;
+  for (std::uint64_t s : sample_distinct(n, n_sample, hash64(params.seed, salt, 1))) {
+    sample.push_back(ids[static_cast<std::size_t>(s)]);
+  }
+  std::vector<double> spts(n_sample * d);
+  pts.gather(sample.data(), n_sample, spts.data());
+  // (the sample's mean, subtracted before the float products)
+  std::vector<double> mean(d, 0.0);
+  for (std::size_t r = 0; r < n_sample; ++r) {
+    for (std::size_t k = 0; k < d; ++k) mean[k] += spts[r * d + k];
+  }
+  for (double& m : mean) m /= static_cast<double>(n_sample);
+  std::vector<float> sfl, ssq;
+  shifted_floats(spts.data(), n_sample, d, mean, sfl, ssq);
+
+  // The first centres by k-means++ (each next one a sample row drawn with
+  // probability proportional to its squared distance to the nearest centre
+  // so far): every cluster of the data gets centres, where centres drawn
+  // uniformly leave small clusters to share a partition with others, which
+  // the bound cannot then tell apart.
+  std::vector<double> centre(n_parts * d);
+  {
+    SplitMix64 rng(hash64(params.seed, salt, 2));
+    std::vector<double> nearest(n_sample, std::numeric_limits<double>::infinity());
+    std::size_t pick = rng.below(n_sample);
+    for (std::size_t c = 0; c < n_parts; ++c) {
+      std::copy(&spts[pick * d], &spts[pick * d] + d, &centre[c * d]);
+      if (c + 1 == n_parts) break;
+      executor.parallel_for(0, n_sample, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+          nearest[r] = std::min(nearest[r], kern.sqdist_d(&spts[r * d], &centre[c * d], d));
+        }
+      }, 1024);
+      double total = 0.0;
+      for (double v : nearest) total += v;
+      if (!(total > 0.0) || !std::isfinite(total)) {
+        pick = rng.below(n_sample);
+        continue;
+      }
+      const double u = static_cast<double>(rng.next() >> 11) * std::ldexp(1.0, -53) * total;
+      double cum = 0.0;
+      pick = n_sample - 1;
+      for (std::size_t r = 0; r < n_sample; ++r) {
+        cum += nearest[r];
+        if (cum > u) {
+          pick = r;
+          break;
+        }
+      }
+    }
+  }
+  std::vector<float> cfl, csq;
+  std::vector<int> label(n_sample);
+  const std::size_t block = 256;
+  for (std::size_t it = 0; it < params.n_iters; ++it) {
+    shifted_floats(centre.data(), n_parts, d, mean, cfl, csq);
+    const std::size_t n_blocks = (n_sample + block - 1) / block;
+    executor.parallel_for(0, n_blocks, [&](std::size_t b0, std::size_t b1) {
+      std::vector<float> tile;
+      for (std::size_t b = b0; b < b1; ++b) {
+        const std::size_t r0 = b * block, r1 = std::min(n_sample, r0 + block);
+        nearest_centres(kern, &sfl[r0 * d], &ssq[r0], r1 - r0, cfl, csq, d, tile, &label[r0]);
+      }
+    });
+    checkpoint(executor);
+    std::vector<double> sum(n_parts * d, 0.0);
+    std::vector<std::size_t> count(n_parts, 0);
+    for (std::size_t r = 0; r < n_sample; ++r) {
+      const std::size_t c = static_cast<std::size_t>(label[r]);
+      ++count[c];
+      for (std::size_t k = 0; k < d; ++k) sum[c * d + k] += spts[r * d + k];
+    }
+    for (std::size_t c = 0; c < n_parts; ++c) {
+      if (count[c] == 0) continue;
+      for (std::size_t k = 0; k < d; ++k) centre[c * d + k] = sum[c * d + k] / static_cast<double>(count[c]);
+    }
+  }
+
+  // Every row to its nearest centre, and its distance to it in double (for
+  // the radii, while the row is at hand).
+  shifted_floats(centre.data(), n_parts, d, mean, cfl, csq);
+  std::vector<int> part(n);
+  std::vector<double> to_centre(n);
+  const std::size_t n_blocks = (n + block - 1) / block;
+  batched_for(executor, n_blocks, 64 * std::max<std::size_t>(1, executor.n_threads()),
+              [&](std::size_t b0, std::size_t b1) {
+                std::vector<double> p;
+                std::vector<float> f, fsq, tile;
+                for (std::size_t b = b0; b < b1; ++b) {
+                  const std::size_t r0 = b * block, r1 = std::min(n, r0 + block), m = r1 - r0;
+                  p.resize(m * d);
+                  pts.gather(&ids[r0], m, p.data());
+                  shifted_floats(p.data(), m, d, mean, f, fsq);
+                  nearest_centres(kern, f.data(), fsq.data(), m, cfl, csq, d, tile, &part[r0]);
+                  for (std::size_t r = 0; r < m; ++r) {
+                    to_centre[r0 + r] =
+                        kern.sqdist_d(&p[r * d], &centre[static_cast<std::size_t>(part[r0 + r]) * d], d);
+                  }
+                }
+              });
+
+  RowPartition out;
+  out.start.assign(n_parts + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) ++out.start[static_cast<std::size_t>(part[i]) + 1];
+  for (std::size_t c = 0; c < n_parts; ++c) out.start[c + 1] += out.start[c];
+  out.rows.resize(n);
+  {
+    std::vector<std::size_t> fill(out.start.begin(), out.start.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) out.rows[fill[static_cast<std::size_t>(part[i])]++] = static_cast<int>(i);
+    // (positions in ids for now, for own; row numbers below)
+  }
+  out.centre = std::move(centre);
+  out.radius.assign(n_parts, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    double& r2 = out.radius[static_cast<std::size_t>(part[i])];
+    // (a NaN, which must not be passed over, makes the radius NaN)
+    if (!(to_centre[i] <= r2)) r2 = to_centre[i];
+  }
+  for (double& r : out.radius) r = std::sqrt(r);
+  out.own.resize(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t i = static_cast<std::size_t>(out.rows[t]);
+    out.own[t] = std::sqrt(to_centre[i]);
+    out.rows[t] = ids[i];
+  }
+  return out;
+}
+
+// Takes out of each partition the rows more than `factor` times its mean
+// distance to the centre away from it (a few stray rows would make the
+// radius, and so the partition, useless to the bound), and partitions those
+// rows apart, into about one partition per `rows_per_partition` of them.
+// The partitions' radii shrink to their remaining rows.
+template <typename Executor>
+void split_outliers(const PartitionPoints& pts, const DistanceKernels& kern, RowPartition& parts, double factor,
+                    const PartitionKnnParams& params, Executor& executor) {
+  const std::size_t d = pts.d();
+  std::vector<int> outliers;
+  RowPartition kept;
+  kept.start.assign(1, 0);
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    double mean = 0.0;
+    for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) mean += parts.own[t];
+    mean /= static_cast<double>(std::max<std::size_t>(1, parts.size(p)));
+    double radius = 0.0;
+    for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+      // (NaN distances stay, and keep the radius NaN)
+      if (parts.own[t] > factor * mean) {
+        outliers.push_back(parts.rows[t]);
+        continue;
+      }
+      kept.rows.push_back(parts.rows[t]);
+      kept.own.push_back(parts.own[t]);
+      if (!(parts.own[t] <= radius)) radius = parts.own[t];
+    }
+    kept.start.push_back(kept.rows.size());
+    kept.radius.push_back(radius);
+    kept.centre.insert(kept.centre.end(), &parts.centre[p * d], &parts.centre[p * d] + d);
+  }
+  if (outliers.empty()) return;
+  std::sort(outliers.begin(), outliers.end());
+  const std::size_t n_out = std::max<std::size_t>(
+      1, std::min(outliers.size(), (outliers.size() + params.rows_per_partition / 2) / params.rows_per_partition));
+  const RowPartition apart = partition_rows(pts, kern, outliers, n_out, params, 2, executor);
+  const std::size_t first = kept.rows.size();
+  kept.rows.insert(kept.rows.end(), apart.rows.begin(), apart.rows.end());
+  kept.own.insert(kept.own.end(), apart.own.begin(), apart.own.end());
+  for (std::size_t p = 0; p < apart.count(); ++p) kept.start.push_back(first + apart.start[p + 1]);
+  kept.radius.insert(kept.radius.end(), apart.radius.begin(), apart.radius.end());
+  kept.centre.insert(kept.centre.end(), apart.centre.begin(), apart.centre.end());
+  parts = std::move(kept);
+}
+
+// Scratch space of offer_list_to_rows().
+struct OfferBuffers {
+  std::vector<std::uint32_t> pos;
+  std::vector<std::pair<float, int>> entries;
+  std::vector<HeapEntry> merge;
+  std::vector<float> values;
+};
+
+// Rows a[0, ma) take candidates from rows b[0, mb), reading score[r * mb + c]
+// (a row is never offered itself). Many candidates at once (a row's first
+// tiles, while its list is long or open) are merged in one step rather than
+// pushed one by one; the list kept is the same.
+inline void offer_list_to_rows(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a, std::size_t ma,
+                               const int* b, std::size_t mb, const float* score, OfferBuffers& ob) {
+  ob.pos.resize(mb);
+  const std::size_t many = std::max<std::size_t>(32, heaps.capacity() / 2);
+  for (std::size_t r = 0; r < ma; ++r) {
+    const std::size_t i = static_cast<std::size_t>(a[r]);
+    const float* s = score + r * mb;
+    float t = heaps.threshold(i);
+    std::size_t count = kern.positions_at_most(s, &t, true, mb, ob.pos.data());
+    if (count > heaps.capacity() + 1) {
+      // Only the capacity + 1 smallest scores of the row (one may be the
+      // row itself) and their ties can be kept: the others go first.
+      t = std::min(t, kth_smallest(kern, s, mb, heaps.capacity() + 1));
+      count = kern.positions_at_most(s, &t, true, mb, ob.pos.data());
+    }
+    if (count >= many) {
+      ob.entries.clear();
+      for (std::size_t c = 0; c < count; ++c) {
+        const int j = b[ob.pos[c]];
+        if (static_cast<std::size_t>(j) != i) ob.entries.emplace_back(s[ob.pos[c]], j);
+      }
+      heaps.merge_new(i, ob.entries.data(), ob.entries.size(), 0, ob.merge, ob.values);
+      continue;
+    }
+    for (std::size_t c = 0; c < count; ++c) {
+      const int j = b[ob.pos[c]];
+      if (static_cast<std::size_t>(j) != i) heaps.push_new(i, s[ob.pos[c]], j);
+    }
+  }
+}
+
+// Rows b[0, mb) take candidates from the distinct rows a[0, ma), reading
+// the same scores (transposed into `t`, for offer_list_to_rows()).
+inline void offer_list_to_columns(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a,
+                                  std::size_t ma, const int* b, std::size_t mb, const float* score,
+                                  std::vector<float>& t, OfferBuffers& ob) {
+  t.resize(ma * mb);
+  const std::size_t step = 32;
+  for (std::size_t r0 = 0; r0 < ma; r0 += step) {
+    const std::size_t r1 = std::min(ma, r0 + step);
+    for (std::size_t c = 0; c < mb; ++c) {
+      for (std::size_t r = r0; r < r1; ++r) t[c * ma + r] = score[r * mb + c];
+    }
+  }
+  offer_list_to_rows(kern, heaps, b, mb, a, ma, t.data(), ob);
+}
+
+// An upper bound on the reported distance of row i's `others`-th nearest
+// row, from its candidate list: `others` candidates score at most the
+// `others`-th float score v, so their exact scores are at most v plus the
+// row's tolerance, and distances are non-decreasing in scores. +inf while
+// the list is shorter.
+inline double reach_of_row(const RowData& data, const NeighbourHeaps<>& heaps, std::size_t i, std::size_t others,
+                           std::vector<float>& scratch) {
+  const std::size_t size = heaps.size(i);
+  if (size < others || others == 0) return std::numeric_limits<double>::infinity();
+  scratch.assign(heaps.values(i), heaps.values(i) + size);
+  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(others - 1), scratch.end());
+  const double score = static_cast<double>(scratch[others - 1]) + data.score_tolerance(i);
+  if (!(score <= std::numeric_limits<double>::max())) return std::numeric_limits<double>::infinity();
+  return data.distance_from_exact_score(std::max(0.0, std::nextafter(score, std::numeric_limits<double>::infinity())));
+}
+
+// One thread's scratch space for the partitioned search.
+struct PartitionBuffers {
+  ScoreWorkspace ws;
+  std::vector<float> score, transposed, scratch;
+  OfferBuffers offer;
+};
+
+// Partition p against itself, every pair of its rows scored once.
+inline void score_partition_itself(const RowData& data, const RowPartition& parts, std::size_t p,
+                                   std::size_t bs, NeighbourHeaps<>& heaps, PartitionBuffers& buf) {
+  const int* rows = parts.members(p);
+  const std::size_t m = parts.size(p);
+  const Scorer scorer(data);
+  const DistanceKernels& kern = data.kernels();
+  for (std::size_t i0 = 0; i0 < m; i0 += bs) {
+    const std::size_t mi = std::min(bs, m - i0);
+    for (std::size_t j0 = i0; j0 < m; j0 += bs) {
+      const std::size_t mj = std::min(bs, m - j0);
+      buf.score.resize(mi * mj);
+      scorer.score_block(RowSet::list(rows + i0, mi), RowSet::list(rows + j0, mj), buf.ws, buf.score.data());
+      offer_list_to_rows(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.offer);
+      if (j0 != i0) {
+        offer_list_to_columns(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.transposed, buf.offer);
+      }
+    }
+  }
+}
+
+// The state of the search across partitions: the points in partition order
+// (row-major, as RowPartition::rows lists them), each row's reach
+// (reach_of_row(), by position in that order), the largest reach of each
+// partition, and what was skipped.
+struct AcrossState {
+  std::vector<double> points;
+  std::vector<double> reach;
+  std::vector<double> widest;
+  std::vector<unsigned char> row_skipped;   // by position
+  std::vector<unsigned char> part_skipped;  // a partition skipped for all of a partition's rows
+  std::vector<double> pair_products;        // per pair of partitions
+  std::vector<double> pair_scored;          // (row, other row) pairs, per pair of partitions
+};
+
+// A pair of partitions, by the lower bound of the distance between their
+// rows (`gap`); processed nearest first.
+struct PartitionPair {
+  double gap;
+  double dist;  // between the centres
+  std::uint32_t a, b;
+  bool operator<(const PartitionPair& o) const {
+    if (gap != o.gap) return gap < o.gap;
+    if (a != o.a) return a < o.a;
+    return b < o.b;
+  }
+};
+
+// The rows of partition p (positions and row numbers) for which the bound
+// does not exclude partition q, into keep_pos and keep_rows; the others are
+// marked skipped. A row is first tested through its distance to its own
+// centre (`centres` apart from q's), which costs nothing, and only then
+// through its distance to q's centre.
+inline void rows_needing(const RowPartition& parts, const DistanceKernels& kern, const BoundMargins& margin,
+                         std::size_t p, std::size_t q, double centres, AcrossState& st,
+                         std::vector<std::size_t>& keep_pos, std::vector<int>& keep_rows) {
+  const std::size_t d = parts.centre.size() / parts.count();
+  keep_pos.clear();
+  keep_rows.clear();
+  for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+    if (margin.reported_at_least(margin.gap(centres, parts.own[t] + parts.radius[q])) > st.reach[t]) {
+      st.row_skipped[t] = 1;
+      continue;
+    }
+    const double dist = std::sqrt(kern.sqdist_d(&st.points[t * d], &parts.centre[q * d], d));
+    if (margin.reported_at_least(margin.gap(dist, parts.radius[q])) > st.reach[t]) {
+      st.row_skipped[t] = 1;
+    } else {
+      keep_pos.push_back(t);
+      keep_rows.push_back(parts.rows[t]);
+    }
+  }
+}
+
+// Rows rows[0, m) take candidates from the rows of partition q.
+inline void score_rows_against(const RowData& data, const RowPartition& parts, const int* rows, std::size_t m,
+                               std::size_t q, std::size_t bs, NeighbourHeaps<>& heaps, PartitionBuffers& buf) {
+  const Scorer scorer(data);
+  const int* members = parts.members(q);
+  const std::size_t mq = parts.size(q);
+  for (std::size_t a0 = 0; a0 < m; a0 += bs) {
+    const std::size_t ma = std::min(bs, m - a0);
+    for (std::size_t b0 = 0; b0 < mq; b0 += bs) {
+      const std::size_t mb = std::min(bs, mq - b0);
+      buf.score.resize(ma * mb);
+      scorer.score_block(RowSet::list(rows + a0, ma), RowSet::list(members + b0, mb), buf.ws, buf.score.data());
+      offer_list_to_rows(data.kernels(), heaps, rows + a0, ma, members + b0, mb, buf.score.data(), buf.offer);
+    }
+  }
+}
+
+// Pair `pr` of partitions: skipped when the bound excludes it for all rows
+// of both; else each side's rows that need the other are scored against it,
+// in one product for both sides when that is cheaper than one per side.
+// Writes only the two partitions' rows (lists and state).
+inline void search_pair(const RowData& data, const RowPartition& parts, const BoundMargins& margin,
+                        const PartitionPair& pr, std::size_t pair_no, std::size_t others, std::size_t bs,
+                        NeighbourHeaps<>& heaps, AcrossState& st, PartitionBuffers& buf,
+                        std::vector<std::size_t> keep_pos[2], std::vector<int> keep_rows[2]) {
+  const std::size_t side[2] = {pr.a, pr.b};
+  const double at_least = margin.reported_at_least(pr.gap);
+  bool any = false;
+  for (int s = 0; s < 2; ++s) {
+    const std::size_t p = side[s], q = side[1 - s];
+    keep_pos[s].clear();
+    keep_rows[s].clear();
+    if (at_least > st.widest[p]) {
+      st.part_skipped[p] = 1;
+      continue;
+    }
+    rows_needing(parts, data.kernels(), margin, p, q, pr.dist, st, keep_pos[s], keep_rows[s]);
+    any = any || !keep_pos[s].empty();
+  }
+  if (!any) return;
+  const double ma = static_cast<double>(parts.size(pr.a)), mb = static_cast<double>(parts.size(pr.b));
+  const double one_sided = static_cast<double>(keep_pos[0].size()) * mb + static_cast<double>(keep_pos[1].size()) * ma;
+  if (one_sided > ma * mb) {
+    // Both sides in one product: every row of either takes the other's.
+    const Scorer scorer(data);
+    const int* ra = parts.members(pr.a);
+    const int* rb = parts.members(pr.b);
+    for (std::size_t a0 = 0; a0 < parts.size(pr.a); a0 += bs) {
+      const std::size_t na = std::min(bs, parts.size(pr.a) - a0);
+      for (std::size_t b0 = 0; b0 < parts.size(pr.b); b0 += bs) {
+        const std::size_t nb = std::min(bs, parts.size(pr.b) - b0);
+        buf.score.resize(na * nb);
+        scorer.score_block(RowSet::list(ra + a0, na), RowSet::list(rb + b0, nb), buf.ws, buf.score.data());
+        offer_list_to_rows(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.offer);
+        offer_list_to_columns(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.transposed,
+                              buf.offer);
+      }
+    }
+    st.pair_products[pair_no] = ma * mb;
+    st.pair_scored[pair_no] = 2.0 * ma * mb;
+    for (int s = 0; s < 2; ++s) {
+      keep_pos[s].clear();
+      for (std::size_t t = parts.start[side[s]]; t < parts.start[side[s] + 1]; ++t) keep_pos[s].push_back(t);
+    }
+  } else {
+    for (int s = 0; s < 2; ++s) {
+      score_rows_against(data, parts, keep_rows[s].data(), keep_rows[s].size(), side[1 - s], bs, heaps, buf);
+    }
+    st.pair_products[pair_no] = one_sided;
+    st.pair_scored[pair_no] = one_sided;
+  }
+  for (int s = 0; s < 2; ++s) {
+    for (std::size_t t : keep_pos[s]) {
+      st.reach[t] = reach_of_row(data, heaps, static_cast<std::size_t>(parts.rows[t]), others, buf.scratch);
+    }
+    double w = 0.0;
+    for (std::size_t t = parts.start[side[s]]; t < parts.start[side[s] + 1]; ++t) w = std::max(w, st.reach[t]);
+    st.widest[side[s]] = w;
+  }
+}
+
+// Whether the bound's space serves the data (else the exact search runs).
+inline bool partition_applies(const RowData& data, const DenseColumnMajor& x) {
+  if (data.sparse() || data.bit_rows() != nullptr) return false;
+  if (data.metric() != Metric::euclidean && data.metric() != Metric::cosine) return false;
+  if (x.data == nullptr || x.n != data.n() || x.d != data.d()) return false;
+  // (squared distances in double must neither overflow nor underflow)
+  double biggest = 0.0;
+  for (std::size_t t = 0; t < x.n * x.d; ++t) biggest = std::max(biggest, std::fabs(x.data[t]));
+  if (biggest > std::ldexp(1.0, 250) || (biggest > 0.0 && biggest < std::ldexp(1.0, -250))) return false;
+  for (std::size_t i = 0; i < data.n(); ++i) {
+    if (data.needs_exact_search(i)) return false;
+  }
+  return true;
+}
+
+}  // namespace detail
+
+// The k nearest neighbours of every row (the row itself included, first),
+// identical to exact_knn(data, k): `x` is the data the RowData was built
+// from (dense, as given), read for the partition and its bound.
+template <typename Executor>
+KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size_t k,
+                       const PartitionKnnParams& params, Executor& executor, PartitionKnnStats* stats = nullptr) {
+  const std::size_t n = data.n();
+  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
+  if (params.rows_per_partition < 1) throw std::invalid_argument("rows_per_partition must be at least 1");
+  PartitionKnnStats local;
+  PartitionKnnStats& st = stats ? *stats : local;
+  st = PartitionKnnStats();
+  const std::size_t n_parts = std::min(n, std::max<std::size_t>(1, (n + params.rows_per_partition / 2) /
+                                                                       params.rows_per_partition));
+  const std::size_t others = k - 1;
+  if (others == 0 || n_parts < 2 || !detail::partition_applies(data, x)) {
+    ExactKnnStats es;
+    KnnGraph g = exact_knn(data, k, executor, &es);
+    st.rows_refined = es.rows_refined;
+    st.rows_exhaustive = n;
+    st.pairs_scored = 1.0;
+    st.products = 1.0;
+    return g;
+  }
+  st.partitioned = true;
+  const detail::PartitionPoints pts(x, data.metric());
+  const detail::BoundMargins margin(x.d, pts.unit());
+  detail::RowPartition parts;
+  {
+    std::vector<int> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<int>(i);
+    parts = detail::partition_rows(pts, data.kernels(), all, n_parts, params, 1, executor);
+    detail::split_outliers(pts, data.kernels(), parts, 2.0, params, executor);
+  }
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    st.partitions += parts.size(p) > 0;
+    st.largest = std::max(st.largest, parts.size(p));
+  }
+
+  KnnGraph graph(n, k);
+  for (std::size_t i = 0; i < n; ++i) {
+    graph.index(i, 0) = static_cast<int>(i);
+    graph.distance(i, 0) = 0.0;
+  }
+  NeighbourHeaps<> heaps(n, detail::candidate_capacity(others, n - 1), data.kernels());
+  const std::size_t bs = 512;
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+
+  // Each partition against itself, the largest first (one task each).
+  std::vector<std::size_t> by_size(parts.count());
+  for (std::size_t p = 0; p < by_size.size(); ++p) by_size[p] = p;
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](std::size_t a, std::size_t b) { return parts.size(a) > parts.size(b); });
+  double own_pairs = 0.0;
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    own_pairs += static_cast<double>(parts.size(p)) * static_cast<double>(parts.size(p) - (parts.size(p) > 0));
+  }
+  // The pairs of non-empty partitions, nearest first, in batches that share
+  // no partition: a pair goes to the batch after the last one holding
+  // either of its partitions, so each partition meets the others nearest
+  // first and a batch runs in parallel without locks. Which pairs are
+  // scored depends on the lists left by the batches before, never on the
+  // threads.
+  std::vector<std::uint32_t> live;
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    if (parts.size(p) > 0) live.push_back(static_cast<std::uint32_t>(p));
+  }
+  const std::size_t d = x.d;
+  std::vector<detail::PartitionPair> pairs;
+  pairs.reserve(live.size() * (live.size() - 1) / 2);
+  for (std::size_t u = 0; u < live.size(); ++u) {
+    for (std::size_t v = u + 1; v < live.size(); ++v) {
+      const std::size_t a = live[u], b = live[v];
+      const double dist = std::sqrt(data.kernels().sqdist_d(&parts.centre[a * d], &parts.centre[b * d], d));
+      pairs.push_back({margin.gap(dist, parts.radius[a] + parts.radius[b]), dist, live[u], live[v]});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<std::size_t> batch_of(pairs.size()), batch_start;
+  {
+    std::vector<std::size_t> last(parts.count(), 0);
+    std::size_t n_batches = 0;
+    for (std::size_t t = 0; t < pairs.size(); ++t) {
+      const std::size_t bt = std::max(last[pairs[t].a], last[pairs[t].b]) + 1;
+      last[pairs[t].a] = last[pairs[t].b] = bt;
+      batch_of[t] = bt - 1;
+      n_batches = std::max(n_batches, bt);
+    }
+    batch_start.assign(n_batches + 1, 0);
+    for (std::size_t t = 0; t < pairs.size(); ++t) ++batch_start[batch_of[t] + 1];
+    for (std::size_t bt = 0; bt < n_batches; ++bt) batch_start[bt + 1] += batch_start[bt];
+    std::vector<detail::PartitionPair> ordered(pairs.size());
+    std::vector<std::size_t> fill(batch_start.begin(), batch_start.end() - 1);
+    for (std::size_t t = 0; t < pairs.size(); ++t) ordered[fill[batch_of[t]]++] = pairs[t];
+    pairs.swap(ordered);
+  }
+  const std::size_t n_batches = batch_start.size() - 1;
+
+  Phase<Executor> phase(executor, "partition kNN", parts.count() + n_batches);
+  batched_for(executor, by_size.size(), 8 * n_threads, [&](std::size_t b0, std::size_t b1) {
+    detail::PartitionBuffers buf;
+    for (std::size_t t = b0; t < b1; ++t) detail::score_partition_itself(data, parts, by_size[t], bs, heaps, buf);
+  }, [&](std::size_t done) { phase.set(done); });
+
+  detail::AcrossState across;
+  across.points.resize(n * d);
+  across.reach.resize(n);
+  across.widest.assign(parts.count(), 0.0);
+  across.row_skipped.assign(n, 0);
+  across.part_skipped.assign(parts.count(), 0);
+  across.pair_products.assign(pairs.size(), 0.0);
+  across.pair_scored.assign(pairs.size(), 0.0);
+  executor.parallel_for(0, parts.count(), [&](std::size_t p0, std::size_t p1) {
+    std::vector<float> scratch;
+    for (std::size_t p = p0; p < p1; ++p) {
+      pts.gather(parts.members(p), parts.size(p), &across.points[parts.start[p] * d]);
+      double w = 0.0;
+      for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+        across.reach[t] = detail::reach_of_row(data, heaps, static_cast<std::size_t>(parts.rows[t]), others, scratch);
+        w = std::max(w, across.reach[t]);
+      }
+      across.widest[p] = w;
+    }
+  });
+  checkpoint(executor);
+  std::size_t batches_done = 0;
+  while (batches_done < n_batches) {
+    // (several small batches between checkpoints)
+    const std::size_t first = batches_done;
+    std::size_t pairs_in = 0;
+    while (batches_done < n_batches && (batches_done == first || pairs_in < 64 * n_threads)) {
+      const std::size_t p0 = batch_start[batches_done], p1 = batch_start[batches_done + 1];
+      executor.parallel_for(p0, p1, [&](std::size_t t0, std::size_t t1) {
+        detail::PartitionBuffers buf;
+        std::vector<std::size_t> keep_pos[2];
+        std::vector<int> keep_rows[2];
+        for (std::size_t t = t0; t < t1; ++t) {
+          detail::search_pair(data, parts, margin, pairs[t], t, others, bs, heaps, across, buf, keep_pos, keep_rows);
+        }
+      });
+      pairs_in += p1 - p0;
+      ++batches_done;
+    }
+    phase.set(parts.count() + batches_done);
+  }
+
+  // Exact distances, the proof of exactness, and the wider pass where it
+  // fails: the rows left out either scored above the kept ones or lie in a
+  // partition the bound excluded.
+  std::vector<unsigned char> refined(n, 0);
+  batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<double, int>> cand;
+    detail::TileBuffers tb;
+    for (std::size_t i = begin; i < end; ++i) {
+      refined[i] = detail::finish_row(data, i, heaps, i, {0, n, -1}, others, tb, cand);
+      data.report_distances(cand, others);
+      for (std::size_t c = 0; c < others; ++c) {
+        graph.index(i, c + 1) = cand[c].second;
+        graph.distance(i, c + 1) = cand[c].first;
+      }
+    }
+  });
+  double scored = own_pairs, products = own_pairs / 2.0;
+  for (std::size_t t = 0; t < pairs.size(); ++t) {
+    scored += across.pair_scored[t];
+    products += across.pair_products[t];
+  }
+  for (std::size_t i = 0; i < n; ++i) st.rows_refined += refined[i];
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+      st.rows_pruned += across.part_skipped[p] || across.row_skipped[t];
+    }
+  }
+  st.rows_exhaustive = n - st.rows_pruned;
+  st.pairs_scored = scored / (static_cast<double>(n) * static_cast<double>(n - 1));
+  st.products = products / (static_cast<double>(n) * static_cast<double>(n - 1) / 2.0);
+  std::ostringstream msg;
+  msg << std::setprecision(3) << "partition kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
+      << st.partitions << " partitions (largest " << st.largest << " rows); " << 100.0 * st.pairs_scored
+      << "% of the pairs scored, in " << 100.0 * st.products << "% of the exact search's products; " << st.rows_pruned << " rows proved with partitions skipped, "
+      << st.rows_exhaustive << " scored against every row; " << st.rows_refined
+      << " rows needed a second, wider pass";
+  phase.finish(msg.str());
+  return graph;
+}
+
+}  // namespace lsnn
+
+#endif  // LSNN_PARTITION_KNN_H

@@ -1,0 +1,43 @@
+// Glue for the partitioned exact kNN search (inst/include/lsnn/knn/partition_knn.h).
+#include <Rcpp.h>
+
+#include <lsnn/knn/partition_knn.h>
+
+#include "graph_convert.h"
+#include "kernel_choice.h"
+#include "r_executor.h"
+#include "r_inputs.h"
+
+// `data`: prepare_data()'s list (dense or not: other kinds run the exact
+// search); `seed`: draw_seed()'s (src/r_inputs.h). The graph carries the
+// search's counts as attributes (R/partition_knn.R reads and drops them).
+// [[Rcpp::export(.partition_knn)]]
+Rcpp::List partition_knn_cpp(Rcpp::List data, int k, std::string metric, int rows_per_partition, int n_iters,
+                             Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd) {
+  if (rows_per_partition < 1 || n_iters < 0) Rcpp::stop("internal: bad partition settings");
+  const auto rows = lsnn_r::row_data(data, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
+  lsnn::DenseColumnMajor x{nullptr, 0, 0};
+  if (Rcpp::as<std::string>(data["kind"]) == "dense") {
+    const Rcpp::NumericMatrix m = data["x"];
+    x = {m.begin(), static_cast<std::size_t>(m.nrow()), static_cast<std::size_t>(m.ncol())};
+  }
+  lsnn::PartitionKnnParams params;
+  params.rows_per_partition = static_cast<std::size_t>(rows_per_partition);
+  params.n_iters = static_cast<std::size_t>(n_iters);
+  params.seed = lsnn_r::seed_from_r(seed);
+  lsnn_r::RExecutor executor(n_threads, verbose);
+  lsnn::PartitionKnnStats stats;
+  lsnn::KnnGraph graph = lsnn_r::run_core([&] {
+    return lsnn::partition_knn(*rows, x, static_cast<std::size_t>(k), params, executor, &stats);
+  });
+  Rcpp::List out = lsnn_r::graph_to_r(graph);
+  out.attr("partition_stats") = Rcpp::List::create(
+      Rcpp::Named("partitioned") = stats.partitioned,
+      Rcpp::Named("partitions") = static_cast<double>(stats.partitions),
+      Rcpp::Named("largest") = static_cast<double>(stats.largest),
+      Rcpp::Named("rows_pruned") = static_cast<double>(stats.rows_pruned),
+      Rcpp::Named("rows_exhaustive") = static_cast<double>(stats.rows_exhaustive),
+      Rcpp::Named("rows_refined") = static_cast<double>(stats.rows_refined),
+      Rcpp::Named("pairs_scored") = stats.pairs_scored, Rcpp::Named("products") = stats.products);
+  return out;
+}
