@@ -1,5 +1,4 @@
 // Glue for the approximate kNN search (inst/include/lsnn/knn/nndescent.h).
-#pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Rcpp.h>
 
 #include <lsnn/knn/nndescent.h>

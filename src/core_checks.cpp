@@ -1,6 +1,5 @@
 // Internal entry points that run single pieces of the core on their own, for
 // the tests (tests/testthat/test-core.R).
-#pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Rcpp.h>
 
 #include <lsnn/knn/neighbour_heaps.h>

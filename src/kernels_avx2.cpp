@@ -38,7 +38,6 @@
 #include <utility>
 #include <vector>
 
-#pragma GCC diagnostic ignored "-Wignored-attributes"
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,popcnt")
 #ifndef __AVX__

@@ -1,5 +1,4 @@
 // The baseline build of the vector kernels: R's own compiler flags.
-#pragma GCC diagnostic ignored "-Wignored-attributes"
 #define LSNN_KERNEL_NAMESPACE generic
 #include <lsnn/embed/cost_kernels_impl.h>
 #include <lsnn/knn/distance_kernels_impl.h>

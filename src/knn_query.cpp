@@ -1,7 +1,6 @@
 // Glue for queries against an index (inst/include/lsnn/knn/knn_query.h) and the
 // locally scaled neighbours of query rows (local_scaling.h). Arguments are
 // validated in R.
-#pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Rcpp.h>
 
 #include <lsnn/knn/knn_query.h>

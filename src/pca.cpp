@@ -1,5 +1,4 @@
 // Glue for the exact principal components (inst/include/lsnn/pca/pca.h).
-#pragma GCC diagnostic ignored "-Wignored-attributes"
 #include <Rcpp.h>
 
 #include <lsnn/pca/pca.h>

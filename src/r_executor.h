@@ -7,11 +7,10 @@
 
 #include <Rcpp.h>
 // RcppParallel's RMatrix.h derives from std::iterator, deprecated in C++17;
-// lsnn does not use it, so its warning is silenced for that header alone.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+// lsnn does not use it, so its include guard is set and RcppParallel.h
+// leaves it out (CRAN refuses pragmas that silence the warning).
+#define __RCPP_PARALLEL_RMATRIX__
 #include <RcppParallel.h>
-#pragma GCC diagnostic pop
 #include <cli/progress.h>
 
 #include <lsnn/base/parallel.h>
