@@ -21,12 +21,15 @@ need=no
 command -v pandoc >/dev/null && [ -d /usr/share/datasets/fashion-mnist ] || need=yes
 
 # The packages of lsnn's Bioconductor and Seurat adapters (LsnnParam(),
-# as_seurat_neighbor()): suggested only, their tests skip without them. The
+# as_seurat_neighbor()), and the peers and backends some tests compare with
+# (future.batchtools, RcppHNSW): suggested only, their tests skip without them. The
 # test suite installs them from Debian, so that those tests run; elsewhere
 # they are left to the user.
 adapter_debs="r-bioc-biocneighbors r-bioc-scater r-bioc-scran r-bioc-bluster
-              r-bioc-singlecellexperiment r-cran-seurat"
-adapters='"BiocNeighbors", "scater", "scran", "bluster", "SingleCellExperiment", "Seurat"'
+              r-bioc-singlecellexperiment r-cran-seurat r-cran-future.batchtools r-cran-igraph
+              r-cran-rcpphnsw r-cran-withr"
+adapters='"BiocNeighbors", "scater", "scran", "bluster", "SingleCellExperiment", "Seurat",
+          "future.batchtools", "igraph", "RcppHNSW", "withr"'
 if [ "$what" != demo ] && on_debian_as_root && [ -n "$(missing_r_packages "$adapters")" ]; then
   debs="$debs $adapter_debs"
   need=yes
