@@ -1,14 +1,18 @@
-# Large layouts run in an order of the points that keeps neighbours near in
-# memory (inst/include/lsnn/embed/renumber.h: a breadth-first walk of the
-# near graph), and return their rows in the user's order. Below the
-# threshold nothing is renumbered, so smaller layouts are as before. The
-# internal option lsnn.renumber (for measurements and tests): FALSE never
-# renumbers, TRUE always, a number sets the threshold in points.
+# PaCMAP's and LocalMAP's layouts from a number of points on run in an order
+# of the points that keeps neighbours near in memory
+# (inst/include/lsnn/embed/renumber.h: a breadth-first walk of the near
+# graph), and return their rows in the user's order. Below it nothing is
+# renumbered, so those layouts are as before. The internal option
+# lsnn.renumber (for measurements and tests): FALSE never renumbers, TRUE
+# always, a number sets that number of points.
 
-# The fewest points a layout is renumbered at: below it the blocks of
-# PaCMAP's pair tiles stay in a core's cache in any order
-# (bench/README.md, "PaCMAP and LocalMAP").
-renumber_min_points <- 1e5
+# The fewest points a layout is renumbered at: none by default. Up to 5e5
+# points (bench/bench-renumber.R) the steps are no faster renumbered: the
+# near pairs, which the order brings together, are under a third of the
+# pairs, and the further and mid-near pairs are random whatever the order.
+# At 1e6 points and more, where a pair costs more, it is to be measured
+# before it is turned on.
+renumber_min_points <- Inf
 
 renumber_threshold <- function() {
   opt <- getOption("lsnn.renumber")
