@@ -118,6 +118,9 @@ test_that("renumbered PaCMAP and LocalMAP layouts return rows, names and extras 
     expect_false(identical(one$pairs$further, plain$pairs$further))
     expect_identical(one$embedding, two$embedding)
     expect_identical(one$pairs, two$pairs)
+    # without the extras (the pair lists then freed once grouped) the same
+    bare <- neighbor_embedding(X, method, seed = 5)
+    expect_identical(as.vector(bare), as.vector(one$embedding))
     expect_identical(rownames(one$embedding), rownames(X))
     # the graph and the near and mid-near pairs are the user's, as without
     expect_identical(one$nn, plain$nn)
