@@ -177,8 +177,8 @@
     .Call(`_lsnn_pacmap_cost_gradient_cpp`, Y, fixed, pairs, weights, local_scale, n_threads)
 }
 
-.pacmap_layout <- function(Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further) {
-    .Call(`_lsnn_pacmap_layout_cpp`, Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further)
+.pacmap_layout <- function(Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further, order = NULL) {
+    .Call(`_lsnn_pacmap_layout_cpp`, Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further, order)
 }
 
 .partition_knn <- function(data, k, metric, rows_per_partition, n_iters, seed, n_threads, verbose, simd) {
@@ -199,5 +199,9 @@
 
 .sample_rows <- function(seed, n, m) {
     .Call(`_lsnn_sample_rows`, seed, n, m)
+}
+
+.neighbour_order <- function(idx, from, k) {
+    .Call(`_lsnn_neighbour_order_cpp`, idx, from, k)
 }
 

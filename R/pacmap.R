@@ -147,11 +147,14 @@ ne_pacmap <- function(inputs, a, t_start) {
   ne_msg(verbose, "neighbor_embedding: further pairs; optimizing (Adam, learning rate ",
          signif(eta, 4), ")")
   want_pairs <- (is.character(a$ret_extra) && "pairs" %in% a$ret_extra) || isTRUE(a$ret_extra)
+  # (a large layout runs in an order of the near graph: R/renumber.R)
+  order <- layout_order(graph$idx, 1L, near_k, n)
+  layout <- renumbered_callback(layout, order)
   # the further pairs are drawn inside the layout, from the same seed
   res <- .pacmap_layout(Y0, 0L, list(near = graph$idx, near_from = 1L, near_k = near_k,
                                      mid_near = mid_near, further = NULL,
                                      n_further = counts[["further"]]),
-                        layout, seed, a$n_threads, verbose, want_pairs)
+                        layout, seed, a$n_threads, verbose, want_pairs, order)
   pairs <- if (want_pairs) {
     list(near = graph$idx[, 1L + seq_len(near_k), drop = FALSE], mid_near = mid_near,
          further = res$further)

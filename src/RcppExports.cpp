@@ -673,8 +673,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // pacmap_layout_cpp
-Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs, Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads, bool verbose, bool ret_further);
-RcppExport SEXP _lsnn_pacmap_layout_cpp(SEXP Y0SEXP, SEXP fixedSEXP, SEXP pairsSEXP, SEXP layoutSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP ret_furtherSEXP) {
+Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs, Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads, bool verbose, bool ret_further, SEXP order);
+RcppExport SEXP _lsnn_pacmap_layout_cpp(SEXP Y0SEXP, SEXP fixedSEXP, SEXP pairsSEXP, SEXP layoutSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP ret_furtherSEXP, SEXP orderSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -686,7 +686,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< bool >::type ret_further(ret_furtherSEXP);
-    rcpp_result_gen = Rcpp::wrap(pacmap_layout_cpp(Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further));
+    Rcpp::traits::input_parameter< SEXP >::type order(orderSEXP);
+    rcpp_result_gen = Rcpp::wrap(pacmap_layout_cpp(Y0, fixed, pairs, layout, seed, n_threads, verbose, ret_further, order));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -773,6 +774,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// neighbour_order_cpp
+Rcpp::IntegerVector neighbour_order_cpp(Rcpp::IntegerMatrix idx, int from, int k);
+RcppExport SEXP _lsnn_neighbour_order_cpp(SEXP idxSEXP, SEXP fromSEXP, SEXP kSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< int >::type from(fromSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    rcpp_result_gen = Rcpp::wrap(neighbour_order_cpp(idx, from, k));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 5},
@@ -819,12 +833,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_pacmap_mid_near_cpp", (DL_FUNC) &_lsnn_pacmap_mid_near_cpp, 6},
     {"_lsnn_pacmap_further_cpp", (DL_FUNC) &_lsnn_pacmap_further_cpp, 5},
     {"_lsnn_pacmap_cost_gradient_cpp", (DL_FUNC) &_lsnn_pacmap_cost_gradient_cpp, 6},
-    {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 8},
+    {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 9},
     {"_lsnn_partition_knn_cpp", (DL_FUNC) &_lsnn_partition_knn_cpp, 9},
     {"_lsnn_pca_scores_cpp", (DL_FUNC) &_lsnn_pca_scores_cpp, 6},
     {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
     {"_lsnn_derive_seed", (DL_FUNC) &_lsnn_derive_seed, 2},
     {"_lsnn_sample_rows", (DL_FUNC) &_lsnn_sample_rows, 3},
+    {"_lsnn_neighbour_order_cpp", (DL_FUNC) &_lsnn_neighbour_order_cpp, 3},
     {NULL, NULL, 0}
 };
 

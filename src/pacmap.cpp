@@ -57,6 +57,57 @@ lsnn::PairSet near_set(const Rcpp::List& pairs, std::size_t first) {
                   Rcpp::as<int>(pairs["near_k"]));
 }
 
+// A new numbering of the n points from R's order (the points in their new
+// order, 1-based, a permutation of 1..n).
+struct RNumbering {
+  std::vector<int> order, rank;  // 0-based, as renumber.h's
+};
+
+RNumbering numbering_of(SEXP order, std::size_t n) {
+  RNumbering r;
+  const Rcpp::IntegerVector o(order);
+  if (static_cast<std::size_t>(o.size()) != n) throw std::invalid_argument("the order must hold every point");
+  r.order.resize(n);
+  r.rank.assign(n, -1);
+  for (std::size_t p = 0; p < n; ++p) {
+    const int i = o[static_cast<R_xlen_t>(p)];
+    if (i == NA_INTEGER || i < 1 || static_cast<std::size_t>(i) > n || r.rank[i - 1] >= 0) {
+      throw std::invalid_argument("the order is not a permutation of the points");
+    }
+    r.order[p] = i - 1;
+    r.rank[i - 1] = static_cast<int>(p);
+  }
+  return r;
+}
+
+// A view set read in the new numbering, its partners first checked against
+// the n points (an entry out of range would index the numbering).
+void renumber_view(lsnn::PairSet& set, std::size_t n, const RNumbering& r) {
+  if (set.columns == nullptr || set.first != 0 || set.rows != n) {
+    throw std::invalid_argument("only the pairs of every point can be renumbered");
+  }
+  for (std::size_t c = 0; c < set.k; ++c) {
+    const int* col = set.columns + c * set.column_stride;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (col[i] < 1 || static_cast<std::size_t>(col[i]) > n) {
+        throw std::invalid_argument("the pairs hold an invalid partner");
+      }
+    }
+  }
+  set.row_of = r.order.data();
+  set.renumber = r.rank.data();
+}
+
+// pair_matrix() of a set in the new numbering, in the user's.
+Rcpp::IntegerMatrix user_pair_matrix(const lsnn::PairSet& set, const RNumbering& r) {
+  Rcpp::IntegerMatrix m(static_cast<int>(set.rows), static_cast<int>(set.k));
+  for (std::size_t p = 0; p < set.rows; ++p) {
+    const int row = r.order[p];
+    for (std::size_t c = 0; c < set.k; ++c) m(row, c) = r.order[set.at(p, c)] + 1;
+  }
+  return m;
+}
+
 std::vector<lsnn::PairSet> pair_sets(const Rcpp::List& pairs, std::size_t first) {
   return {near_set(pairs, first), pair_set(pairs["mid_near"], first),
           pair_set(pairs["further"], first)};
@@ -138,19 +189,40 @@ Rcpp::List pacmap_cost_gradient_cpp(Rcpp::NumericMatrix Y, int fixed, Rcpp::List
 // for). `layout`: the layout's settings (lsnn_r::layout_settings(), the Adam
 // stepper's) and the schedule's (pair_schedule()). Returns the coordinates,
 // the cost record and, when ret_further, the further pairs at the end
-// (LocalMAP redraws them).
+// (LocalMAP redraws them). `order` (NULL, or with fixed = 0 and drawn
+// further pairs: the points in a new order, 1-based, as .neighbour_order()
+// gives it): the layout runs in that numbering (the further pairs are drawn
+// in it) and its rows and further pairs are returned in the user's; the
+// callback sees the layout's rows in the new order.
 // [[Rcpp::export(.pacmap_layout)]]
 Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs,
                              Rcpp::List layout, Rcpp::IntegerVector seed, int n_threads,
-                             bool verbose, bool ret_further) {
+                             bool verbose, bool ret_further, SEXP order = R_NilValue) {
   const std::size_t n = Y0.nrow(), d = Y0.ncol();
   lsnn_r::RExecutor ex(n_threads, verbose);
-  Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
+  const bool renumbered = !Rf_isNull(order);
+  RNumbering numbering;
+  Rcpp::NumericMatrix Y;
+  if (renumbered) {
+    if (fixed != 0 || !Rf_isNull(pairs["further"])) {
+      Rcpp::stop("only a layout of every point with drawn further pairs can be renumbered");
+    }
+    numbering = numbering_of(order, n);
+    Y = Rcpp::NumericMatrix(static_cast<int>(n), static_cast<int>(d));
+    for (std::size_t c = 0; c < d; ++c) {
+      for (std::size_t p = 0; p < n; ++p) Y[c * n + p] = Y0[c * n + numbering.order[p]];
+    }
+  } else {
+    Y = Rcpp::clone(Y0);
+  }
   const std::uint64_t s = lsnn_r::seed_from_r(seed);
   std::vector<lsnn::PairSet> sets;
   if (Rf_isNull(pairs["further"])) {
     sets = {near_set(pairs, static_cast<std::size_t>(fixed)),
             pair_set(pairs["mid_near"], static_cast<std::size_t>(fixed))};
+    if (renumbered) {
+      for (lsnn::PairSet& set : sets) renumber_view(set, n, numbering);
+    }
     const int n_far = Rcpp::as<int>(pairs["n_further"]);
     sets.push_back(lsnn_r::run_core([&]() {
       return lsnn::sample_further_pairs(sets[0], fixed > 0 ? static_cast<std::size_t>(fixed) : n,
@@ -171,11 +243,21 @@ Rcpp::List pacmap_layout_cpp(Rcpp::NumericMatrix Y0, int fixed, Rcpp::List pairs
         objective, lsnn::CostParams(), lsnn::SparseRows(), Y.begin(), ls, ex);
     Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());
     trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
+    Rcpp::RObject further = R_NilValue;
+    if (ret_further) {
+      const lsnn::PairSet& far = objective.pairs(lsnn::kFurther);
+      further = renumbered ? user_pair_matrix(far, numbering) : pair_matrix(far);
+    }
+    if (renumbered) {
+      Rcpp::NumericMatrix user(static_cast<int>(n), static_cast<int>(d));
+      for (std::size_t c = 0; c < d; ++c) {
+        for (std::size_t p = 0; p < n; ++p) user[c * n + numbering.order[p]] = Y[c * n + p];
+      }
+      Y = user;
+    }
     return Rcpp::List::create(
         Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
         Rcpp::Named("iterations") = res.iterations, Rcpp::Named("stopped") = res.stopped,
-        Rcpp::Named("further") = ret_further ? Rcpp::RObject(pair_matrix(
-                                                   objective.pairs(lsnn::kFurther)))
-                                             : Rcpp::RObject(R_NilValue));
+        Rcpp::Named("further") = further);
   });
 }

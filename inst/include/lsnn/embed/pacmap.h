@@ -56,6 +56,9 @@ namespace lsnn {
 // or read in place from a column-major matrix of 1-based ids (`columns`,
 // column c of row r at columns[c * column_stride + r], as an R integer
 // matrix holds them), so that a caller's large pair matrices are not copied.
+// A view may also be read in a new numbering of the points (renumber.h):
+// row r is then the matrix's row row_of[r], and a partner j read there is
+// point renumber[j].
 struct PairSet {
   std::size_t first = 0;
   std::size_t rows = 0;
@@ -63,9 +66,13 @@ struct PairSet {
   std::vector<int> partner;
   const int* columns = nullptr;
   std::size_t column_stride = 0;
+  const int* row_of = nullptr;
+  const int* renumber = nullptr;
 
   int at(std::size_t r, std::size_t c) const {
-    return columns != nullptr ? columns[c * column_stride + r] - 1 : partner[r * k + c];
+    if (columns == nullptr) return partner[r * k + c];
+    if (row_of == nullptr) return columns[c * column_stride + r] - 1;
+    return renumber[columns[c * column_stride + static_cast<std::size_t>(row_of[r])] - 1];
   }
   // Row r's partners into out[0, k).
   void row(std::size_t r, int* out) const {
@@ -79,6 +86,7 @@ struct PairSet {
     partner.swap(copy);
     columns = nullptr;
     column_stride = 0;
+    row_of = renumber = nullptr;
   }
 };
 
