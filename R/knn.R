@@ -52,9 +52,8 @@
 #' the partition's centre, less the partition's radius, exceeds the row's
 #' current `k`-th distance (with margins for rounding). The candidates are
 #' then proved, or searched again, as the exact search does. It wins on
-#' clustered data, where most partitions are skipped (on 50,000 rows in 30
-#' Gaussian clusters of 50 columns it scored a tenth of the pairs the exact
-#' search scores, in about half its time); on data without clusters
+#' clustered data of tens of columns, where most partitions are skipped; on
+#' data without clusters
 #' (uniform, say) nothing can be skipped, and it takes longer than the exact
 #' search. It serves dense data under the metrics
 #' `"euclidean"` and `"cosine"`; for the other metrics, for sparse data,
