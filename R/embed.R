@@ -329,7 +329,8 @@ neighbor_embedding <- function(X = NULL,
                   ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
                   phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL,
                   pca_center = TRUE, seed = NULL, P = NULL, callback = NULL,
-                  metric = "euclidean") {
+                  metric = "euclidean", densmap = FALSE, dens_lambda = 2, dens_frac = 0.3,
+                  dens_var_shift = 0.1) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   t_start <- proc.time()[["elapsed"]]
   # (before any argument is assigned, which makes missing() FALSE)
@@ -371,8 +372,10 @@ neighbor_embedding <- function(X = NULL,
   negative_sample_rate <- check_whole(negative_sample_rate, "negative_sample_rate", min = 1,
                                       max = 1000)
   verbose <- check_flag(verbose, "verbose")
-  ret_extra <- check_ret_extra(ret_extra, c("nn", "P", "fgraph", "pairs"),
-                               if (pacmap) c("nn", "pairs") else c("nn", "P", "fgraph"), method)
+  ret_extra <- check_ret_extra(ret_extra, c("nn", "P", "fgraph", "pairs", "radii"),
+                               if (pacmap) c("nn", "pairs") else c("nn", "P", "fgraph", "radii"),
+                               method)
+  dens <- dens_settings(densmap, dens_lambda, dens_frac, dens_var_shift, method)
   neighbors <- choice_arg(neighbors, c("knn", "lsnn"), "neighbors")
   ret_model <- check_flag(ret_model, "ret_model")
   mn_ratio <- check_number(mn_ratio, "mn_ratio", min = 0)
@@ -418,11 +421,15 @@ neighbor_embedding <- function(X = NULL,
   # ---- affinities ----
   if (pacmap) return(ne_pacmap(inputs, method, pacmap_settings))
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", show_count(n), " points")
+  keep_nn <- is.character(ret_extra) && "nn" %in% ret_extra
+  radii_wanted <- dens_radii_wanted(dens, ret_extra, inputs)
   aff <- ne_affinities(inputs, method, perplexity, n_neighbors, neighbors, n_threads, verbose,
-                       ret_model, keep_graph = is.character(ret_extra) && "nn" %in% ret_extra)
+                       ret_model, keep_graph = keep_nn || radii_wanted)
   P <- aff$P
   graph <- aff$graph
   index <- aff$index
+  data_radii <- if (radii_wanted) dens_data_radii(P, graph, inputs, n_threads)
+  if (!keep_nn) graph <- NULL
   # what the search and the affinities let go (the graph, the conditional
   # rows) is of the order of P
   released <- held_bytes(P)
@@ -492,10 +499,11 @@ neighbor_embedding <- function(X = NULL,
   cost <- cs
   if (sampled) cost$gamma <- cost_gamma
   cost <- ne_cost_list(cost, if (sampled) cost_kind else grad_kind)
+  cost$density <- dens_cost_entry(dens, data_radii, max_iter)
   # P made here is seen by nothing else while the layout runs; when it is not
   # returned either, the layout may rewrite it for good (into the order in
   # which it reads it, at scale)
-  returns_P <- isTRUE(ret_extra) || (is.character(ret_extra) && any(c("P", "fgraph") %in% ret_extra))
+  returns_P <- isTRUE(ret_extra) || (is.character(ret_extra) && any(c("P", "fgraph", "radii") %in% ret_extra))
   P_access <- if (!is.null(inputs$P)) "read" else if (returns_P) "renumber" else "consume"
   res <- .optimize_layout(Y0, P, cost, layout, n_threads, verbose, simd_option(), P_access)
   t_end <- proc.time()[["elapsed"]]
@@ -530,7 +538,8 @@ neighbor_embedding <- function(X = NULL,
   # the model, when asked for, follows the embedding in every form of result
   head <- if (ret_model) list(embedding = Y, model = model) else list(embedding = Y)
   if (is.character(ret_extra)) {
-    return(c(head, list(nn = graph, P = P, fgraph = P)[ret_extra]))
+    radii <- if ("radii" %in% ret_extra) dens_radii_result(data_radii, Y, P, cs, n_threads)
+    return(c(head, list(nn = graph, P = P, fgraph = P, radii = radii)[ret_extra]))
   }
   if (!ret_extra) return(if (ret_model) head else Y)
   c(head, list(cost = res$cost, iterations = res$iterations,
@@ -547,7 +556,8 @@ neighbor_embedding <- function(X = NULL,
 ne_unused_by_pacmap <- c("perplexity", "neighbors", "exaggeration", "gradient", "stop_lying_iter",
                          "momentum", "final_momentum", "mom_switch_iter", "min_gain", "tol",
                          "init_sdev", "gamma", "eps", "weight", "alpha", "a", "b", "spread",
-                         "min_dist", "negative_sample_rate")
+                         "min_dist", "negative_sample_rate", "dens_lambda", "dens_frac",
+                         "dens_var_shift")
 
 # The input affinities of resolve_inputs()'s points for t-SNE, LargeVis,
 # UMAP and t-UMAP, and the graph they come from: the affinities given as

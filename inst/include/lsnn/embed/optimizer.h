@@ -61,6 +61,8 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "costs.h"
@@ -197,6 +199,16 @@ class CostHistory {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Whether an objective has the driver's phase hook begin_iteration(iter),
+// called before each step (from 1) is prepared: an objective whose terms
+// change along the run (density.h's term, on from its starting step) learns
+// the step there, whichever stepper evaluates it.
+template <typename Objective, typename = void>
+struct has_iteration_hook : std::false_type {};
+template <typename Objective>
+struct has_iteration_hook<Objective, std::void_t<decltype(std::declval<Objective&>().begin_iteration(0))>>
+    : std::true_type {};
+
 // Runs `stepper` on Y (n x d column-major, updated in place) for at most
 // s.max_steps steps; `objective` gives the final cost.
 template <typename Stepper, typename Objective, typename Executor>
@@ -213,6 +225,7 @@ OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
   for (int iter = 1; iter <= s.max_steps; ++iter) {
     const int done = iter - 1;  // steps already applied to Y
     const bool want_cost = s.epoch > 0 && done % s.epoch == 0;
+    if constexpr (has_iteration_hook<Objective>::value) objective.begin_iteration(iter);
     const double cost = stepper.prepare(iter, Y, want_cost, executor);
     if (want_cost) {
       if (std::isnan(cost)) throw_diverged(done, stepper.divergence_hint());
