@@ -9,15 +9,15 @@
 #'   for affinities given as `P` (the term needs the data's distances). It
 #'   switches the term on; `dens_lambda`, `dens_frac` and `dens_var_shift`
 #'   are read only then (`dens_lambda = 0` gives the plain layout, bit for
-#'   bit). See the section "Density".
-#' @param dens_lambda The weight of the density term (umap-learn's name and
-#'   default, 2); at least 0.
+#'   bit). See the section "Density (densMAP, den-SNE)".
+#' @param dens_lambda The weight of the density term (default 2, as in
+#'   umap-learn); at least 0.
 #' @param dens_frac The share of the iterations (epochs for `"sampled"`) at
 #'   the end of the run that take the density term: the term is on from
 #'   iteration `floor((1 - dens_frac) * max_iter) + 1` (umap-learn's rule);
-#'   in (0, 1], 0.3 by default.
+#'   in (0, 1] (default 0.3).
 #' @param dens_var_shift Added to the variance of the layout's log radii in
-#'   the correlation (umap-learn's regulariser), at least 0; 0.1 by default.
+#'   the correlation (umap-learn's regulariser), at least 0 (default 0.1).
 #' @section Density (densMAP, den-SNE):
 #' With `densmap = TRUE` the cost gains a term that keeps each point's local
 #' radius. Over the entries of the symmetric affinities P (the graph's
@@ -48,6 +48,11 @@
 #' `densmap`. A model of a densMAP or den-SNE layout places new points by the
 #' method's own cost: `neighbor_embedding_transform()` does not apply the
 #' density term.
+#' @examples
+#' # densMAP: clusters keep their relative spread
+#' Xd <- as.matrix(iris[!duplicated(iris[, 1:4]), 1:4])
+#' dm <- neighbor_embedding(Xd, "umap", densmap = TRUE, ret_extra = "radii", max_iter = 200)
+#' cor(dm$radii$data, dm$radii$layout)
 #' @name neighbor_embedding
 NULL
 
@@ -126,7 +131,7 @@ dens_radii_result <- function(data_radii, Y, P, cost, n_threads) {
 
 #' @rdname cost_gradient
 #' @param density `NULL`, or the density term of densMAP and den-SNE to add
-#'   (see `?neighbor_embedding`, section "Density"; `method` `"umap"`,
+#'   (see `?neighbor_embedding`, section "Density (densMAP, den-SNE)"; `method` `"umap"`,
 #'   `"tumap"` or `"tsne"`): a list with `data_radii`, the data's log radii
 #'   (one per row of `Y`, as `neighbor_embedding(ret_extra = "radii")`
 #'   returns them), and optionally `dens_lambda` (2) and `dens_var_shift`
