@@ -25,11 +25,12 @@
 //   d corr / d re_i = g_i = (z_i - C (re_i - m) / s^2) / (n s),  C = s corr,
 // and q_ij enters re_i (row i) and re_j (row j, P symmetric), so
 //   d corr / d y_i = sum_j 2 (y_i - y_j) (g_i dre_i/dq_ij + g_j dre_j/dq_ji),
-// a sum over row i alone. Work: O(edges) per evaluation, in three passes
-// over the points: the layout radii (rows in parallel), the global sums
+// a sum over row i alone. Work: O(edges) per iteration, in three passes
+// over the points: the layout radii (rows in parallel) and the global sums
 // (mean, variance, covariance: partial sums over fixed blocks of points,
-// added in block order), then each point's gradient from its own row. No
-// sum depends on the number of threads.
+// added in block order), which are the driver's phase step of each
+// iteration (prepare()), then each point's gradient from its own row
+// (add_gradient()). No sum depends on the number of threads.
 #ifndef LSNN_DENSITY_H
 #define LSNN_DENSITY_H
 
@@ -184,14 +185,14 @@ class DensityTerm {
     std::copy(re_.begin(), re_.end(), out);
   }
 
-  // Adds `scale` times the gradient of the term at Y to grad (both n x d,
-  // column-major; each coordinate of the addition clipped to +-clip) and
-  // returns the term's value, -lambda W corr.
+  // The phase step of an iteration (the driver's, through
+  // DensityObjective::begin_iteration()): the layout's radii at Y, then the
+  // global sums (mean, variance, covariance) over fixed blocks of points,
+  // and what each point's own radius contributes to the gradient. The
+  // gradient and the value below are those of the Y prepared last.
   template <typename Executor>
-  double add(const double* Y, double* grad, double scale, Executor& executor,
-             double clip = HUGE_VAL) {
+  void prepare(const double* Y, Executor& executor) {
     radii(Y, executor);
-    // the global sums, by fixed blocks of points added in block order
     const double nn = static_cast<double>(n_);
     const double m = block_sum(executor, [&](std::size_t i) { return re_[i]; }) / nn;
     const double V =
@@ -199,13 +200,14 @@ class DensityTerm {
     const double C = block_sum(executor, [&](std::size_t i) { return z_[i] * (re_[i] - m); }) / nn;
     const double sd = std::sqrt(V + s_.var_shift);
     if (!(sd > 0.0)) {
-      // every radius alike and no shift: the correlation is not defined
+      // every radius alike and no shift: the correlation is not defined,
+      // and the term is left out
       corr_ = 0.0;
-      return 0.0;
+      std::fill(c_.begin(), c_.end(), 0.0);
+      return;
     }
     corr_ = C / sd;
-    const double factor = -s_.lambda * weight_ * scale;
-    // c_i = g_i / (D_i (eps + S_i)): what point i's own radius contributes
+    // c_i = g_i / (D_i (eps + S_i)), g_i = d corr / d re_i
     executor.parallel_for(
         0, n_,
         [&](std::size_t b, std::size_t e) {
@@ -215,6 +217,18 @@ class DensityTerm {
           }
         },
         4096);
+  }
+
+  // The term's value at the prepared Y: -lambda W corr.
+  double value() const { return -s_.lambda * weight_ * corr_; }
+
+  // Adds `scale` times the term's gradient at the prepared Y (the same Y,
+  // n x d column-major) to grad, each coordinate of a point's addition
+  // clipped to +-clip; each point from its own row.
+  template <typename Executor>
+  void add_gradient(const double* Y, double* grad, double scale, Executor& executor,
+                    double clip = HUGE_VAL) const {
+    const double factor = -s_.lambda * weight_ * scale;
     const std::size_t n = n_, d = d_;
     executor.parallel_for(
         0, n_,
@@ -241,7 +255,14 @@ class DensityTerm {
           }
         },
         256);
-    return -s_.lambda * weight_ * corr_;
+  }
+
+  // prepare(), add_gradient() and value() at once (cost_gradient()).
+  template <typename Executor>
+  double add(const double* Y, double* grad, double scale, Executor& executor) {
+    prepare(Y, executor);
+    add_gradient(Y, grad, scale, executor);
+    return value();
   }
 
  private:
@@ -321,7 +342,11 @@ class DensityTerm {
 };
 
 // An objective with the density term added from the step the term starts
-// at: the driver tells it each step (begin_iteration(), its phase hook).
+// at. The driver calls begin_iteration() with each step's coordinates before
+// the step is prepared, and once more with the final coordinates before
+// their cost (optimizer.h's has_iteration_hook): the term's phase step runs
+// there, and every evaluation until the next call reads it (the steppers
+// evaluate only the coordinates of their step).
 template <typename Objective>
 class DensityObjective {
  public:
@@ -331,21 +356,28 @@ class DensityObjective {
   std::size_t d() const { return inner_.d(); }
   std::size_t fixed() const { return inner_.fixed(); }
   void set_exaggeration(double e) { inner_.set_exaggeration(e); }
-  void begin_iteration(int iter) { iter_ = iter; }
+
+  template <typename Executor>
+  void begin_iteration(int iter, const double* Y, Executor& executor) {
+    on_ = term_.active(iter);
+    if (on_) term_.prepare(Y, executor);
+  }
+  // whether the term is on in this step (and prepared at its coordinates)
+  bool on() const { return on_; }
 
   template <typename Executor>
   double evaluate(const double* Y, bool want_cost, double* grad, double* pcost,
                   Executor& executor) {
     const double cost = inner_.evaluate(Y, want_cost, grad, pcost, executor);
-    if (!term_.active(iter_)) return cost;
-    const double extra = term_.add(Y, grad, 1.0, executor);
-    return want_cost ? cost + extra : cost;
+    if (!on_) return cost;
+    term_.add_gradient(Y, grad, 1.0, executor);
+    return want_cost ? cost + term_.value() : cost;
   }
 
  private:
   Objective& inner_;
   DensityTerm& term_;
-  int iter_ = 0;
+  bool on_ = false;
 };
 
 }  // namespace lsnn

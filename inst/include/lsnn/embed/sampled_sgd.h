@@ -25,8 +25,8 @@
 // the other points move, and their negative samples are fixed points.
 //
 // With a density term (density.h, densMAP), each epoch from the term's
-// start adds the term's exact gradient, computed from the coordinates of the
-// previous epoch, scaled as the samples scale the cost: an edge of weight
+// start adds the term's exact gradient at the coordinates of the previous
+// epoch (prepared by the objective's phase step, DensityObjective), scaled as the samples scale the cost: an edge of weight
 // v is due v / vmax of the epochs, so the samples follow on average
 // 1 / (2 vmax) times the gradient of the cost (each edge is in two rows),
 // and the term is added at that scale (each coordinate of a point's share
@@ -170,8 +170,10 @@ class SampledStepper {
           }
         },
         256);
+    // (the objective's phase step has prepared the term at Y: see
+    // density.h's DensityObjective)
     if (density_ != nullptr && density_->active(t) && vmax_ > 0.0) {
-      density_->add(Y, grad, 0.5 / vmax_, executor, clip);
+      density_->add_gradient(Y, grad, 0.5 / vmax_, executor, clip);
     }
     const double lr = s_.learning_rate * (1.0 - static_cast<double>(t - 1) / n_epochs_);
     adam_.step(lr, grad_.data(), Y, executor);
