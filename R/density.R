@@ -73,9 +73,14 @@ dens_settings <- function(densmap, dens_lambda, dens_frac, dens_var_shift, metho
 
 # Whether the run needs the data's radii (the density term, or
 # ret_extra = "radii"); an error when the data's distances are not known
-# (affinities given as P).
-dens_radii_wanted <- function(dens, ret_extra, inputs) {
+# (affinities given as P), or for LargeVis (whose kernel the radii do not
+# take).
+dens_radii_wanted <- function(dens, ret_extra, inputs, method) {
   wanted <- !is.null(dens) || (is.character(ret_extra) && "radii" %in% ret_extra)
+  if (wanted && !method %in% c("umap", "tumap", "tsne")) {
+    stop_arg("'ret_extra' = \"radii\" is for method = \"umap\", \"tumap\" and \"tsne\", ",
+             "not \"", method, "\"")
+  }
   if (wanted && !is.null(inputs$P)) {
     stop_arg(if (!is.null(dens)) "'densmap' = TRUE" else "'ret_extra' = \"radii\"",
              " needs the data's distances: give 'X' or 'nn_method' rather than 'P'")

@@ -260,7 +260,9 @@
 #'   (below); or, as in uwot, a character vector of the extras wanted besides
 #'   the embedding: `"nn"` (the neighbour graph used, `NULL` for t-SNE and
 #'   LargeVis affinities over all pairs), `"P"` or `"fgraph"` (the input
-#'   affinities), and for PaCMAP and LocalMAP `"pairs"` (see Details). For a
+#'   affinities), `"radii"` (t-SNE, UMAP and t-UMAP: the log radii of the points
+#'   in the data and in the layout, `list(data, layout)`; see "Density
+#'   (densMAP, den-SNE)"), and for PaCMAP and LocalMAP `"pairs"` (see Details). For a
 #'   model that places new data, see `ret_model`.
 #' @param seed `NULL` (the default) to draw random numbers from R's generator, so
 #'   that [set.seed()] makes the result reproducible; or a whole number: the
@@ -422,7 +424,7 @@ neighbor_embedding <- function(X = NULL,
   if (pacmap) return(ne_pacmap(inputs, method, pacmap_settings))
   ne_msg(verbose, "neighbor_embedding: ", method, ", ", show_count(n), " points")
   keep_nn <- is.character(ret_extra) && "nn" %in% ret_extra
-  radii_wanted <- dens_radii_wanted(dens, ret_extra, inputs)
+  radii_wanted <- dens_radii_wanted(dens, ret_extra, inputs, method)
   aff <- ne_affinities(inputs, method, perplexity, n_neighbors, neighbors, n_threads, verbose,
                        ret_model, keep_graph = keep_nn || radii_wanted)
   P <- aff$P

@@ -192,6 +192,7 @@ test_that("density arguments are checked, by name", {
   expect_error(neighbor_embedding(P = P, method = "tsne", densmap = TRUE), "'densmap'")
   expect_error(neighbor_embedding(P = P, method = "tsne", ret_extra = "radii"), "'ret_extra'")
   expect_error(neighbor_embedding(X, "pacmap", ret_extra = "radii"), "'ret_extra'")
+  expect_error(neighbor_embedding(X, "largevis", ret_extra = "radii"), "'ret_extra'")
   Y <- matrix(stats::rnorm(80), 40)
   expect_error(cost_gradient(Y, P, "tsne", density = list(data_radii = 1:3)), "'density")
   expect_error(cost_gradient(Y, P, "tsne", density = list(data_radii = rep(0, 40), lambda = 2)),
