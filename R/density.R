@@ -10,8 +10,9 @@
 #'   switches the term on; `dens_lambda`, `dens_frac` and `dens_var_shift`
 #'   are read only then (`dens_lambda = 0` gives the plain layout, bit for
 #'   bit). See the section "Density (densMAP, den-SNE)".
-#' @param dens_lambda The weight of the density term (default 2, as in
-#'   umap-learn); at least 0.
+#' @param dens_lambda The weight of the density term, at least 0; `NULL`
+#'   (the default) takes the reference implementations' defaults: 2 for UMAP
+#'   and t-UMAP (umap-learn's densMAP), 0.1 for t-SNE (densvis' den-SNE).
 #' @param dens_frac The share of the iterations (epochs for `"sampled"`) at
 #'   the end of the run that take the density term: the term is on from
 #'   iteration `floor((1 - dens_frac) * max_iter) + 1` (umap-learn's rule);
@@ -32,8 +33,10 @@
 #' radii with the centred layout log radii, over
 #' `sqrt(variance + dens_var_shift)` of the layout's (Pearson's correlation
 #' when `dens_var_shift = 0`). The term added to the cost is
-#' `-dens_lambda * sum(P) * corr` (`sum(P)` is 1 for t-SNE; for UMAP it
-#' weighs the term against the cross-entropy as umap-learn's densMAP does),
+#' `-dens_lambda * W * corr`, weighed against the method's cost as the
+#' reference implementations weigh it, so that `dens_lambda` means what it
+#' means there: for UMAP and t-UMAP `W = sum(P)` (umap-learn's densMAP), for
+#' t-SNE `W = 2` (densvis' den-SNE, whose P sums to 1). It is on
 #' from iteration `floor((1 - dens_frac) * max_iter) + 1` on, with its exact
 #' gradient, in O(edges) per iteration whatever the gradient (`"exact"`,
 #' `"approx"` or `"sampled"`; under `"sampled"`, each epoch adds the term's
@@ -60,7 +63,7 @@ NULL
 # else list(lambda, frac, var_shift). The numbers are checked whenever given.
 dens_settings <- function(densmap, dens_lambda, dens_frac, dens_var_shift, method) {
   densmap <- check_flag(densmap, "densmap")
-  dens_lambda <- check_number(dens_lambda, "dens_lambda", min = 0)
+  if (!is.null(dens_lambda)) dens_lambda <- check_number(dens_lambda, "dens_lambda", min = 0)
   dens_frac <- check_number(dens_frac, "dens_frac", min = 0, max = 1, above = TRUE)
   dens_var_shift <- check_number(dens_var_shift, "dens_var_shift", min = 0)
   if (!densmap) return(NULL)
@@ -68,8 +71,13 @@ dens_settings <- function(densmap, dens_lambda, dens_frac, dens_var_shift, metho
     stop_arg("'densmap' = TRUE is for method = \"umap\", \"tumap\" (densMAP) and \"tsne\" ",
              "(den-SNE), not \"", method, "\"")
   }
+  if (is.null(dens_lambda)) dens_lambda <- dens_default_lambda(method)
   list(lambda = dens_lambda, frac = dens_frac, var_shift = dens_var_shift)
 }
+
+# The default weight of the density term: the reference implementations'
+# (umap-learn's densMAP 2; densvis' den-SNE 0.1).
+dens_default_lambda <- function(method) if (method == "tsne") 0.1 else 2
 
 # Whether the run needs the data's radii (the density term, or
 # ret_extra = "radii"); an error when the data's distances are not known
@@ -139,8 +147,9 @@ dens_radii_result <- function(data_radii, Y, P, cost, n_threads) {
 #'   (see `?neighbor_embedding`, section "Density (densMAP, den-SNE)"; `method` `"umap"`,
 #'   `"tumap"` or `"tsne"`): a list with `data_radii`, the data's log radii
 #'   (one per row of `Y`, as `neighbor_embedding(ret_extra = "radii")`
-#'   returns them), and optionally `dens_lambda` (2) and `dens_var_shift`
-#'   (0.1). The term, `-dens_lambda * sum(P) * corr`, is summed over P's
+#'   returns them), and optionally `dens_lambda` (2 for UMAP and t-UMAP, 0.1
+#'   for t-SNE) and `dens_var_shift` (0.1). The term, `-dens_lambda * W *
+#'   corr` (`W = sum(P)` for UMAP and t-UMAP, 2 for t-SNE), is summed over P's
 #'   entries with its exact gradient on both `gradient` paths; it is part of
 #'   `cost` and `gradient`, not of `pcost`.
 #' @name cost_gradient
@@ -166,7 +175,8 @@ dens_cost_gradient_entry <- function(density, n, method) {
   if (!is.numeric(radii) || length(radii) != n || anyNA(radii) || any(!is.finite(radii))) {
     stop_arg("'density$data_radii' must be ", n, " finite numbers (one per row of 'Y')")
   }
-  lambda <- check_number(if (is.null(density$dens_lambda)) 2 else density$dens_lambda,
+  lambda <- check_number(if (is.null(density$dens_lambda)) dens_default_lambda(method)
+                         else density$dens_lambda,
                          "density$dens_lambda", min = 0)
   shift <- check_number(if (is.null(density$dens_var_shift)) 0.1 else density$dens_var_shift,
                         "density$dens_var_shift", min = 0)

@@ -331,7 +331,7 @@ neighbor_embedding <- function(X = NULL,
                   ret_model = FALSE, mn_ratio = 0.5, fp_ratio = 2,
                   phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL,
                   pca_center = TRUE, seed = NULL, P = NULL, callback = NULL,
-                  metric = "euclidean", densmap = FALSE, dens_lambda = 2, dens_frac = 0.3,
+                  metric = "euclidean", densmap = FALSE, dens_lambda = NULL, dens_frac = 0.3,
                   dens_var_shift = 0.1) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   t_start <- proc.time()[["elapsed"]]

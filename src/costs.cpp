@@ -243,7 +243,7 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost,
     }
     // the density term over P, checked above (its value in `cost` only)
     if (dens.on()) {
-      lsnn::DensityTerm term(affinities, dens, settings.params.a, settings.params.b, d);
+      lsnn::DensityTerm term(affinities, dens, settings.params, d);
       value += term.add(Y.begin(), grad.begin(), 1.0, ex);
     }
     Rcpp::List out = lsnn_r::cost_gradient_list(value, grad, pcost);
@@ -284,7 +284,7 @@ Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List co
     // (the term copies P's pattern before the evaluator may rewrite it)
     std::unique_ptr<lsnn::DensityTerm> term;
     if (dens.on()) {
-      term = std::make_unique<lsnn::DensityTerm>(affinities, dens, cs.params.a, cs.params.b, d);
+      term = std::make_unique<lsnn::DensityTerm>(affinities, dens, cs.params, d);
     }
     lsnn::CostEvaluator objective(lsnn_r::cost_kernels(simd), cs, affinities, d, false, writable,
                                   consumable);
@@ -471,9 +471,13 @@ Rcpp::NumericVector density_layout_radii(Rcpp::NumericMatrix Y, Rcpp::S4 P, doub
   if (static_cast<std::size_t>(Y.nrow()) != M.n) Rcpp::stop("internal: Y does not match P");
   lsnn::DensitySettings s;
   s.data_log_radii.assign(M.n, 0.0);
+  lsnn::CostParams kernel;
+  kernel.method = lsnn::CostMethod::umap;
+  kernel.a = a;
+  kernel.b = b;
   Rcpp::NumericVector out(M.n);
   return lsnn_r::run_core([&]() {
-    lsnn::DensityTerm term(M, s, a, b, static_cast<std::size_t>(Y.ncol()));
+    lsnn::DensityTerm term(M, s, kernel, static_cast<std::size_t>(Y.ncol()));
     term.layout_log_radii(Y.begin(), out.begin(), ex);
     return out;
   });

@@ -135,6 +135,28 @@ test_that("dens_lambda = 0 gives the plain layout, bit for bit", {
   }
 })
 
+test_that("dens_lambda defaults to umap-learn's 2 for UMAP and densvis' 0.1 for t-SNE", {
+  X <- dens_data(80, 3)
+  expect_identical(neighbor_embedding(X, "umap", densmap = TRUE, max_iter = 60, seed = 1),
+                   neighbor_embedding(X, "umap", densmap = TRUE, dens_lambda = 2, max_iter = 60,
+                                      seed = 1))
+  expect_identical(
+    neighbor_embedding(X, "tsne", perplexity = 10, densmap = TRUE, max_iter = 100,
+                       stop_lying_iter = 50, seed = 1),
+    neighbor_embedding(X, "tsne", perplexity = 10, densmap = TRUE, dens_lambda = 0.1,
+                       max_iter = 100, stop_lying_iter = 50, seed = 1))
+  P <- perplexity_affinities(X, perplexity = 10)
+  Y <- matrix(stats::rnorm(160), 80)
+  radii <- stats::rnorm(80)
+  plain <- cost_gradient(Y, P, "tsne")$cost
+  default <- cost_gradient(Y, P, "tsne", density = list(data_radii = radii))$cost
+  expect_equal(default - plain,
+               cost_gradient(Y, P, "tsne", density = list(data_radii = radii, dens_lambda = 0.1))$cost -
+                 plain)
+  # the term is -lambda W corr, W = 2 for t-SNE: at most 0.2 in size here
+  expect_lte(abs(default - plain), 0.2 + 1e-12)
+})
+
 test_that("densMAP and den-SNE do not depend on the number of threads, and follow the seed", {
   X <- dens_data(150, 3)
   for (args in list(list(method = "umap"), list(method = "tumap", gradient = "exact", max_iter = 100),

@@ -15,10 +15,14 @@
 // Pearson's correlation of the log radii when var_shift = 0; var_shift keeps
 // it finite for a layout whose radii are all alike (umap-learn's shift of
 // the variance). The term added to the method's cost is
-//   -lambda * W * corr,   W = sum of P's stored entries
-// (1 for t-SNE's normalised P): the term weighs against the method's cost,
-// which grows with W, as umap-learn's densMAP weighs it (its sampled steps
-// scale the correlation's gradient by the total edge weight).
+//   -lambda * W * corr,
+// weighed against the method's cost as the reference implementations weigh
+// it, so that lambda means what it means there: for UMAP and t-UMAP
+// W = sum of P's stored entries (umap-learn's densMAP: its sampled steps
+// follow the cross-entropy's gradient over vmax and the correlation's times
+// the total edge weight over vmax), for t-SNE W = 2 (densvis' den-SNE: its
+// steps take the gradient of KL over 4 and of the correlation over 2, P
+// summing to 1).
 //
 // Gradient: with D_i = sum_j w_ij and w' = dw/dq = -a b q^(b-1) w^2,
 //   d re_i / d q_ij = (w_ij + w'_ij (q_ij - S_i)) / (D_i (eps + S_i)),
@@ -41,6 +45,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cost_models.h"
 #include "../base/parallel.h"
 #include "../base/sparse.h"
 
@@ -129,15 +134,23 @@ void data_log_radii(const SparseRows& P, const double* sq, double* out, Executor
 }
 
 // The density term over P's pattern (copied: the objective may rewrite P's
-// arrays) for layouts of d dimensions, with the kernel w = 1 / (1 + a q^b).
+// arrays) for layouts of d dimensions under the cost `params` (UMAP's
+// kernel w = 1 / (1 + a q^b), t-SNE's 1 / (1 + q)).
 class DensityTerm {
  public:
-  DensityTerm(const SparseRows& P, const DensitySettings& s, double a, double b, std::size_t d)
-      : s_(s), a_(a), b_(b), n_(P.n), d_(d) {
+  DensityTerm(const SparseRows& P, const DensitySettings& s, const CostParams& params,
+              std::size_t d)
+      : s_(s), n_(P.n), d_(d) {
+    const bool tsne = normalised(params.method);
+    if (!tsne && params.method != CostMethod::umap) {
+      throw std::invalid_argument("the density term is for t-SNE, UMAP and t-UMAP");
+    }
+    a_ = tsne ? 1.0 : params.a;
+    b_ = tsne ? 1.0 : params.b;
     if (s.data_log_radii.size() != n_) {
       throw std::invalid_argument("the data's radii must be one per point");
     }
-    if (!(s.lambda >= 0.0) || !(s.var_shift >= 0.0) || !(a > 0.0) || !(b > 0.0)) {
+    if (!(s.lambda >= 0.0) || !(s.var_shift >= 0.0) || !(a_ > 0.0) || !(b_ > 0.0)) {
       throw std::invalid_argument("invalid settings of the density term");
     }
     col_.reserve(static_cast<std::size_t>(P.ptr[n_]));
@@ -152,6 +165,7 @@ class DensityTerm {
       ptr[i + 1] = static_cast<int>(col_.size());
     }
     ptr_.swap(ptr);
+    if (tsne) weight_ = 2.0;
     // z: the data's log radii standardised (over n)
     const std::vector<double>& ro = s.data_log_radii;
     double mean = 0.0;
@@ -333,7 +347,7 @@ class DensityTerm {
   }
 
   DensitySettings s_;
-  double a_, b_;
+  double a_ = 1.0, b_ = 1.0;
   std::size_t n_, d_;
   double weight_ = 0.0;
   double corr_ = 0.0;
