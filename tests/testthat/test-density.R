@@ -199,6 +199,17 @@ test_that("the density term starts at the last dens_frac of the run", {
   }
 })
 
+test_that("tol does not end a run before the density term has started", {
+  X <- dens_data(200, 3)
+  plain <- neighbor_embedding(X, "tsne", perplexity = 10, tol = 1e-2, ret_extra = TRUE, seed = 1)
+  dens <- neighbor_embedding(X, "tsne", perplexity = 10, tol = 1e-2, densmap = TRUE,
+                             ret_extra = TRUE, seed = 1)
+  # the term starts at floor(0.7 * 750) + 1 = 526
+  expect_true(plain$converged)
+  expect_lt(plain$iterations, 526)
+  expect_gt(dens$iterations, 526)
+})
+
 test_that("density arguments are checked, by name", {
   X <- dens_data(40, 3)
   expect_error(neighbor_embedding(X, "umap", densmap = TRUE, dens_lambda = -1), "'dens_lambda'")
