@@ -126,11 +126,14 @@ dens_log_radii <- function(P, sq) {
 }
 
 # The core's density entry of the cost list (density_settings() of
-# src/costs.cpp) for a run of `max_iter` steps, or NULL.
-dens_cost_entry <- function(dens, data_radii, max_iter) {
+# src/costs.cpp) for a run of `max_iter` steps, or NULL; `verbose` says
+# where the term starts.
+dens_cost_entry <- function(dens, data_radii, max_iter, verbose = FALSE) {
   if (is.null(dens)) return(NULL)
-  list(lambda = dens$lambda, var_shift = dens$var_shift,
-       start = as.integer(floor((1 - dens$frac) * max_iter) + 1),
+  start <- as.integer(floor((1 - dens$frac) * max_iter) + 1)
+  ne_msg(verbose, "neighbor_embedding: density term (dens_lambda ", signif(dens$lambda, 4),
+         ") from iteration ", start, " of ", max_iter)
+  list(lambda = dens$lambda, var_shift = dens$var_shift, start = start,
        data_radii = as.double(data_radii))
 }
 

@@ -501,7 +501,7 @@ neighbor_embedding <- function(X = NULL,
   cost <- cs
   if (sampled) cost$gamma <- cost_gamma
   cost <- ne_cost_list(cost, if (sampled) cost_kind else grad_kind)
-  cost$density <- dens_cost_entry(dens, data_radii, max_iter)
+  cost$density <- dens_cost_entry(dens, data_radii, max_iter, verbose)
   # P made here is seen by nothing else while the layout runs; when it is not
   # returned either, the layout may rewrite it for good (into the order in
   # which it reads it, at scale)
