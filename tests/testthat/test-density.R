@@ -67,6 +67,25 @@ test_that("the density term's gradient agrees with finite differences (exact pat
   }
 })
 
+test_that("the density term's gradient in 1 and 3 dimensions", {
+  X <- dens_data(40, 3)
+  g <- extended_knn(X, n_neighbors = 6)
+  P <- umap_affinities(nn_method = g)
+  radii <- neighbor_embedding(nn_method = g, method = "umap", ret_extra = "radii", max_iter = 10,
+                              seed = 1)$radii$data
+  set.seed(5)
+  for (d in c(1, 3)) {
+    Y <- matrix(stats::rnorm(40 * d), 40, d)
+    dens <- list(data_radii = radii, dens_lambda = 2)
+    cg <- function(Y, density) cost_gradient(Y, P, "umap", eps = 0, density = density)
+    term <- cg(Y, dens)$gradient - cg(Y, NULL)$gradient
+    num <- numeric_gradient(function(Y) cg(Y, dens)$cost - cg(Y, NULL)$cost, Y)
+    expect_lt(max(abs(num - term)), 1e-6 * max(abs(term)), label = paste(d, "dimensions"))
+    fit <- neighbor_embedding(X, "umap", n_components = d, densmap = TRUE, max_iter = 50, seed = 1)
+    expect_true(all(is.finite(fit)))
+  }
+})
+
 test_that("the density term's gradient on the approximate path", {
   X <- dens_data(160, 4)
   g <- extended_knn(X, n_neighbors = 10)
