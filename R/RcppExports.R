@@ -81,6 +81,14 @@
     .Call(`_lsnn_affinity_check`, P, tol, n_threads, simd)
 }
 
+.density_data_radii <- function(P, idx, dist, n_threads) {
+    .Call(`_lsnn_density_data_radii`, P, idx, dist, n_threads)
+}
+
+.density_layout_radii <- function(Y, P, a, b, n_threads) {
+    .Call(`_lsnn_density_layout_radii`, Y, P, a, b, n_threads)
+}
+
 .first_non_binary <- function(x) {
     .Call(`_lsnn_first_non_binary_cpp`, x)
 }

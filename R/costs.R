@@ -142,7 +142,7 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
                           min_dist = 0.1, n_threads = NULL,
                           gradient = c("exact", "approx"),
                           weights = c(near = 1, mid_near = 0, further = 1),
-                          low_dist_thres = 10) {
+                          low_dist_thres = 10, density = NULL) {
   gradient <- choice_arg(gradient, c("exact", "approx"))
   Y <- check_coords(Y, "Y")
   n_threads <- check_n_threads(n_threads)
@@ -160,8 +160,9 @@ cost_gradient <- function(Y, P, method = "tsne", gamma = 1, eps = NULL, a = NULL
                            alpha = alpha, spread = spread, min_dist = min_dist)
   # (P's entries are checked as read_affinities() checks them, in the pass
   # that sums them, read in place when P is a dgCMatrix)
-  res <- .cost_gradient(Y, P, ne_cost_list(cost, gradient), n_threads, simd_option(),
-                        affinity_tol)
+  cost <- ne_cost_list(cost, gradient)
+  cost$density <- dens_cost_gradient_entry(density, nrow(Y), method)
+  res <- .cost_gradient(Y, P, cost, n_threads, simd_option(), affinity_tol)
   if (res$check[1] != 0) affinity_problem(res$check, "P", dim(P), affinity_tol)
   res$check <- NULL
   dimnames(res$gradient) <- dimnames(Y)

@@ -260,7 +260,9 @@
 #'   (below); or, as in uwot, a character vector of the extras wanted besides
 #'   the embedding: `"nn"` (the neighbour graph used, `NULL` for t-SNE and
 #'   LargeVis affinities over all pairs), `"P"` or `"fgraph"` (the input
-#'   affinities), and for PaCMAP and LocalMAP `"pairs"` (see Details). For a
+#'   affinities), `"radii"` (t-SNE, UMAP and t-UMAP: the log radii of the points
+#'   in the data and in the layout, `list(data, layout)`; see "Density
+#'   (densMAP, den-SNE)"), and for PaCMAP and LocalMAP `"pairs"` (see Details). For a
 #'   model that places new data, see `ret_model`.
 #' @param seed `NULL` (the default) to draw random numbers from R's generator, so
 #'   that [set.seed()] makes the result reproducible; or a whole number: the
@@ -330,7 +332,8 @@ neighbor_embedding <- function(X = NULL,
                   phases = c(100, 100, 250), low_dist_thres = 10, pca = NULL,
                   pca_center = TRUE, seed = NULL, P = NULL, callback = NULL,
                   metric = "euclidean", y = NULL, target_weight = 0.5,
-                  target_n_neighbors = NULL, target_metric = "euclidean") {
+                  target_n_neighbors = NULL, target_metric = "euclidean", densmap = FALSE,
+                  dens_lambda = NULL, dens_frac = 0.3, dens_var_shift = 0.1) {
   if (!is.null(seed)) return(with_seed_of_call(seed, match.call(), sys.function(), parent.frame()))
   t_start <- proc.time()[["elapsed"]]
   # (before any argument is assigned, which makes missing() FALSE)
@@ -370,8 +373,11 @@ ne_check_args <- function(a, given) {
     a$n_neighbors <- 15L
   }
   a <- ne_check_numbers(a)
-  a$ret_extra <- check_ret_extra(a$ret_extra, c("nn", "P", "fgraph", "pairs"), entry$extras,
-                                 a$method)
+  a$ret_extra <- check_ret_extra(a$ret_extra, c("nn", "P", "fgraph", "pairs", "radii"),
+                                 entry$extras, a$method)
+  # (densMAP and den-SNE: R/density.R)
+  a["dens"] <- list(dens_settings(a$densmap, a$dens_lambda, a$dens_frac, a$dens_var_shift,
+                                  a$method))
   a$neighbors <- choice_arg(a$neighbors, c("knn", "lsnn"), "neighbors")
   a$ret_model <- check_flag(a$ret_model, "ret_model")
   a$mn_ratio <- check_number(a$mn_ratio, "mn_ratio", min = 0)

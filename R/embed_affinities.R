@@ -129,11 +129,14 @@ ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_ind
 ne_run_affinities <- function(inputs, a, t_start) {
   n <- inputs$n
   ne_msg(a$verbose, "neighbor_embedding: ", a$method, ", ", show_count(n), " points")
+  keep_nn <- is.character(a$ret_extra) && "nn" %in% a$ret_extra
+  radii_wanted <- dens_radii_wanted(a$dens, a$ret_extra, inputs, a$method)
   aff <- ne_affinities(inputs, a$method, a$perplexity, a$n_neighbors, a$neighbors, a$n_threads,
-                       a$verbose, a$ret_model,
-                       keep_graph = is.character(a$ret_extra) && "nn" %in% a$ret_extra)
+                       a$verbose, a$ret_model, keep_graph = keep_nn || radii_wanted)
+  # (the data's radii from the data's own affinities, before any labels)
+  data_radii <- if (radii_wanted) dens_data_radii(aff$P, aff$graph, inputs, a$n_threads)
   P <- supervise_affinities(aff$P, a$target, a$method, a$n_threads, a$verbose)
-  graph <- aff$graph
+  graph <- if (keep_nn) aff$graph
   index <- aff$index
   # what the search and the affinities let go (the graph, the conditional
   # rows) is of the order of P
@@ -148,10 +151,11 @@ ne_run_affinities <- function(inputs, a, t_start) {
   # P made here is seen by nothing else while the layout runs; when it is not
   # returned either, the layout may rewrite it for good (into the order in
   # which it reads it, at scale)
+  want_radii <- is.character(a$ret_extra) && "radii" %in% a$ret_extra
   returns_P <- isTRUE(a$ret_extra) ||
-    (is.character(a$ret_extra) && any(c("P", "fgraph") %in% a$ret_extra))
+    (is.character(a$ret_extra) && any(c("P", "fgraph") %in% a$ret_extra)) || want_radii
   P_access <- if (!is.null(inputs$P)) "read" else if (returns_P) "renumber" else "consume"
-  res <- ne_affinity_layout(Y0, P, s, a, n, inputs$row_names, P_access)
+  res <- ne_affinity_layout(Y0, P, s, a, n, inputs$row_names, P_access, data_radii)
   t_end <- proc.time()[["elapsed"]]
   # P made here and not returned is freed now rather than at some later
   # collection, so that what the caller does next does not stack on it
@@ -163,7 +167,8 @@ ne_run_affinities <- function(inputs, a, t_start) {
   Y <- res$Y
   dimnames(Y) <- list(inputs$row_names, NULL)
   model <- if (a$ret_model) ne_affinity_model(inputs, index, s, a, Y)
-  list(Y = Y, model = model, extras = list(nn = graph, P = P, fgraph = P),
+  radii <- if (want_radii) dens_radii_result(data_radii, Y, P, s$cs, a$n_threads)
+  list(Y = Y, model = model, extras = list(nn = graph, P = P, fgraph = P, radii = radii),
        details = list(cost = res$cost, iterations = res$iterations,
          converged = res$converged, stopped = res$stopped,
          time = c(affinities = t_aff - t_start, init = t_init - t_aff,
@@ -214,10 +219,11 @@ ne_affinity_settings <- function(a, n, has_data) {
   s
 }
 
-# The engine's layout of P from Y0 with the settings `s`: for "sampled" the
+# The engine's layout of P from Y0 with the settings `s` (and the density
+# term over the data's log radii, when asked for): for "sampled" the
 # cost is recorded at the end (every epoch from the start when verbose),
 # from the sums of the full gradient, exact while they are cheap.
-ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access) {
+ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access, data_radii = NULL) {
   sampled <- s$sampled
   cost_kind <- if (a$n_components <= 2 && n > a$entry$cost_exact_max_n) "approx" else "exact"
   layout <- ne_layout_settings(
@@ -237,6 +243,7 @@ ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access) {
   cost <- s$cs
   if (sampled) cost$gamma <- s$cost_gamma
   cost <- ne_cost_list(cost, if (sampled) cost_kind else s$grad_kind)
+  cost$density <- dens_cost_entry(a$dens, data_radii, s$max_iter, a$verbose)
   res <- .optimize_layout(Y0, P, cost, layout, a$n_threads, a$verbose, simd_option(), P_access)
   if (a$verbose && !sampled && !res$converged && s$max_iter > 0) {
     ne_msg(a$verbose, "neighbor_embedding: stopped at max_iter = ", s$max_iter, " without ",

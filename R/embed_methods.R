@@ -11,7 +11,8 @@ ne_methods <- function() {
     tsne = ne_method("tsne", "ne_run_affinities", max_iter = 750L, eta = function(n) n,
                      exaggeration = 12, sampled = FALSE, cost_exact_max_n = 20000L,
                      start = function(n, has_data) if (has_data && n > 20000) "pca" else "spectral"),
-    largevis = ne_method("largevis", "ne_run_affinities", eta = function(n) n / 20,
+    largevis = ne_method("largevis", "ne_run_affinities", extras = c("nn", "P", "fgraph"),
+                         eta = function(n) n / 20,
                          exaggeration = 4, cost_exact_max_n = 5000L,
                          cost_gamma = function(n) 1 / (10 * n), sampled_gamma = 7),
     umap = ne_method("umap", "ne_run_affinities", cost_exact_max_n = 2000L),
@@ -33,7 +34,7 @@ ne_methods <- function() {
 # whose recorded costs sum all pairs, the cost's repulsion weight (gamma, a
 # function of n) and that of one sampled repulsion, and the start when
 # `init` is not given.
-ne_method <- function(name, run, extras = c("nn", "P", "fgraph"), unused = character(),
+ne_method <- function(name, run, extras = c("nn", "P", "fgraph", "radii"), unused = character(),
                       min_neighbors = 2L, max_iter = 1000L, eta = function(n) 0.03,
                       exaggeration = 1, sampled = TRUE, cost_exact_max_n = 10000L,
                       cost_gamma = function(n) 1, sampled_gamma = 1,
@@ -49,7 +50,8 @@ ne_unused_by_pacmap <- c("perplexity", "neighbors", "exaggeration", "gradient", 
                          "momentum", "final_momentum", "mom_switch_iter", "min_gain", "tol",
                          "init_sdev", "gamma", "eps", "weight", "alpha", "a", "b", "spread",
                          "min_dist", "negative_sample_rate", "target_weight",
-                         "target_n_neighbors", "target_metric")
+                         "target_n_neighbors", "target_metric", "dens_lambda",
+                         "dens_frac", "dens_var_shift")
 
 # The gradient actually used by "auto": for LargeVis, UMAP and t-UMAP,
 # negative sampling at every size, as uwot and umap-learn lay them out (the

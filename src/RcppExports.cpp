@@ -311,6 +311,35 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// density_data_radii
+Rcpp::NumericVector density_data_radii(Rcpp::S4 P, Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist, int n_threads);
+RcppExport SEXP _lsnn_density_data_radii(SEXP PSEXP, SEXP idxSEXP, SEXP distSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::S4 >::type P(PSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type dist(distSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(density_data_radii(P, idx, dist, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// density_layout_radii
+Rcpp::NumericVector density_layout_radii(Rcpp::NumericMatrix Y, Rcpp::S4 P, double a, double b, int n_threads);
+RcppExport SEXP _lsnn_density_layout_radii(SEXP YSEXP, SEXP PSEXP, SEXP aSEXP, SEXP bSEXP, SEXP n_threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
+    Rcpp::traits::input_parameter< Rcpp::S4 >::type P(PSEXP);
+    Rcpp::traits::input_parameter< double >::type a(aSEXP);
+    Rcpp::traits::input_parameter< double >::type b(bSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(density_layout_radii(Y, P, a, b, n_threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // first_non_binary_cpp
 Rcpp::IntegerVector first_non_binary_cpp(SEXP x);
 RcppExport SEXP _lsnn_first_non_binary_cpp(SEXP xSEXP) {
@@ -809,6 +838,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_cost_kernels_name", (DL_FUNC) &_lsnn_cost_kernels_name, 1},
     {"_lsnn_affinity_sums", (DL_FUNC) &_lsnn_affinity_sums, 2},
     {"_lsnn_affinity_check", (DL_FUNC) &_lsnn_affinity_check, 4},
+    {"_lsnn_density_data_radii", (DL_FUNC) &_lsnn_density_data_radii, 4},
+    {"_lsnn_density_layout_radii", (DL_FUNC) &_lsnn_density_layout_radii, 5},
     {"_lsnn_first_non_binary_cpp", (DL_FUNC) &_lsnn_first_non_binary_cpp, 1},
     {"_lsnn_matrix_fingerprint", (DL_FUNC) &_lsnn_matrix_fingerprint, 1},
     {"_lsnn_shard_rows", (DL_FUNC) &_lsnn_shard_rows, 4},

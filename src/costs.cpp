@@ -5,6 +5,7 @@
 #include <Rcpp.h>
 
 #include <lsnn/embed/costs.h>
+#include <lsnn/embed/density.h>
 #include <lsnn/farfield/describe.h>
 #include <lsnn/embed/layout.h>
 #include <lsnn/embed/placement.h>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,23 @@ lsnn::CostSettings cost_settings(const Rcpp::List& cost) {
   if (!Rf_isNull(element(cost, "accurate_grid_points"))) {
     s.accurate_grid_points = number(cost, "accurate_grid_points");
   }
+  return s;
+}
+
+// The density term's settings (density.h) of the cost list's `density`
+// element (R/density.R's dens_cost_entry(): NULL, or list(lambda,
+// var_shift, start, data_radii), the data's log radii); off when absent.
+lsnn::DensitySettings density_settings(const Rcpp::List& cost) {
+  lsnn::DensitySettings s;
+  if (!cost.containsElementNamed("density")) return s;
+  const SEXP entry = cost["density"];
+  if (Rf_isNull(entry)) return s;
+  const Rcpp::List dens(entry);
+  s.lambda = number(dens, "lambda");
+  s.var_shift = number(dens, "var_shift");
+  s.start = whole(dens, "start");
+  const Rcpp::NumericVector radii = element(dens, "data_radii");
+  s.data_log_radii.assign(radii.begin(), radii.end());
   return s;
 }
 
@@ -212,14 +231,20 @@ Rcpp::List cost_gradient_cpp(Rcpp::NumericMatrix Y, Rcpp::S4 P, Rcpp::List cost,
   Rcpp::NumericMatrix grad(n, d);
   Rcpp::NumericVector pcost(n);
   const lsnn::CostSettings settings = cost_settings(cost);
+  const lsnn::DensitySettings dens = density_settings(cost);
   const lsnn::SparseRows affinities = affinity_view(P);
   return lsnn_r::run_core([&]() {
     lsnn::AffinityCheck found;
-    const double value =
+    double value =
         lsnn::checked_cost_gradient(lsnn_r::cost_kernels(simd), settings, affinities, nnz, tol,
                                     Y.begin(), d, grad.begin(), pcost.begin(), found, ex);
     if (found.kind != lsnn::AffinityCheck::ok) {
       return Rcpp::List::create(Rcpp::Named("check") = check_vector(found));
+    }
+    // the density term over P, checked above (its value in `cost` only)
+    if (dens.on()) {
+      lsnn::DensityTerm term(affinities, dens, settings.params, d);
+      value += term.add(Y.begin(), grad.begin(), 1.0, ex);
     }
     Rcpp::List out = lsnn_r::cost_gradient_list(value, grad, pcost);
     out["check"] = check_vector(found);
@@ -243,9 +268,12 @@ Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List co
   lsnn_r::RExecutor ex(n_threads, verbose);
   Rcpp::NumericMatrix Y = Rcpp::clone(Y0);
   const lsnn::CostSettings cs = cost_settings(cost);
-  const lsnn::LayoutSettings ls =
+  lsnn::LayoutSettings ls =
       lsnn_r::layout_settings(layout, static_cast<std::size_t>(Y0.nrow()), d, 0);
   const lsnn::SparseRows affinities = affinity_view(P);
+  const lsnn::DensitySettings dens = density_settings(cost);
+  // a run is not taken as settled before the density term has started
+  if (dens.on() && dens.lambda > 0.0) ls.driver.tol_after = std::max(ls.driver.tol_after, dens.start);
   // (the sampled stepper reads P's columns itself)
   Rcpp::IntegerVector columns = P.slot("i");
   Rcpp::NumericVector values = P.slot("x");
@@ -253,10 +281,15 @@ Rcpp::List optimize_layout_cpp(Rcpp::NumericMatrix Y0, Rcpp::S4 P, Rcpp::List co
   int* writable = descent && P_access != "read" ? columns.begin() : nullptr;
   double* consumable = descent && P_access == "consume" ? values.begin() : nullptr;
   return lsnn_r::run_core([&]() {
+    // (the term copies P's pattern before the evaluator may rewrite it)
+    std::unique_ptr<lsnn::DensityTerm> term;
+    if (dens.on()) {
+      term = std::make_unique<lsnn::DensityTerm>(affinities, dens, cs.params, d);
+    }
     lsnn::CostEvaluator objective(lsnn_r::cost_kernels(simd), cs, affinities, d, false, writable,
                                   consumable);
     const lsnn::OptimizerResult res =
-        lsnn::optimize_layout(objective, cs.params, affinities, Y.begin(), ls, ex);
+        lsnn::optimize_layout(objective, cs.params, affinities, Y.begin(), ls, ex, term.get());
     Rcpp::NumericVector trace(res.cost.begin(), res.cost.end());
     trace.attr("names") = Rcpp::IntegerVector(res.cost_iter.begin(), res.cost_iter.end());
     return Rcpp::List::create(Rcpp::Named("Y") = Y, Rcpp::Named("cost") = trace,
@@ -395,4 +428,57 @@ Rcpp::NumericVector affinity_check(Rcpp::S4 P, double tol, int n_threads, std::s
   return check_vector(lsnn_r::run_core([&]() {
     return lsnn::check_affinities(lsnn_r::cost_kernels(simd), M, nnz, tol, ex);
   }));
+}
+
+// The density term's log radii (density.h): of the data, from the squared
+// distances of P's entries in the graph (idx, dist: a kNN graph of P's
+// points, R's n x k matrices); NA where a pair of P has no distance in the
+// graph.
+// [[Rcpp::export(.density_data_radii)]]
+Rcpp::NumericVector density_data_radii(Rcpp::S4 P, Rcpp::IntegerMatrix idx, Rcpp::NumericMatrix dist,
+                                       int n_threads) {
+  lsnn_r::RExecutor ex(n_threads, false);
+  const lsnn::SparseRows M = affinity_view(P);
+  if (static_cast<std::size_t>(idx.nrow()) != M.n || dist.nrow() != idx.nrow() ||
+      dist.ncol() != idx.ncol()) {
+    Rcpp::stop("internal: the graph does not match P");
+  }
+  Rcpp::NumericVector out(M.n);
+  return lsnn_r::run_core([&]() {
+    std::vector<double> sq(static_cast<std::size_t>(M.ptr[M.n]));
+    lsnn::edge_sq_distances(M, idx.begin(), dist.begin(), static_cast<std::size_t>(idx.ncol()),
+                            sq.data(), ex);
+    for (std::size_t i = 0; i < M.n; ++i) {
+      for (int t = M.ptr[i]; t < M.ptr[i + 1]; ++t) {
+        if (static_cast<std::size_t>(M.col[t]) != i && std::isnan(sq[t])) {
+          out.fill(NA_REAL);
+          return out;
+        }
+      }
+    }
+    lsnn::data_log_radii(M, sq.data(), out.begin(), ex);
+    return out;
+  });
+}
+
+// The layout's log radii at Y over P's entries, with the kernel
+// 1 / (1 + a q^b) (density.h).
+// [[Rcpp::export(.density_layout_radii)]]
+Rcpp::NumericVector density_layout_radii(Rcpp::NumericMatrix Y, Rcpp::S4 P, double a, double b,
+                                         int n_threads) {
+  lsnn_r::RExecutor ex(n_threads, false);
+  const lsnn::SparseRows M = affinity_view(P);
+  if (static_cast<std::size_t>(Y.nrow()) != M.n) Rcpp::stop("internal: Y does not match P");
+  lsnn::DensitySettings s;
+  s.data_log_radii.assign(M.n, 0.0);
+  lsnn::CostParams kernel;
+  kernel.method = lsnn::CostMethod::umap;
+  kernel.a = a;
+  kernel.b = b;
+  Rcpp::NumericVector out(M.n);
+  return lsnn_r::run_core([&]() {
+    lsnn::DensityTerm term(M, s, kernel, static_cast<std::size_t>(Y.ncol()));
+    term.layout_log_radii(Y.begin(), out.begin(), ex);
+    return out;
+  });
 }

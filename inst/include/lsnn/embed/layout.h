@@ -22,6 +22,7 @@
 #include "adam.h"
 #include "cost_models.h"
 #include "costs.h"
+#include "density.h"
 #include "optimizer.h"
 #include "sampled_sgd.h"
 #include "../base/sparse.h"
@@ -48,42 +49,60 @@ struct has_step_hook<Objective, Executor,
                          0, std::declval<const double*>(), std::declval<Executor&>()))>>
     : std::true_type {};
 
+// optimize_layout() by gradient descent or negative sampling.
+template <typename Objective, typename Executor>
+OptimizerResult layout_steps(Objective& objective, const CostParams& params, const SparseRows& P,
+                             double* Y, const LayoutSettings& s, Executor& executor,
+                             DensityTerm* density) {
+  if (s.stepper == StepperKind::adam) {
+    throw std::invalid_argument("the Adam stepper needs an objective with a phase hook");
+  }
+  if (s.stepper == StepperKind::gradient_descent) {
+    GradientDescent<Objective> stepper(objective, s.descent);
+    return optimize(stepper, objective, Y, s.driver, executor);
+  }
+  if (normalised(params.method)) {
+    throw std::invalid_argument(
+        "negative sampling needs a cost whose repulsions are summed, not normalised (t-SNE)");
+  }
+  // the samples carry the weight gamma themselves
+  CostParams unit = params;
+  unit.gamma = 1.0;
+  return with_cost_model<ScalarMath>(unit, [&](const auto& model) {
+    SampledStepper<std::decay_t<decltype(model)>, Objective> stepper(
+        model, objective, P, s.sampled, s.driver.max_steps, density);
+    return optimize(stepper, objective, Y, s.driver, executor);
+  });
+}
+
 // Optimises Y (n x d, column-major, in place) for `objective`. The sampled
 // stepper draws its samples from the affinities P with the cost `params`;
 // the others read neither (PaCMAP's objective, which has no P, passes empty
 // ones). An objective with a phase hook (has_step_hook) runs under Adam, the
-// others under gradient descent or negative sampling.
+// others under gradient descent or negative sampling. `density`, when
+// given, adds density.h's term from its starting step: to the objective
+// (DensityObjective, which the driver tells each step) and, under negative
+// sampling, to the stepper's own gradient.
 template <typename Objective, typename Executor>
 OptimizerResult optimize_layout(Objective& objective, const CostParams& params,
                                 const SparseRows& P, double* Y, const LayoutSettings& s,
-                                Executor& executor) {
+                                Executor& executor, DensityTerm* density = nullptr) {
   if constexpr (has_step_hook<Objective, Executor>::value) {
     // only the Adam stepper calls the hook that keeps such an objective right
     if (s.stepper != StepperKind::adam) {
       throw std::invalid_argument("an objective with a phase hook needs the Adam stepper");
     }
+    if (density != nullptr) {
+      throw std::invalid_argument("the density term is for gradient descent and negative sampling");
+    }
     AdamStepper<Objective> stepper(objective, s.adam);
     return optimize(stepper, objective, Y, s.driver, executor);
   } else {
-    if (s.stepper == StepperKind::adam) {
-      throw std::invalid_argument("the Adam stepper needs an objective with a phase hook");
+    if (density != nullptr) {
+      DensityObjective<Objective> with_density(objective, *density);
+      return layout_steps(with_density, params, P, Y, s, executor, density);
     }
-    if (s.stepper == StepperKind::gradient_descent) {
-      GradientDescent<Objective> stepper(objective, s.descent);
-      return optimize(stepper, objective, Y, s.driver, executor);
-    }
-    if (normalised(params.method)) {
-      throw std::invalid_argument(
-          "negative sampling needs a cost whose repulsions are summed, not normalised (t-SNE)");
-    }
-    // the samples carry the weight gamma themselves
-    CostParams unit = params;
-    unit.gamma = 1.0;
-    return with_cost_model<ScalarMath>(unit, [&](const auto& model) {
-      SampledStepper<std::decay_t<decltype(model)>, Objective> stepper(
-          model, objective, P, s.sampled, s.driver.max_steps);
-      return optimize(stepper, objective, Y, s.driver, executor);
-    });
+    return layout_steps(objective, params, P, Y, s, executor, nullptr);
   }
 }
 

@@ -61,6 +61,8 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "costs.h"
@@ -197,6 +199,20 @@ class CostHistory {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Whether an objective has the driver's phase step begin_iteration(iter, Y,
+// executor), called with Y before each step (from 1) is prepared, and with
+// the final Y (and the last step's number) before the final cost: an
+// objective whose terms change along the run and need sums over all points
+// first (density.h's term: on from its starting step, its global means and
+// variances) takes them there, whichever stepper evaluates it.
+template <typename Objective, typename Executor, typename = void>
+struct has_iteration_hook : std::false_type {};
+template <typename Objective, typename Executor>
+struct has_iteration_hook<Objective, Executor,
+                          std::void_t<decltype(std::declval<Objective&>().begin_iteration(
+                              0, std::declval<const double*>(), std::declval<Executor&>()))>>
+    : std::true_type {};
+
 // Runs `stepper` on Y (n x d column-major, updated in place) for at most
 // s.max_steps steps; `objective` gives the final cost.
 template <typename Stepper, typename Objective, typename Executor>
@@ -213,6 +229,9 @@ OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
   for (int iter = 1; iter <= s.max_steps; ++iter) {
     const int done = iter - 1;  // steps already applied to Y
     const bool want_cost = s.epoch > 0 && done % s.epoch == 0;
+    if constexpr (has_iteration_hook<Objective, Executor>::value) {
+      objective.begin_iteration(iter, Y, executor);
+    }
     const double cost = stepper.prepare(iter, Y, want_cost, executor);
     if (want_cost) {
       if (std::isnan(cost)) throw_diverged(done, stepper.divergence_hint());
@@ -239,6 +258,9 @@ OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
   objective.set_exaggeration(1.0);
   // the cost of the final coordinates
   if (res.cost_iter.empty() || res.cost_iter.back() != res.iterations) {
+    if constexpr (has_iteration_hook<Objective, Executor>::value) {
+      objective.begin_iteration(res.iterations, Y, executor);
+    }
     std::vector<double> grad(nd);
     const double cost = objective.evaluate(Y, true, grad.data(), nullptr, executor);
     if (std::isnan(cost)) throw_diverged(res.iterations, stepper.divergence_hint());

@@ -23,6 +23,14 @@
 // (objective.fixed() > 0: new points placed in an existing embedding) only
 // the other points move, and their negative samples are fixed points.
 //
+// With a density term (density.h, densMAP), each epoch from the term's
+// start adds the term's exact gradient at the coordinates of the previous
+// epoch (prepared by the objective's phase step, DensityObjective), scaled as the samples scale the cost: an edge of weight
+// v is due v / vmax of the epochs, so the samples follow on average
+// 1 / (2 vmax) times the gradient of the cost (each edge is in two rows),
+// and the term is added at that scale (each coordinate of a point's share
+// clipped as a pair's).
+//
 // Determinism: the negative samples of point i in epoch t come from a
 // generator seeded by hash64(seed, t, i) and are drawn in the order of i's
 // row; no point's update reads another's within an epoch.
@@ -39,6 +47,7 @@
 
 #include "adam.h"
 #include "cost_models.h"
+#include "density.h"
 #include "optimizer.h"
 #include "../base/parallel.h"
 #include "../base/random.h"
@@ -73,8 +82,9 @@ class SampledStepper {
   static constexpr const char* kStepName = "epoch";
 
   SampledStepper(const Model& model, Objective& objective, const SparseRows& P,
-                 const SampledSettings& s, int n_epochs)
+                 const SampledSettings& s, int n_epochs, DensityTerm* density = nullptr)
       : model_(model), objective_(objective), P_(P), s_(s), n_epochs_(n_epochs),
+        density_(density),
         n_(P.n), d_(objective.d()), fixed_(objective.fixed()),
         adam_(n_, d_, fixed_, AdamSettings{s.beta1, s.beta2, s.adam_eps, AdamEps::corrected}) {
     if (n_ == 0 || d_ == 0) throw std::invalid_argument("the embedding needs points and dimensions");
@@ -90,6 +100,7 @@ class SampledStepper {
       }
       vmax = std::max(vmax, P.val[e]);
     }
+    vmax_ = vmax;
     // epochs between two samples of each edge, and the epoch of its next
     period_.assign(nnz, HUGE_VAL);
     next_.assign(nnz, HUGE_VAL);
@@ -158,6 +169,11 @@ class SampledStepper {
           }
         },
         256);
+    // (the objective's phase step has prepared the term at Y: see
+    // density.h's DensityObjective)
+    if (density_ != nullptr && density_->active(t) && vmax_ > 0.0) {
+      density_->add_gradient(Y, grad, 0.5 / vmax_, executor, clip);
+    }
     const double lr = s_.learning_rate * (1.0 - static_cast<double>(t - 1) / n_epochs_);
     adam_.step(lr, grad_.data(), Y, executor);
   }
@@ -178,6 +194,8 @@ class SampledStepper {
   SparseRows P_;
   SampledSettings s_;
   int n_epochs_;
+  DensityTerm* density_;
+  double vmax_ = 0.0;
   std::size_t n_, d_, fixed_;
   std::vector<double> period_, next_, grad_;
   std::vector<float> prev_;
