@@ -709,6 +709,7 @@ test_that("an interrupted run stops its workers' tasks, and the plan stays usabl
 })
 
 test_that("sharded graphs are the same as batchtools jobs (future.batchtools)", {
+  skip_if_quick()
   skip_on_cran()
   skip_if_not_installed("future.batchtools")
   set.seed(41)

@@ -1,5 +1,6 @@
 test_that("uwot accepts every graph lsnn returns, with and without data", {
   skip_if_not_installed("uwot")
+  skip_if_quick()
   set.seed(13)
   X <- clustered(300, 6)
   res <- locally_scaled_knn(X, 15, nn_kind = "exact", ret_knn = TRUE)
