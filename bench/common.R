@@ -151,3 +151,10 @@ knn_label_accuracy <- function(Y_query, Y_ref, lab_query, lab_ref, self, n_threa
   }
   mean(matrix(lab_ref[idx], ncol = 10) == lab_query)
 }
+
+# The peer's one line of JSON: numbers by name, without a JSON package.
+parse_peer_line <- function(line) {
+  fields <- regmatches(line, gregexpr('"[a-z_]+": [0-9.eE+-]+', line))[[1]]
+  keys <- sub('"([a-z_]+)".*', "\\1", fields)
+  stats::setNames(as.list(as.numeric(sub('.*: ', "", fields))), keys)
+}
