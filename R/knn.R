@@ -253,10 +253,8 @@ search_knn <- function(data, n_cols, metric, nn_kind, n_threads, verbose,
 
 # Sparse data dense enough that the dense kernels beat the sparse ones runs
 # on a dense copy, when that copy fits in getOption("lsnn.max_dense_bytes").
-# The break-even densities were measured on 5,000 x 784 random data
-# (bench/bench-sparse.R): the approximate search on the sparse kernels took
-# 1.7x the dense time at 1% non-zero and 4x at 2%; the exact search's sparse
-# tiles were faster up to 5% (0.9x) and 1.6x slower at 10%.
+# The break-even densities are those measured by bench/bench-sparse.R
+# (bench/README.md, "How the defaults were chosen": "Sparse input").
 dense_if_faster <- function(data, nn_kind, verbose) {
   if (data$kind != "sparse") return(data)
   density <- length(data$rows@x) / (as.double(data$n) * data$d)

@@ -14,9 +14,9 @@
 # The most columns pca_components() computes exactly. The exact way costs
 # n d^2 multiply-adds for the covariance (in parallel, interruptible) and an
 # eigendecomposition of the d x d covariance on one thread that cannot be
-# interrupted: about 1 s at d = 784, 2.4 s at 1024 but 30 s at 2048, where
-# the matrix no longer fits in the cache. Beyond this, irlba's Lanczos
-# iterations cost less.
+# interrupted, which grows steeply once the matrix no longer fits in the
+# cache (bench/README.md, "PCA before the search"). Beyond this, irlba's
+# Lanczos iterations cost less.
 pca_exact_max_cols <- 1024L
 
 # The first k principal components of the rows of X (a dense numeric
