@@ -15,6 +15,10 @@
 #            layouts; plain UMAP's for reference.
 #   densne   t-SNE and den-SNE at their defaults: time, the radius
 #            correlation, and the KL of the layout (the grid's, over P).
+#   big      1e6 x 50 generated clusters of unequal spread
+#            (generate_clusters()): UMAP and densMAP on one approximate
+#            15-NN graph (searched once, not timed): the layouts' times and
+#            radius correlations.
 # Results go to bench/results/density-<part>.rds and are printed.
 suppressMessages(library(lsnn))
 source(file.path("bench", "common.R"))
@@ -22,7 +26,7 @@ source(file.path("bench", "common.R"))
 args <- commandArgs(trailingOnly = TRUE)
 parts <- if (length(args) == 0) c("densmap", "densne") else args
 threads <- 2L
-X <- fashion_data() / 255
+X <- if (any(c("densmap", "densne") %in% parts)) fashion_data() / 255
 radius_cor <- function(r) cor(r$radii$data, r$radii$layout)
 
 if ("densmap" %in% parts) {
@@ -70,4 +74,20 @@ if ("densne" %in% parts) {
   res$kl_ratio <- res$kl / res$kl[1]
   print(res)
   saveRDS(res, file.path(results_dir(), "density-densne.rds"))
+}
+
+if ("big" %in% parts) {
+  Xb <- generate_clusters(1e6)
+  g <- extended_knn(Xb, 15, 0, nn_kind = "approx", n_threads = threads, seed = 1)
+  rm(Xb)
+  runs <- lapply(c(FALSE, TRUE), function(d) {
+    t <- elapsed(r <- neighbor_embedding(nn_method = g, method = "umap", densmap = d,
+                                         ret_extra = "radii", n_threads = threads, seed = 1))
+    data.frame(layout = if (d) "densMAP" else "UMAP", seconds = t,
+               radius_correlation = radius_cor(r))
+  })
+  res <- do.call(rbind, runs)
+  res$time_ratio <- res$seconds / res$seconds[1]
+  print(res)
+  saveRDS(res, file.path(results_dir(), "density-big.rds"))
 }

@@ -365,8 +365,8 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
         next != 0 ? reinterpret_cast<std::uintptr_t>(prob.col) + 4 * next : 0;
     // The points of the entries kAhead places on are fetched now: P read as
     // one stream names them long before they are needed, and at 1e6 points
-    // their coordinates are mostly not in the nearer caches (bench/README.md,
-    // "How the defaults were chosen": "How a large P is read"). Rows read in
+    // their coordinates are mostly not in the nearer caches (bench/CHANGELOG.md,
+    // "How a large P is read"). Rows read in
     // another order (row_start) are left to the prefetch above.
     constexpr int kAhead = 32;
     const std::size_t stream_entries =

@@ -134,11 +134,11 @@ class CostEvaluator {
   // arrays are rewritten into its order instead, the values in single
   // precision (consume_affinities()), so that the attraction reads P as one
   // stream without a copy (as fast as the copy, without its memory, and
-  // faster than P's rows read where they are: bench/README.md, "How the
-  // defaults were chosen": "How a large P is read").
+  // faster than P's rows read where they are: bench/CHANGELOG.md, "How a
+  // large P is read").
   // Otherwise it keeps its own copy of P in its order, which the attraction
   // reads as one stream: values read in place leave the attraction waiting
-  // on memory (the same section: "Reading P in place").
+  // on memory (bench/CHANGELOG.md, "Reading P in place").
   CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
                 const SparseRows& P, std::size_t d, bool clean = false,
                 int* writable_col = nullptr, double* consumable_val = nullptr)
@@ -373,7 +373,7 @@ class CostEvaluator {
   // neighbours are stored near each other: so the points go in
   // breadth-first order over P (from the lowest unvisited point, the
   // neighbours in stored order), which stores each cluster together (its
-  // reads then hit the cache: bench/README.md, "Other t-SNE settings").
+  // reads then hit the cache: bench/CHANGELOG.md, "Other t-SNE settings").
   // The exact sum keeps the points' own order.
   void number_points() {
     order_.resize(n_);

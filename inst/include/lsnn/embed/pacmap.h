@@ -179,8 +179,8 @@ struct PairSchedule {
 // blocks, small enough (4096 points in 2-D) that their coordinates and
 // gradients stay in a core's L2 cache while the tile's pairs stream past
 // (4 bytes a pair). Evaluating each pair from both of its points instead
-// would read all over the layout, a cache miss a pair (bench/README.md,
-// "PaCMAP and LocalMAP": "The pair sums").
+// would read all over the layout, a cache miss a pair (bench/CHANGELOG.md,
+// "The pair sums").
 class PairTiles {
  public:
   // The blocks for n points in d dimensions with `pairs` pairs in all: two
