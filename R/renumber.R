@@ -1,6 +1,6 @@
 # PaCMAP's and LocalMAP's layouts from a number of points on run in an order
 # of the points that keeps neighbours near in memory
-# (inst/include/lsnn/embed/renumber.h: a breadth-first walk of the near
+# (inst/include/lsnn/graph/renumber.h: a breadth-first walk of the near
 # graph), and return their rows in the user's order. Below it nothing is
 # renumbered, so those layouts are as before. The internal option
 # lsnn.renumber (for measurements and tests): FALSE never renumbers, TRUE

@@ -1,7 +1,7 @@
-// Glue for the renumbering of large layouts (inst/include/lsnn/embed/renumber.h).
+// Glue for the renumbering of large layouts (inst/include/lsnn/graph/renumber.h).
 #include <Rcpp.h>
 
-#include <lsnn/embed/renumber.h>
+#include <lsnn/graph/renumber.h>
 
 #include <cstddef>
 
