@@ -369,8 +369,8 @@ ne_check_args <- function(a, given) {
   }
   if (!is.null(a$n_neighbors)) {
     a$n_neighbors <- check_whole(a$n_neighbors, "n_neighbors", min = entry$min_neighbors)
-  } else if (entry$run == "ne_run_affinities") {
-    a$n_neighbors <- 15L
+  } else {
+    a["n_neighbors"] <- list(entry$n_neighbors)
   }
   a <- ne_check_numbers(a)
   a$ret_extra <- check_ret_extra(a$ret_extra, c("nn", "P", "fgraph", "pairs", "radii"),
@@ -390,8 +390,9 @@ ne_check_args <- function(a, given) {
   # (labels or targets of a supervised layout: R/supervised.R)
   a["target"] <- list(check_target(a$y, a$target_weight, a$target_n_neighbors,
                                    a$target_metric, a$method, a$n_neighbors))
-  # (PaCMAP's step size has no default that depends on the data)
-  if (entry$run == "ne_pacmap" && !is.null(a$eta)) {
+  # (a step size without a default that depends on the data, as PaCMAP's,
+  # is checked with the other arguments)
+  if (is.null(entry$eta) && !is.null(a$eta)) {
     a$eta <- check_number(a$eta, "eta", min = 0, above = TRUE)
   }
   a$entry <- entry
@@ -425,7 +426,6 @@ ne_check_numbers <- function(a) {
 # by `pca`): the data, a graph, distances or affinities; or a shard set's
 # rows and graph, which only PaCMAP and LocalMAP lay out.
 ne_inputs <- function(X, nn_method, P, a) {
-  pacmap <- a$entry$run == "ne_pacmap"
   if (inherits(X, "lsnn_shards")) {
     if (!is.null(P)) stop_arg("give the affinities as 'P' or a shard set as 'X', not both")
     if (a$ret_model) {
@@ -446,7 +446,7 @@ ne_inputs <- function(X, nn_method, P, a) {
              " (it is ", a$n_components, ")")
   }
   reduce_inputs(inputs, a$pca, a$pca_center, a$n_threads, a$verbose, "neighbor_embedding",
-                default = if (pacmap && a$metric %in% pca_metrics) pacmap_default_pca,
+                default = if (a$metric %in% pca_metrics) a$entry$default_pca,
                 metric = a$metric)
 }
 

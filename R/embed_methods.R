@@ -18,9 +18,11 @@ ne_methods <- function() {
     umap = ne_method("umap", "ne_run_affinities", cost_exact_max_n = 2000L),
     tumap = ne_method("tumap", "ne_run_affinities", cost_exact_max_n = 7000L),
     pacmap = ne_method("pacmap", "ne_pacmap", extras = c("nn", "pairs"),
-                       unused = ne_unused_by_pacmap, min_neighbors = 1L),
+                       unused = ne_unused_by_pacmap, min_neighbors = 1L, n_neighbors = NULL,
+                       eta = NULL, default_pca = pacmap_default_pca),
     localmap = ne_method("localmap", "ne_pacmap", extras = c("nn", "pairs"),
-                         unused = ne_unused_by_pacmap, min_neighbors = 1L)
+                         unused = ne_unused_by_pacmap, min_neighbors = 1L, n_neighbors = NULL,
+                         eta = NULL, default_pca = pacmap_default_pca)
   )
 }
 
@@ -28,18 +30,23 @@ ne_methods <- function() {
 # the inputs and the checked arguments (function(inputs, a, t_start),
 # returning what ne_result() assembles); the extras `ret_extra` may name;
 # the arguments it does not use (a warning when given); the fewest
-# neighbours it takes; and, for the methods of input affinities, the
-# defaults of the full-gradient layout (max_iter, eta as a function of n,
+# neighbours it takes and their default (NULL: the method's own rule); the
+# reduction of the data by default (a function of the data, as
+# reduce_inputs() takes it, or NULL); and, for the methods of input
+# affinities, the defaults of the full-gradient layout (max_iter, eta as a
+# function of n, or NULL for a step that does not depend on the data,
 # exaggeration), whether negative sampling may lay it out, the largest n
 # whose recorded costs sum all pairs, the cost's repulsion weight (gamma, a
 # function of n) and that of one sampled repulsion, and the start when
 # `init` is not given.
 ne_method <- function(name, run, extras = c("nn", "P", "fgraph", "radii"), unused = character(),
-                      min_neighbors = 2L, max_iter = 1000L, eta = function(n) 0.03,
+                      min_neighbors = 2L, n_neighbors = 15L, default_pca = NULL,
+                      max_iter = 1000L, eta = function(n) 0.03,
                       exaggeration = 1, sampled = TRUE, cost_exact_max_n = 10000L,
                       cost_gamma = function(n) 1, sampled_gamma = 1,
                       start = function(n, has_data) "spectral") {
   list(name = name, run = run, extras = extras, unused = unused, min_neighbors = min_neighbors,
+       n_neighbors = n_neighbors, default_pca = default_pca,
        max_iter = max_iter, eta = eta, exaggeration = exaggeration, sampled = sampled,
        cost_exact_max_n = cost_exact_max_n, cost_gamma = cost_gamma,
        sampled_gamma = sampled_gamma, start = start)
