@@ -166,7 +166,7 @@ umap_affinities <- function(X = NULL, n_neighbors = 15, nn_method = NULL,
   bandwidth <- check_number(bandwidth, "bandwidth", min = 0, above = TRUE)
   set_op_mix_ratio <- check_number(set_op_mix_ratio, "set_op_mix_ratio", min = 0, max = 1)
   ret_extra <- check_flag(ret_extra, "ret_extra")
-  g <- graph_of_inputs(inputs, n_neighbors, n_threads, verbose, "umap_affinities")
+  g <- graph_of_inputs(inputs, n_neighbors, n_threads, verbose, "umap_affinities", draw_seed())
   res <- umap_of_graph(g, local_connectivity, bandwidth, set_op_mix_ratio, n_threads, verbose)
   if (ret_extra) res else res$V
 }

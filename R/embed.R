@@ -339,6 +339,8 @@ neighbor_embedding <- function(X = NULL,
   # (before any argument is assigned, which makes missing() FALSE)
   given <- names(match.call())[-1]
   a <- ne_check_args(mget(setdiff(names(formals()), c("X", "nn_method", "P", "seed"))), given)
+  # (the call's one seed: each random step derives its own, R/seeds.R)
+  a$seed <- draw_seed()
   # (the inputs are passed on without a binding here, so that a method can
   # free the rows it read or reduced once it no longer needs them)
   run <- get(a$entry$run, mode = "function")

@@ -6,9 +6,10 @@
 # `P` (ne_given_affinities()), or those of the graph (given, searched in the
 # data, or read from the distances; with ret_model, the index of the data
 # too). Returns list(P, graph, index); the graph NULL unless `keep_graph`
-# (it is let go as soon as it has served: see below).
+# (it is let go as soon as it has served: see below). `seed`: the call's
+# (R/seeds.R).
 ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_threads,
-                          verbose, ret_model, keep_graph = TRUE) {
+                          verbose, ret_model, seed, keep_graph = TRUE) {
   if (!is.null(inputs$P)) {
     return(list(P = ne_given_affinities(inputs$P, method), graph = NULL, index = NULL))
   }
@@ -25,7 +26,8 @@ ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_
     by_graph <- !few || !is.null(inputs$distances) || !identical(inputs$metric, "euclidean")
     if (is.null(graph) && by_graph) {
       n_cols <- if (few) n else min(n, as.integer(ceiling(3 * perplexity)) + 1L)
-      graph <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_index)
+      graph <- ne_data_graph(inputs, n_cols, neighbors, n_threads, verbose, ret_index,
+                             step_seed(seed, "graph"))
       index <- graph$index
       graph <- graph$graph
     }
@@ -51,7 +53,8 @@ ne_affinities <- function(inputs, method, perplexity, n_neighbors, neighbors, n_
         stop_arg("'n_neighbors' must be at most the number of points, ", n, " (it is ",
                  n_neighbors, ")")
       }
-      graph <- ne_data_graph(inputs, n_neighbors, neighbors, n_threads, verbose, ret_index)
+      graph <- ne_data_graph(inputs, n_neighbors, neighbors, n_threads, verbose, ret_index,
+                             step_seed(seed, "graph"))
       index <- graph$index
       graph <- graph$graph
     }
@@ -90,22 +93,24 @@ ne_given_affinities <- function(affinities, method) {
 # The neighbours of the data's rows, a graph of `n_cols` columns (the row
 # itself first): the nearest ("knn", by the one search rule of
 # graph_of_inputs()) or the locally scaled ones ("lsnn"); with `ret_index`
-# also the index that places new rows (neighbor_embedding_transform()).
-ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_index) {
+# also the index that places new rows (neighbor_embedding_transform()). The
+# search's seed is `seed` (of draw_seed()'s form).
+ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_index, seed) {
   if (!is.null(inputs$distances)) {
     if (neighbors == "knn") {
       return(list(graph = graph_of_inputs(inputs, n_cols, n_threads, verbose,
-                                          "neighbor_embedding"), index = NULL))
+                                          "neighbor_embedding", seed), index = NULL))
     }
     # as locally_scaled_knn(): the locally scaled among 50 extra candidates
     n_near <- max(1L, min(n_cols, inputs$n - 1L))
-    enn <- graph_of_inputs(inputs, n_near + 51L, n_threads, verbose, "neighbor_embedding")
+    enn <- graph_of_inputs(inputs, n_near + 51L, n_threads, verbose, "neighbor_embedding",
+                           seed)
     return(list(graph = enn_to_lsnn(enn, n_near, n_extra = 51L, n_threads = n_threads),
                 index = NULL))
   }
   if (neighbors == "knn" && !ret_index) {
     return(list(graph = graph_of_inputs(inputs, n_cols, n_threads, verbose,
-                                        "neighbor_embedding"), index = NULL))
+                                        "neighbor_embedding", seed), index = NULL))
   }
   metric <- if (is.null(inputs$metric)) "euclidean" else inputs$metric
   kind <- search_kind(inputs$n)
@@ -114,10 +119,12 @@ ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_ind
   X <- dense_or_rows(inputs$data)
   res <- if (neighbors == "knn") {
     extended_knn(X, n_neighbors = n_cols - 1L, n_extra = 0, n_threads = n_threads,
-                 nn_kind = kind, verbose = verbose, ret_index = ret_index, metric = metric)
+                 nn_kind = kind, verbose = verbose, ret_index = ret_index, metric = metric,
+                 seed = seed[[1]])
   } else {
     locally_scaled_knn(X, n_neighbors = n_cols, n_threads = n_threads, nn_kind = kind,
-                       verbose = verbose, ret_index = ret_index, metric = metric)
+                       verbose = verbose, ret_index = ret_index, metric = metric,
+                       seed = seed[[1]])
   }
   if (!ret_index) return(list(graph = res, index = NULL))
   list(graph = if (neighbors == "knn") res$enn else res$lsnn, index = res$index)
@@ -132,10 +139,11 @@ ne_run_affinities <- function(inputs, a, t_start) {
   keep_nn <- is.character(a$ret_extra) && "nn" %in% a$ret_extra
   radii_wanted <- dens_radii_wanted(a$dens, a$ret_extra, inputs, a$method)
   aff <- ne_affinities(inputs, a$method, a$perplexity, a$n_neighbors, a$neighbors, a$n_threads,
-                       a$verbose, a$ret_model, keep_graph = keep_nn || radii_wanted)
+                       a$verbose, a$ret_model, a$seed, keep_graph = keep_nn || radii_wanted)
   # (the data's radii from the data's own affinities, before any labels)
   data_radii <- if (radii_wanted) dens_data_radii(aff$P, aff$graph, inputs, a$n_threads)
-  P <- supervise_affinities(aff$P, a$target, a$method, a$n_threads, a$verbose)
+  P <- supervise_affinities(aff$P, a$target, a$method, a$n_threads, a$verbose,
+                            step_seed(a$seed, "target_graph"))
   graph <- if (keep_nn) aff$graph
   index <- aff$index
   # what the search and the affinities let go (the graph, the conditional
@@ -234,7 +242,7 @@ ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access, data_radii =
     final_momentum = a$final_momentum, mom_switch_iter = a$mom_switch_iter,
     exaggeration = s$exaggeration, stop_lying_iter = s$stop_lying_iter, min_gain = a$min_gain,
     negative_sample_rate = a$negative_sample_rate, gamma = s$gamma,
-    seed = if (sampled) draw_seed())
+    seed = if (sampled) step_seed(a$seed, "layout"))
   ne_msg(a$verbose, "neighbor_embedding: optimizing (",
          if (sampled) "learning rate " else "eta ", signif(s$eta, 4), ", ", s$grad_kind,
          " gradient)")
@@ -260,7 +268,8 @@ ne_affinity_model <- function(inputs, index, s, a, Y) {
   n <- inputs$n
   if (is.null(index) && !is.null(inputs$data)) {
     index <- ne_data_graph(inputs, ne_query_k(a$method, n, a$perplexity, a$n_neighbors) + 1L,
-                           a$neighbors, a$n_threads, a$verbose, TRUE)$index
+                           a$neighbors, a$n_threads, a$verbose, TRUE,
+                           step_seed(a$seed, "index"))$index
   }
   cost <- if (s$sampled) utils::modifyList(s$cs, list(gamma = s$cost_gamma)) else s$cs
   ne_model(a$method, cost = cost, gradient = s$grad_kind, embedding = unname(Y), index = index,

@@ -248,8 +248,9 @@ read_distances <- function(D, name) {
 # The graph of resolve_inputs()'s points: nn_method as given, or else the
 # n_cols nearest neighbours of each row of X (itself included, as every count
 # of graph columns inside lsnn is), from the search search_kind() picks, or
-# read exactly from the distances of a dist object.
-graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller) {
+# read exactly from the distances of a dist object. The approximate search
+# runs from `seed` (of draw_seed()'s form), its caller's.
+graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller, seed) {
   if (!is.null(inputs$graph)) return(inputs$graph)
   if (!is.null(inputs$distances)) {
     if (verbose) message(caller, ": ", n_cols - 1L, "-nearest neighbours from the distances")
@@ -259,9 +260,7 @@ graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller) {
   kind <- search_kind(inputs$n)
   if (verbose) message(caller, ": ", kind, " ", n_cols - 1L, "-nearest neighbours")
   metric <- if (is.null(inputs$metric)) "euclidean" else inputs$metric
-  # (the search is chosen here, so its seed is drawn here)
-  search_knn(inputs$data, n_cols, metric, kind, n_threads, verbose,
-             seed = if (kind == "approx") draw_seed())
+  search_knn(inputs$data, n_cols, metric, kind, n_threads, verbose, seed = seed)
 }
 
 # The one rule for the functions that search neighbours themselves

@@ -120,9 +120,9 @@ ne_pacmap <- function(inputs, a, t_start) {
   near <- pacmap_near_graph(inputs, a, counts[["near"]])
   graph <- near$graph
   near_k <- pacmap_near_columns(graph, counts[["near"]])
-  seed <- draw_seed()
   ne_msg(verbose, "neighbor_embedding: mid-near pairs")
-  mid_near <- .pacmap_mid_near(data, a$metric, counts[["mid_near"]], seed, a$n_threads,
+  mid_near <- .pacmap_mid_near(data, a$metric, counts[["mid_near"]], step_seed(a$seed, "pairs"),
+                               a$n_threads,
                                simd_option())
   t_aff <- proc.time()[["elapsed"]]
 
@@ -150,11 +150,12 @@ ne_pacmap <- function(inputs, a, t_start) {
   # (a large layout runs in an order of the near graph: R/renumber.R)
   order <- layout_order(graph$idx, 1L, near_k, n)
   layout <- renumbered_callback(layout, order)
-  # the further pairs are drawn inside the layout, from the same seed
+  # (the further pairs, and LocalMAP's redraws, are drawn inside the layout)
   res <- .pacmap_layout(Y0, 0L, list(near = graph$idx, near_from = 1L, near_k = near_k,
                                      mid_near = mid_near, further = NULL,
                                      n_further = counts[["further"]]),
-                        layout, seed, a$n_threads, verbose, want_pairs, order)
+                        layout, step_seed(a$seed, "layout"), a$n_threads, verbose, want_pairs,
+                        order)
   pairs <- if (want_pairs) {
     list(near = graph$idx[, 1L + seq_len(near_k), drop = FALSE], mid_near = mid_near,
          further = res$further)
@@ -215,18 +216,19 @@ pacmap_near_graph <- function(inputs, a, n_near) {
   if (!is.null(inputs$graph)) return(list(graph = inputs$graph, index = NULL))
   kind <- search_kind(inputs$n)
   ne_msg(a$verbose, "neighbor_embedding: ", kind, " locally scaled neighbours")
-  found <- pacmap_lsnn(inputs$data, inputs$n, n_near, a, kind, a$ret_model, a$verbose)
+  found <- pacmap_lsnn(inputs$data, inputs$n, n_near, a, kind, a$ret_model, "graph", a$verbose)
   if (a$ret_model) list(graph = found$lsnn, index = found$index) else list(graph = found)
 }
 
 # PaCMAP's locally scaled search of the data (its scales from the columns
-# of pacmap_scale_columns()).
-pacmap_lsnn <- function(data, n, n_near, a, kind, ret_index, verbose = FALSE) {
+# of pacmap_scale_columns()), the call's step `step` (R/seeds.R).
+pacmap_lsnn <- function(data, n, n_near, a, kind, ret_index, step, verbose = FALSE) {
   scale <- pacmap_scale_columns(n)
   locally_scaled_knn(dense_or_rows(data), n_neighbors = n_near + 1L, n_extra = 50,
                      scale_from = scale[["from"]], scale_to = scale[["to"]],
                      n_threads = a$n_threads, nn_kind = kind, verbose = verbose,
-                     ret_index = ret_index, metric = a$metric)
+                     ret_index = ret_index, metric = a$metric,
+                     seed = step_seed_number(a$seed, step))
 }
 
 # A PaCMAP model, with the index of its data (searched again when the graph
@@ -234,7 +236,7 @@ pacmap_lsnn <- function(data, n, n_near, a, kind, ret_index, verbose = FALSE) {
 pacmap_model <- function(a, Y, index, data, counts, eta, pca) {
   if (is.null(index)) {
     index <- pacmap_lsnn(data, nrow(Y), counts[["near"]], a, search_kind(nrow(Y)),
-                         ret_index = TRUE)$index
+                         ret_index = TRUE, step = "index")$index
   }
   ne_model(a$method, cost = list(method = a$method, low_dist_thres = a$low_dist_thres),
            gradient = "pairs", embedding = unname(Y), index = index, neighbors = "lsnn",
@@ -361,21 +363,20 @@ pacmap_cost_gradient <- function(Y, pairs, method, weights, low_dist_thres, n_th
 # row's near pairs are its locally scaled neighbours among the reference
 # rows and its further pairs random other reference rows; it starts at the
 # mean of its near partners and moves under the last phase's weights (near
-# 1, further 1) against the fixed reference.
+# 1, further 1) against the fixed reference. `seed`: the call's (R/seeds.R).
 pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verbose,
-                             callback = NULL, epoch = 10L, row_names = NULL) {
+                             callback, epoch, row_names, seed) {
   Y_ref <- model$embedding
   n_ref <- nrow(Y_ref)
   k <- min(model$n_neighbors, n_ref - 1L)
   if (is.null(graph)) {
     data <- prepare_data(X_new, "euclidean", "X_new", min_rows = 1)
-    graph <- model_query(model, data, n_threads, verbose)
+    graph <- model_query(model, data, n_threads, verbose, step_seed(seed, "query"))
   }
   near <- graph$idx[, seq_len(min(k, ncol(graph$idx))), drop = FALSE]
   m <- nrow(near)
-  seed <- draw_seed()
   n_far <- min(model$negative_sample_rate, n_ref - 1L - ncol(near))
-  further <- .pacmap_further(near, n_ref, max(n_far, 0L), seed, n_threads)
+  further <- .pacmap_further(near, n_ref, max(n_far, 0L), step_seed(seed, "pairs"), n_threads)
   Y0 <- matrix(0, m, ncol(Y_ref))
   for (j in seq_len(ncol(near))) Y0 <- Y0 + Y_ref[near[, j], , drop = FALSE]
   Y0 <- Y0 / ncol(near)
@@ -386,7 +387,9 @@ pacmap_transform <- function(model, X_new, graph, max_iter, eta, n_threads, verb
                                callback = callback, callback_every = epoch,
                                row_names = row_names)
   ne_msg(verbose, "neighbor_embedding_transform: placing ", m, " points (Adam)")
-  res <- .pacmap_layout(rbind(Y_ref, Y0), n_ref, pairs, layout, seed, n_threads, verbose, FALSE)
+  # (the further pairs are given: the layout's seed draws nothing here)
+  res <- .pacmap_layout(rbind(Y_ref, Y0), n_ref, pairs, layout, step_seed(seed, "layout"),
+                        n_threads, verbose, FALSE)
   Y <- res$Y[n_ref + seq_len(m), , drop = FALSE]
   attr(Y, "cost") <- res$cost
   attr(Y, "iterations") <- res$iterations

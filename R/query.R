@@ -227,8 +227,7 @@ prepare_query <- function(index, query, name = "query") {
 # rows, or many of them wanted (the graph search then scores most rows).
 query_runs_exact <- function(n_ref, k) n_ref <= 512 || 4 * k >= n_ref
 
-query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose) {
-  seed <- if (nn_kind == "approx") draw_seed() else c(0L, 0L)
+query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose, seed) {
   exact <- nn_kind == "exact" || query_runs_exact(nrow(index$data), k)
   search <- c(index$graph, index$search, list(epsilon = epsilon))
   if (data$kind != "sparse") {
@@ -324,7 +323,7 @@ extended_knn_query <- function(index, query, n_neighbors, nn_kind = "approx", n_
   verbose <- check_flag(verbose, "verbose")
   epsilon <- check_number(epsilon, "epsilon", min = 0)
   data <- prepare_query(index, query)
-  query_knn(index, data, n_neighbors, nn_kind, epsilon, n_threads, verbose)
+  query_knn(index, data, n_neighbors, nn_kind, epsilon, n_threads, verbose, draw_seed())
 }
 
 #' Locally scaled nearest reference rows of new data
@@ -410,13 +409,14 @@ locally_scaled_knn_query <- function(index, query, n_neighbors = 15, n_extra = 5
              "each query row, more than the ", k, " searched; raise 'n_extra'")
   }
   data <- prepare_query(index, query)
-  query_lsnn(index, data, n_neighbors, k, nn_kind, epsilon, n_threads, verbose)
+  query_lsnn(index, data, n_neighbors, k, nn_kind, epsilon, n_threads, verbose, draw_seed())
 }
 
 # The n_neighbors locally scaled neighbours of prepared query rows among
-# their k nearest reference rows (k at least scale_to - 1).
-query_lsnn <- function(index, data, n_neighbors, k, nn_kind, epsilon, n_threads, verbose) {
-  enn <- query_knn(index, data, k, nn_kind, epsilon, n_threads, verbose)
+# their k nearest reference rows (k at least scale_to - 1), the approximate
+# search from `seed`.
+query_lsnn <- function(index, data, n_neighbors, k, nn_kind, epsilon, n_threads, verbose, seed) {
+  enn <- query_knn(index, data, k, nn_kind, epsilon, n_threads, verbose, seed)
   .locally_scaled_query(enn$idx, enn$dist, index$sigma, n_neighbors, index$scale_from,
                         index$scale_to, n_threads)
 }

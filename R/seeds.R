@@ -16,6 +16,21 @@ draw_seed <- function() {
 # on which step it is, not on when or where it runs.
 derive_seed <- function(seed, ...) .derive_seed(seed, as.double(c(...)))
 
+# The random steps of one call, each numbered for step_seed(): a call of an
+# exported function draws one seed (draw_seed()) first thing, and hands each
+# step the seed derived from it, so that a step's numbers do not depend on
+# which other steps ran before it (a search that happens to be exact draws
+# nothing, and the start drawn from R's generator after it stays the same).
+call_steps <- c(graph = 1, target_graph = 2, layout = 3, pairs = 4, index = 5, query = 6)
+
+# The seed of the step named `step` (of call_steps) of the call whose seed is
+# `seed`, of draw_seed()'s form.
+step_seed <- function(seed, step) derive_seed(seed, call_steps[[step]])
+
+# The same as a whole number, for the `seed` argument of an exported function
+# that a step calls (which then draws its own seeds under set.seed() of it).
+step_seed_number <- function(seed, step) step_seed(seed, step)[[1]]
+
 # `m` distinct rows of 1..n in increasing order, drawn from a seed of
 # draw_seed() (without R's generator).
 sample_rows <- function(seed, n, m) .sample_rows(seed, as.double(n), as.double(m))

@@ -125,7 +125,8 @@ check_target_rows <- function(target, n) {
 # mixed with the target's graph for `method`: a fuzzy graph again for UMAP
 # and t-UMAP, scaled to sum to 1 for t-SNE and LargeVis. `P` itself when
 # there is nothing to mix (no target, a weight of 0, no labelled point).
-supervise_affinities <- function(P, target, method, n_threads, verbose) {
+# The targets' search (numeric targets) runs from `seed`.
+supervise_affinities <- function(P, target, method, n_threads, verbose, seed) {
   if (is.null(target) || target$weight == 0) return(P)
   unlabelled <- if (target$kind == "categorical") is.na(target$labels) else
     rowSums(is.na(target$values)) > 0
@@ -138,7 +139,7 @@ supervise_affinities <- function(P, target, method, n_threads, verbose) {
     target_categorical(P, target$labels, target$weight)
   } else {
     right <- target_graph(target$values, unlabelled, target$n_neighbors, target$metric,
-                          n_threads, verbose)
+                          n_threads, verbose, seed)
     target_intersection(P, right, unlabelled, target$weight)
   }
   if (length(mixed@x) == 0) {
@@ -175,7 +176,7 @@ target_categorical <- function(P, labels, weight) {
 # The UMAP graph of the labelled targets, as an n x n dgCMatrix (no edge at
 # an unlabelled point): each labelled point's k nearest labelled targets
 # (itself included; all of them when fewer).
-target_graph <- function(values, unlabelled, k, metric, n_threads, verbose) {
+target_graph <- function(values, unlabelled, k, metric, n_threads, verbose, seed) {
   n <- nrow(values)
   rows <- which(!unlabelled)
   m <- length(rows)
@@ -184,8 +185,7 @@ target_graph <- function(values, unlabelled, k, metric, n_threads, verbose) {
   data <- prepare_data(values[rows, , drop = FALSE], metric)
   kind <- search_kind(m)
   ne_msg(verbose, "neighbor_embedding: ", kind, " ", k - 1L, "-nearest neighbours of the targets")
-  graph <- search_knn(data, k, metric, kind, n_threads, verbose,
-                      seed = if (kind == "approx") draw_seed())
+  graph <- search_knn(data, k, metric, kind, n_threads, verbose, seed = seed)
   V <- umap_of_graph(graph, n_threads = n_threads)$V
   # (rows increase, so the entries stay in column order)
   Matrix::sparseMatrix(i = rows[V@i + 1L], j = rows[entry_columns(V)], x = V@x,

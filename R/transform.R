@@ -95,6 +95,8 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   epoch <- check_whole(epoch, "epoch", min = 1)
   if (!is.null(max_iter)) max_iter <- check_whole(max_iter, "max_iter", min = 0)
   if (!is.null(eta)) eta <- check_number(eta, "eta", min = 0, above = TRUE)
+  # (the call's one seed: each random step derives its own, R/seeds.R)
+  call_seed <- draw_seed()
   Y_ref <- model$embedding
   n_ref <- nrow(Y_ref)
   new_data <- if (!is.null(X_new)) prepare_new_rows(model, X_new)
@@ -114,12 +116,13 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
   }
   if (model$method %in% c("pacmap", "localmap")) {
     Y <- pacmap_transform(model, if (!is.null(new_data)) dense_or_rows(new_data), nn_method,
-                          max_iter, eta, n_threads, verbose, callback, epoch, row_names)
+                          max_iter, eta, n_threads, verbose, callback, epoch, row_names,
+                          call_seed)
     dimnames(Y) <- list(row_names, colnames(Y_ref))
     return(Y)
   }
   Y <- place_affinity_points(model, new_data, nn_method, max_iter, eta, n_threads, verbose,
-                             callback, epoch, row_names)
+                             callback, epoch, row_names, call_seed)
   dimnames(Y) <- list(row_names, colnames(Y_ref))
   Y
 }
@@ -127,15 +130,15 @@ neighbor_embedding_transform <- function(X_new = NULL, model, nn_method = NULL,
 # neighbor_embedding_transform() for t-SNE, LargeVis, UMAP and t-UMAP: the
 # new rows' neighbours among the reference rows (given, or queried), their
 # affinities, a start at the weighted mean of their neighbours, and the
-# placement with the reference held fixed.
+# placement with the reference held fixed. `seed`: the call's (R/seeds.R).
 place_affinity_points <- function(model, new_data, nn_method, max_iter, eta, n_threads, verbose,
-                                  callback, epoch, row_names) {
+                                  callback, epoch, row_names, seed) {
   Y_ref <- model$embedding
   n_ref <- nrow(Y_ref)
   graph <- if (!is.null(nn_method)) nn_method else {
     ne_msg(verbose, "neighbor_embedding_transform: ", model$neighbors, " neighbours of ",
            new_data$n, " new rows")
-    model_query(model, new_data, n_threads, verbose)
+    model_query(model, new_data, n_threads, verbose, step_seed(seed, "query"))
   }
   m <- nrow(graph$idx)
   tsne_like <- model$method %in% c("tsne", "largevis")
@@ -160,7 +163,7 @@ place_affinity_points <- function(model, new_data, nn_method, max_iter, eta, n_t
   layout <- if (sampled) {
     ne_layout_settings("sampled", max_iter, if (verbose) 10L else 0L, eta, callback, epoch,
                        row_names, negative_sample_rate = model$negative_sample_rate,
-                       gamma = model$sample_gamma, seed = draw_seed())
+                       gamma = model$sample_gamma, seed = step_seed(seed, "layout"))
   } else {
     ne_layout_settings("gradient_descent", max_iter, 50L, eta, callback, epoch, row_names,
                        mom_switch_iter = 50L)
@@ -206,14 +209,14 @@ prepare_new_rows <- function(model, X_new) {
 
 # The new rows' neighbours among the reference rows, by the model's index,
 # with the query functions' default search (approximate, epsilon 0.02,
-# locally scaled among 50 extra candidates).
-model_query <- function(model, data, n_threads, verbose) {
+# locally scaled among 50 extra candidates), from `seed`.
+model_query <- function(model, data, n_threads, verbose, seed) {
   k <- ne_query_k(model$method, nrow(model$embedding), model$perplexity, model$n_neighbors)
   if (model$neighbors == "lsnn") {
     n_searched <- as.integer(min(k + 50, nrow(model$embedding)))
-    query_lsnn(model$index, data, k, n_searched, "approx", 0.02, n_threads, verbose)
+    query_lsnn(model$index, data, k, n_searched, "approx", 0.02, n_threads, verbose, seed)
   } else {
-    query_knn(model$index, data, k, "approx", 0.02, n_threads, verbose)
+    query_knn(model$index, data, k, "approx", 0.02, n_threads, verbose, seed)
   }
 }
 
