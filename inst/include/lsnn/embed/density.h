@@ -35,6 +35,12 @@
 // added in block order), which are the driver's phase step of each
 // iteration (prepare()), then each point's gradient from its own row
 // (add_gradient()). No sum depends on the number of threads.
+//
+// The passes read every edge's partner at random: on large layouts they wait
+// on memory, not on arithmetic. prepare() therefore copies the coordinates
+// point by point (one cache line a partner, where the column-major layout
+// takes one per dimension) and keeps each edge's w and w' for the gradient
+// pass, which then computes no power.
 #ifndef LSNN_DENSITY_H
 #define LSNN_DENSITY_H
 
@@ -195,7 +201,8 @@ class DensityTerm {
   // The layout's log radii re at Y (n x d, column-major) into `out`.
   template <typename Executor>
   void layout_log_radii(const double* Y, double* out, Executor& executor) {
-    radii(Y, executor);
+    copy_by_point(Y, executor);
+    radii(executor);
     std::copy(re_.begin(), re_.end(), out);
   }
 
@@ -206,7 +213,8 @@ class DensityTerm {
   // gradient and the value below are those of the Y prepared last.
   template <typename Executor>
   void prepare(const double* Y, Executor& executor) {
-    radii(Y, executor);
+    copy_by_point(Y, executor);
+    radii(executor);
     const double nn = static_cast<double>(n_);
     const double m = block_sum(executor, [&](std::size_t i) { return re_[i]; }) / nn;
     const double V =
@@ -236,14 +244,17 @@ class DensityTerm {
   // The term's value at the prepared Y: -lambda W corr.
   double value() const { return -s_.lambda * weight_ * corr_; }
 
-  // Adds `scale` times the term's gradient at the prepared Y (the same Y,
-  // n x d column-major) to grad, each coordinate of a point's addition
-  // clipped to +-clip; each point from its own row.
+  // Adds `scale` times the term's gradient at the prepared coordinates to
+  // grad (n x d, column-major), each coordinate of a point's addition
+  // clipped to +-clip; each point from its own row. The gradient is that at
+  // the Y given to prepare() (the only one the steppers evaluate), which
+  // this pass reads in prepare()'s copy.
   template <typename Executor>
-  void add_gradient(const double* Y, double* grad, double scale, Executor& executor,
+  void add_gradient(double* grad, double scale, Executor& executor,
                     double clip = HUGE_VAL) const {
     const double factor = -s_.lambda * weight_ * scale;
     const std::size_t n = n_, d = d_;
+    const double* Yp = Yp_.data();
     executor.parallel_for(
         0, n_,
         [&](std::size_t b, std::size_t e) {
@@ -254,11 +265,10 @@ class DensityTerm {
               const std::size_t j = static_cast<std::size_t>(col_[t]);
               double q = 0.0;
               for (std::size_t c = 0; c < d; ++c) {
-                dy[c] = Y[c * n + i] - Y[c * n + j];
+                dy[c] = Yp[i * d + c] - Yp[j * d + c];
                 q += dy[c] * dy[c];
               }
-              double w, wp;
-              kernel(q, &w, &wp);
+              const double w = w_[t], wp = wp_[t];
               const double coef = c_[i] * (w + wp * (q - S_[i])) + c_[j] * (w + wp * (q - S_[j]));
               for (std::size_t c = 0; c < d; ++c) acc[c] += 2.0 * coef * dy[c];
             }
@@ -275,7 +285,7 @@ class DensityTerm {
   template <typename Executor>
   double add(const double* Y, double* grad, double scale, Executor& executor) {
     prepare(Y, executor);
-    add_gradient(Y, grad, scale, executor);
+    add_gradient(grad, scale, executor);
     return value();
   }
 
@@ -294,10 +304,29 @@ class DensityTerm {
     *wp = q > 0.0 ? -a_ * b_ * (qb / q) * *w * *w : 0.0;
   }
 
-  // S_i, D_i and re_i at Y, each point from its own row
+  // Yp_: Y (n x d, column-major) point by point
   template <typename Executor>
-  void radii(const double* Y, Executor& executor) {
+  void copy_by_point(const double* Y, Executor& executor) {
     const std::size_t n = n_, d = d_;
+    Yp_.resize(n * d);
+    executor.parallel_for(
+        0, n_,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) {
+            for (std::size_t c = 0; c < d; ++c) Yp_[i * d + c] = Y[c * n + i];
+          }
+        },
+        4096);
+  }
+
+  // S_i, D_i and re_i at Yp_, and each edge's w and w', each point from its
+  // own row
+  template <typename Executor>
+  void radii(Executor& executor) {
+    const std::size_t d = d_;
+    const double* Yp = Yp_.data();
+    w_.resize(col_.size());
+    wp_.resize(col_.size());
     executor.parallel_for(
         0, n_,
         [&](std::size_t b, std::size_t e) {
@@ -307,11 +336,13 @@ class DensityTerm {
               const std::size_t j = static_cast<std::size_t>(col_[t]);
               double q = 0.0;
               for (std::size_t c = 0; c < d; ++c) {
-                const double dy = Y[c * n + i] - Y[c * n + j];
+                const double dy = Yp[i * d + c] - Yp[j * d + c];
                 q += dy * dy;
               }
               double w, wp;
               kernel(q, &w, &wp);
+              w_[t] = w;
+              wp_[t] = wp;
               num += w * q;
               den += w;
             }
@@ -353,6 +384,9 @@ class DensityTerm {
   double corr_ = 0.0;
   std::vector<int> ptr_, col_;
   std::vector<double> z_, S_, D_, re_, c_;
+  // the coordinates point by point, and each edge's w and w', at the Y
+  // prepared last
+  std::vector<double> Yp_, w_, wp_;
 };
 
 // An objective with the density term added from the step the term starts
@@ -384,7 +418,7 @@ class DensityObjective {
                   Executor& executor) {
     const double cost = inner_.evaluate(Y, want_cost, grad, pcost, executor);
     if (!on_) return cost;
-    term_.add_gradient(Y, grad, 1.0, executor);
+    term_.add_gradient(grad, 1.0, executor);
     return want_cost ? cost + term_.value() : cost;
   }
 

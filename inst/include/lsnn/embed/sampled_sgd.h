@@ -172,7 +172,7 @@ class SampledStepper {
     // (the objective's phase step has prepared the term at Y: see
     // density.h's DensityObjective)
     if (density_ != nullptr && density_->active(t) && vmax_ > 0.0) {
-      density_->add_gradient(Y, grad, 0.5 / vmax_, executor, clip);
+      density_->add_gradient(grad, 0.5 / vmax_, executor, clip);
     }
     const double lr = s_.learning_rate * (1.0 - static_cast<double>(t - 1) / n_epochs_);
     adam_.step(lr, grad_.data(), Y, executor);
