@@ -509,6 +509,72 @@ struct UmapSettings {
   double min_scale = 1e-3;
 };
 
+namespace detail {
+
+// The mean of count values x[0], x[stride], ...; means of values near the
+// double limit are taken of scaled values (so that their sum stays finite).
+inline double scaled_mean(const double* x, std::size_t count, std::size_t stride) {
+  double sum = 0.0;
+  for (std::size_t t = 0; t < count; ++t) sum += x[t * stride];
+  if (std::isfinite(sum)) return sum / static_cast<double>(count);
+  sum = 0.0;
+  for (std::size_t t = 0; t < count; ++t) sum += x[t * stride] * 0x1p-64;
+  return sum / static_cast<double>(count) * 0x1p64;
+}
+
+// UMAP's rho of a row: the distance to its local_connectivity-th nearest
+// neighbour at a non-zero distance (interpolated between two neighbours
+// for a fractional local_connectivity), from the row's non-zero distances
+// `nz` in increasing order; the farthest of them when there are fewer.
+inline double umap_rho(const std::vector<double>& nz, double local_connectivity) {
+  double r = 0.0;
+  const double lc = local_connectivity;
+  if (!nz.empty() && static_cast<double>(nz.size()) >= lc) {
+    const std::size_t index = static_cast<std::size_t>(std::floor(lc));
+    const double frac = lc - static_cast<double>(index);
+    if (index > 0) {
+      r = nz[index - 1];
+      if (frac > 1e-5 && index < nz.size()) r += frac * (nz[index] - nz[index - 1]);
+    } else {
+      r = frac * nz[0];
+    }
+  } else if (!nz.empty()) {
+    r = nz.back();
+  }
+  return r;
+}
+
+// UMAP's sigma of a row (distances d[0, m), rho r): the scale at which the
+// memberships sum to `target`, by bisection from 1 as UMAP does, unless the
+// row's distances are far from 1 (`row_mean`): then from the power of two
+// nearest their mean, so that the max_steps halvings or doublings are
+// spent where the answer is (the result is then scale-free). Not floored.
+inline double umap_sigma(const double* d, std::size_t m, double r, double row_mean, double target,
+                         const UmapSettings& s) {
+  double lo = 0.0, hi = std::numeric_limits<double>::infinity(), mid = 1.0;
+  if (row_mean > 0.0 && (row_mean > 0x1p16 || row_mean < 0x1p-16)) {
+    mid = power_of_two_below(row_mean);
+  }
+  for (int step = 0; step < s.max_steps; ++step) {
+    double psum = 0.0;
+    for (std::size_t t = 0; t < m; ++t) {
+      const double x = d[t] - r;
+      psum += x > 0.0 ? std::exp(-x / mid) : 1.0;
+    }
+    if (std::fabs(psum - target) < s.tol) break;
+    if (psum > target) {
+      hi = mid;
+      mid = 0.5 * (lo + hi);
+    } else {
+      lo = mid;
+      mid = std::isinf(hi) ? mid * 2.0 : 0.5 * (lo + hi);
+    }
+  }
+  return mid;
+}
+
+}  // namespace detail
+
 // UMAP's directed memberships v_{j|i} of each row of a kNN graph (rows
 // sorted by column); sigma and rho (length n) receive the per-point scales.
 template <typename Executor>
@@ -516,16 +582,7 @@ CsrMatrix umap_memberships(const GraphView& g, const UmapSettings& s, double* si
                            double* rho, Executor& executor) {
   const double* dist = g.dist;
   const std::size_t n = g.n, kcols = g.k;
-  // (means of distances near the double limit are taken of scaled values)
-  auto mean_of = [](const double* x, std::size_t count, std::size_t stride) {
-    double sum = 0.0;
-    for (std::size_t t = 0; t < count; ++t) sum += x[t * stride];
-    if (std::isfinite(sum)) return sum / static_cast<double>(count);
-    sum = 0.0;
-    for (std::size_t t = 0; t < count; ++t) sum += x[t * stride] * 0x1p-64;
-    return sum / static_cast<double>(count) * 0x1p64;
-  };
-  const double mean_all = mean_of(dist, n * kcols, 1);
+  const double mean_all = detail::scaled_mean(dist, n * kcols, 1);
   const double target = std::log2(static_cast<double>(kcols)) * s.bandwidth;
 
   std::vector<std::size_t> column;
@@ -540,52 +597,17 @@ CsrMatrix umap_memberships(const GraphView& g, const UmapSettings& s, double* si
           const std::size_t m = static_cast<std::size_t>(V.ptr[i + 1] - V.ptr[i]);
           d.resize(m);
           nz.clear();
-          const double row_mean = mean_of(dist + i, kcols, n);
+          const double row_mean = detail::scaled_mean(dist + i, kcols, n);
           for (std::size_t t = 0; t < m; ++t) {
             d[t] = dist[cols[t] * n + i];
             if (d[t] > 0.0) nz.push_back(d[t]);
           }
           std::sort(nz.begin(), nz.end());
-          // rho
-          double r = 0.0;
-          const double lc = s.local_connectivity;
-          if (!nz.empty() && static_cast<double>(nz.size()) >= lc) {
-            const std::size_t index = static_cast<std::size_t>(std::floor(lc));
-            const double frac = lc - static_cast<double>(index);
-            if (index > 0) {
-              r = nz[index - 1];
-              if (frac > 1e-5 && index < nz.size()) r += frac * (nz[index] - nz[index - 1]);
-            } else {
-              r = frac * nz[0];
-            }
-          } else if (!nz.empty()) {
-            r = nz.back();
-          }
-          // sigma by bisection, from 1 as UMAP does, unless the row's
-          // distances are far from 1: then from the power of two nearest
-          // their mean, so that the 64 halvings or doublings are spent
-          // where the answer is (the result is then scale-free).
-          double lo = 0.0, hi = std::numeric_limits<double>::infinity(), mid = 1.0;
-          if (row_mean > 0.0 && (row_mean > 0x1p16 || row_mean < 0x1p-16)) {
-            mid = power_of_two_below(row_mean);
-          }
-          for (int step = 0; step < s.max_steps; ++step) {
-            double psum = 0.0;
-            for (std::size_t t = 0; t < m; ++t) {
-              const double x = d[t] - r;
-              psum += x > 0.0 ? std::exp(-x / mid) : 1.0;
-            }
-            if (std::fabs(psum - target) < s.tol) break;
-            if (psum > target) {
-              hi = mid;
-              mid = 0.5 * (lo + hi);
-            } else {
-              lo = mid;
-              mid = std::isinf(hi) ? mid * 2.0 : 0.5 * (lo + hi);
-            }
-          }
+          const double r = detail::umap_rho(nz, s.local_connectivity);
+          // (UMAP's floor of sigma: min_scale times the row's mean
+          // distance, or the whole graph's when rho is 0)
           const double floor_scale = s.min_scale * (r > 0.0 ? row_mean : mean_all);
-          mid = std::max(mid, floor_scale);
+          const double mid = std::max(detail::umap_sigma(d.data(), m, r, row_mean, target, s), floor_scale);
           sigma[i] = mid;
           rho[i] = r;
           for (std::size_t t = 0; t < m; ++t) {

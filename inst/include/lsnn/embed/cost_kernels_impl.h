@@ -306,6 +306,67 @@ inline d4 load_values(const float* p) {
             static_cast<double>(p[3])};
 }
 
+// The prefetches of sparse_rows_t() along row i of P (its columns `cols`
+// and values `vals` at entry `at` of P's arrays), issued at each step of
+// four entries: they change no value, only when memory is read.
+template <bool Cost, typename Value>
+struct SparseRowPrefetch {
+  // The points of the entries kAhead places on are fetched now: P read as
+  // one stream names them long before they are needed, and at 1e6 points
+  // their coordinates are mostly not in the nearer caches (bench/CHANGELOG.md,
+  // "How a large P is read"). Rows read in another order (row_start) are
+  // left to the prefetch of the row after next.
+  static constexpr int kAhead = 32;
+  const double* Y;
+  std::size_t stride, d, at, stream_entries;
+  const int* cols;
+  const Value* vals;
+  std::uintptr_t next, next_vals, next_cols;
+
+  __attribute__((always_inline)) SparseRowPrefetch(const PairProblem& prob, std::size_t i, std::size_t r1,
+                                                   std::size_t d_, std::size_t at_, const int* cols_,
+                                                   const Value* vals_)
+      : Y(prob.Y), stride(prob.stride), d(d_), at(at_),
+        stream_entries(prob.row_start == nullptr ? static_cast<std::size_t>(prob.ptr[prob.n]) : 0),
+        cols(cols_), vals(vals_) {
+    // Rows read in place in another order (row_start) start at a new place
+    // each row, where the hardware's stream prefetch has to start over: the
+    // columns and values of the row after next are fetched alongside this
+    // row's. (Integer arithmetic: the address may lie past the arrays.)
+    next = prob.row_start != nullptr && i + 2 < r1 ? static_cast<std::uintptr_t>(prob.row_start[i + 2]) : 0;
+    next_vals = next != 0 ? reinterpret_cast<std::uintptr_t>(sparse_values<Value>(prob)) + sizeof(Value) * next : 0;
+    next_cols = next != 0 ? reinterpret_cast<std::uintptr_t>(prob.col) + 4 * next : 0;
+  }
+
+  // Before the step at entry e of the row.
+  __attribute__((always_inline)) void before_step(int e) const {
+    if (next != 0) {
+      __builtin_prefetch(
+          reinterpret_cast<const void*>(next_vals + sizeof(Value) * static_cast<std::uintptr_t>(e)), 0, 3);
+      if ((e & 15) == 0) {
+        __builtin_prefetch(reinterpret_cast<const void*>(next_cols + 4 * static_cast<std::uintptr_t>(e)), 0, 3);
+      }
+    }
+    if constexpr (Cost) {
+      // The cost takes a logarithm per entry, long enough for the entries
+      // a group of rows ahead (the in-pass check of costs.h reads them
+      // next) to arrive from memory meanwhile. (Integer arithmetic: the
+      // address may lie past the arrays; a prefetch never faults.)
+      constexpr std::uintptr_t ahead = 8192;
+      __builtin_prefetch(reinterpret_cast<const void*>(
+                             reinterpret_cast<std::uintptr_t>(vals + e) + sizeof(Value) * ahead), 0, 2);
+      __builtin_prefetch(reinterpret_cast<const void*>(
+                             reinterpret_cast<std::uintptr_t>(cols + e) + 4 * ahead), 0, 2);
+    }
+    if (at + static_cast<std::size_t>(e + kAhead + 4) <= stream_entries) {
+      for (int u = 0; u < 4; ++u) {
+        const std::size_t j = static_cast<std::size_t>(cols[e + kAhead + u]);
+        for (std::size_t c = 0; c < d; ++c) __builtin_prefetch(Y + c * stride + j, 0, 3);
+      }
+    }
+  }
+};
+
 // The stored entries of P, one row at a time, four entries per step (the
 // coordinates of the four columns gathered into a vector). Each row's
 // entries come in whole groups of four (costs.h pads them with zeros, which
@@ -350,52 +411,10 @@ void sparse_rows_t(const Model& model, const PairProblem& prob, std::size_t r0, 
     const int len = e1 - e0, whole = len & ~3;
     const std::size_t at = static_cast<std::size_t>(prob.row_start != nullptr ? prob.row_start[i] : e0);
     const int* const cols = prob.col + at;
-    const Value* const all_vals = sparse_values<Value>(prob);
-    const Value* const vals = all_vals + at;
-    // Rows read in place in another order (row_start) start at a new place
-    // each row, where the hardware's stream prefetch has to start over: the
-    // columns and values of the row after next are fetched alongside this
-    // row's. (Integer arithmetic: the address may lie past the arrays.)
-    const std::uintptr_t next = prob.row_start != nullptr && i + 2 < r1
-                                    ? static_cast<std::uintptr_t>(prob.row_start[i + 2])
-                                    : 0;
-    const std::uintptr_t next_vals =
-        next != 0 ? reinterpret_cast<std::uintptr_t>(all_vals) + sizeof(Value) * next : 0;
-    const std::uintptr_t next_cols =
-        next != 0 ? reinterpret_cast<std::uintptr_t>(prob.col) + 4 * next : 0;
-    // The points of the entries kAhead places on are fetched now: P read as
-    // one stream names them long before they are needed, and at 1e6 points
-    // their coordinates are mostly not in the nearer caches (bench/CHANGELOG.md,
-    // "How a large P is read"). Rows read in
-    // another order (row_start) are left to the prefetch above.
-    constexpr int kAhead = 32;
-    const std::size_t stream_entries =
-        prob.row_start == nullptr ? static_cast<std::size_t>(prob.ptr[n]) : 0;
+    const Value* const vals = sparse_values<Value>(prob) + at;
+    const SparseRowPrefetch<Cost, Value> prefetch(prob, i, r1, d, at, cols, vals);
     for (int e = 0; e < whole; e += 4) {
-      if (next != 0) {
-        __builtin_prefetch(
-            reinterpret_cast<const void*>(next_vals + sizeof(Value) * static_cast<std::uintptr_t>(e)), 0, 3);
-        if ((e & 15) == 0) {
-          __builtin_prefetch(reinterpret_cast<const void*>(next_cols + 4 * static_cast<std::uintptr_t>(e)), 0, 3);
-        }
-      }
-      if constexpr (Cost) {
-        // The cost takes a logarithm per entry, long enough for the entries
-        // a group of rows ahead (the in-pass check of costs.h reads them
-        // next) to arrive from memory meanwhile. (Integer arithmetic: the
-        // address may lie past the arrays; a prefetch never faults.)
-        constexpr std::uintptr_t ahead = 8192;
-        __builtin_prefetch(reinterpret_cast<const void*>(
-                               reinterpret_cast<std::uintptr_t>(vals + e) + sizeof(Value) * ahead), 0, 2);
-        __builtin_prefetch(reinterpret_cast<const void*>(
-                               reinterpret_cast<std::uintptr_t>(cols + e) + 4 * ahead), 0, 2);
-      }
-      if (at + static_cast<std::size_t>(e + kAhead + 4) <= stream_entries) {
-        for (int u = 0; u < 4; ++u) {
-          const std::size_t j = static_cast<std::size_t>(cols[e + kAhead + u]);
-          for (std::size_t c = 0; c < d; ++c) __builtin_prefetch(Y + c * stride + j, 0, 3);
-        }
-      }
+      prefetch.before_step(e);
       const std::size_t jl[4] = {static_cast<std::size_t>(cols[e]),
                                  static_cast<std::size_t>(cols[e + 1]),
                                  static_cast<std::size_t>(cols[e + 2]),

@@ -116,65 +116,120 @@ struct PassCheck {
   }
 };
 
-class CostEvaluator {
+// The sparse part of rows [b, e) of P, read in place (prob), each group of
+// rows checked first (PassCheck) and summed only while every row so far
+// passed.
+inline void check_and_sum_rows(const CostKernels& kernels, const SparseRows& P, const PairProblem& prob,
+                               std::size_t b, std::size_t e, bool want_cost, const SparseSums& ssums,
+                               PassCheck& check) {
+  RowSums sums;
+  bool ok = true;
+  for (std::size_t r0 = b; r0 < e && ok;) {
+    // rows of about 8,192 entries (96 KB) at a time (ptr is not yet
+    // checked: the count only chooses where the group ends)
+    std::size_t r1 = r0;
+    long long entries = 0;
+    while (r1 < e && entries < 8192) {
+      entries += std::max(0LL, static_cast<long long>(P.ptr[r1 + 1]) - P.ptr[r1]);
+      ++r1;
+    }
+    ok = kernels.affinity_rows(P.ptr, P.col, P.val, P.n, check.nnz, r0, r1, sums) &&
+         sums.diagonal == 0 && sums.zeros == 0;
+    if (ok) kernels.sparse_rows(prob, r0, r1, want_cost, ssums);
+    r0 = r1;
+  }
+  check.add(sums, ok);
+}
+
+// A tile of the exact all-pairs sum: points [i0, i1) against [j0, j1)
+// (diagonal: a block against itself, each pair once).
+struct PairTile {
+  std::size_t i0, i1, j0, j1;
+  bool diagonal;
+};
+
+// The tiles of the exact sum over n points (stored `stride` apart), in the
+// rounds of tile_schedule.h (the tiles of one round touch disjoint points):
+// blocks of about 256 points, the number of blocks a multiple of 4 so that
+// each round has an even number of tiles. A function of n only, so that
+// every sum is taken in the same order whatever the number of threads.
+inline std::vector<std::vector<PairTile>> pair_tile_rounds(std::size_t n, std::size_t stride) {
+  const std::size_t target = 4 * std::max<std::size_t>(1, (n + 512) / 1024);
+  std::size_t block = ((n + target - 1) / target + 3) & ~static_cast<std::size_t>(3);
+  block = std::max<std::size_t>(block, 4);
+  const std::size_t nb = (n + block - 1) / block;
+  std::vector<std::vector<PairTile>> rounds;
+  for (const TileRound& pairs : round_robin_rounds(nb)) {
+    std::vector<PairTile> round;
+    for (const auto& pair : pairs) {
+      const std::size_t r0 = pair.first * block, s0 = pair.second * block;
+      round.push_back({r0, std::min(n, r0 + block), s0, std::min(stride, s0 + block),
+                       pair.first == pair.second});
+    }
+    rounds.push_back(round);
+  }
+  return rounds;
+}
+
+// P as CostEvaluator's kernels read it (PairProblem's ptr, col, val,
+// row_start and val_single), its rows and columns in the stored order of
+// the points: order()[k] is the point at position k.
+//
+// The exact sum keeps the points' own order. The approximation reads each
+// point's P-neighbours' coordinates, and at large n those reads miss the
+// cache unless neighbours are stored near each other: so the points go in
+// breadth-first order over P (from the lowest unvisited point, the
+// neighbours in stored order), which stores each cluster together (its
+// reads then hit the cache: bench/CHANGELOG.md, "Other t-SNE settings").
+//
+// `clean`: P stores no diagonal entry and no zero, so that the exact sum
+// reads it where it is (cost_gradient() evaluates once; a copy of the
+// all-pairs affinities of 5,000 points cost more than the evaluation).
+// When P's values take more than `in_place_bytes` and P stores no diagonal
+// entry and no zero, the approximation reads P's rows where they are, with
+// the column numbers in its order: P is the largest thing a layout holds
+// (at 1e6 points about 150 entries a point, 1.2 GB of values and 0.6 GB of
+// columns). Those column numbers are its own copy, or, when the caller
+// hands over `writable_col` (P.col itself, which nothing else reads
+// meanwhile), P's own, renumbered in place and given back as they were by
+// the destructor. When the caller also hands over `consumable_val` (P.val
+// itself: P is the evaluator's to rewrite, and nobody reads it afterwards),
+// P's two arrays are rewritten into its order instead, the values in
+// single precision (consume_affinities()), so that the attraction reads P
+// as one stream without a copy (as fast as the copy, without its memory,
+// and faster than P's rows read where they are: bench/CHANGELOG.md, "How a
+// large P is read").
+// Otherwise it keeps its own copy of P in its order, which the attraction
+// reads as one stream: values read in place leave the attraction waiting
+// on memory (bench/CHANGELOG.md, "Reading P in place").
+//
+// P's own arrays are rewritten only by rewrite_own_arrays(), which the
+// owner calls last, when nothing can throw any more.
+class StoredAffinities {
  public:
-  // `clean`: P stores no diagonal entry and no zero, so that the exact sum
-  // reads it where it is (cost_gradient() evaluates once; a copy of the
-  // all-pairs affinities of 5,000 points cost more than the evaluation).
-  // The approximation stores the points in its own order. When P's values
-  // take more than settings.in_place_bytes and P stores no diagonal entry
-  // and no zero, it reads P's rows where they are, with the column numbers
-  // in its order: P is the largest thing a layout holds (at 1e6 points
-  // about 150 entries a point, 1.2 GB of values and 0.6 GB of columns).
-  // Those column numbers are its own copy, or, when the caller hands over
-  // `writable_col` (P.col itself, which nothing else reads meanwhile), P's
-  // own, renumbered in place and given back as they were by the destructor.
-  // When the caller also hands over `consumable_val` (P.val itself: P is
-  // the evaluator's to rewrite, and nobody reads it afterwards), P's two
-  // arrays are rewritten into its order instead, the values in single
-  // precision (consume_affinities()), so that the attraction reads P as one
-  // stream without a copy (as fast as the copy, without its memory, and
-  // faster than P's rows read where they are: bench/CHANGELOG.md, "How a
-  // large P is read").
-  // Otherwise it keeps its own copy of P in its order, which the attraction
-  // reads as one stream: values read in place leave the attraction waiting
-  // on memory (bench/CHANGELOG.md, "Reading P in place").
-  CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
-                const SparseRows& P, std::size_t d, bool clean = false,
-                int* writable_col = nullptr, double* consumable_val = nullptr)
-      : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(d) {
-    if (d_ == 0) throw std::invalid_argument("the embedding needs at least one dimension");
-    stride_ = (n_ + 3) & ~static_cast<std::size_t>(3);
-    // about 256 points per block, the number of blocks a multiple of 4 so
-    // that each round has an even number of tiles; a function of n only
-    const std::size_t target = 4 * std::max<std::size_t>(1, (n_ + 512) / 1024);
-    block_ = ((n_ + target - 1) / target + 3) & ~static_cast<std::size_t>(3);
-    block_ = std::max<std::size_t>(block_, 4);
-    coords_.assign(d_ * stride_, 0.0);
-    repulsion_.assign(d_ * stride_, 0.0);
-    normaliser_.assign(stride_, 0.0);
-    pair_cost_.assign(stride_, 0.0);
-    attraction_.assign(d_ * n_, 0.0);
-    sparse_cost_.assign(n_, 0.0);
-    row_sum_.assign(n_, 0.0);
+  StoredAffinities(const SparseRows& P, bool approximate, bool clean, double in_place_bytes,
+                   int* writable_col, double* consumable_val)
+      : P_(P), n_(P.n), approximate_(approximate) {
     number_points();
     if (consumable_val != nullptr && (writable_col == nullptr || consumable_val != P_.val)) {
       throw std::invalid_argument("the values to rewrite must be P's own, with its columns");
     }
-    bool in_place = false, consume = false;
-    if (clean && !approximate()) {
+    if (clean && !approximate_) {
       p_ptr_ = P_.ptr;
       p_col_ = P_.col;
       p_val_ = P_.val;
-    } else if (approximate() &&
-               static_cast<double>(P_.ptr[n_]) * sizeof(double) > settings_.in_place_bytes &&
+    } else if (approximate_ && static_cast<double>(P_.ptr[n_]) * sizeof(double) > in_place_bytes &&
                stores_no_zeros()) {
       if (writable_col != nullptr && writable_col != P_.col) {
         throw std::invalid_argument("the writable columns must be P's own");
       }
-      // (P's own arrays are rewritten last, when nothing can throw any more)
-      consume = consumable_val != nullptr && fits_single_precision();
-      in_place = writable_col != nullptr && !consume;
+      const bool consume = consumable_val != nullptr && fits_single_precision();
+      if (consume) {
+        consume_col_ = writable_col;
+        consume_val_ = consumable_val;
+      } else if (writable_col != nullptr) {
+        renumber_col_ = writable_col;
+      }
       index_rows();
       if (writable_col == nullptr) {
         col_.resize(static_cast<std::size_t>(P_.ptr[n_]));
@@ -190,18 +245,9 @@ class CostEvaluator {
       p_col_ = col_.data();
       p_val_ = val_.data();
     }
-    // the tiles are only needed by the exact sum
-    if (!approximate()) make_schedule();
-    rep_ = FarField(settings_.params, evaluation_grid(settings_, false), &kernels_);
-    if (consume) {
-      consume_affinities(writable_col, consumable_val);
-    } else if (in_place) {
-      renumber_columns(writable_col);
-      renumbered_in_place_ = writable_col;
-    }
   }
 
-  ~CostEvaluator() {
+  ~StoredAffinities() {
     if (renumbered_in_place_ == nullptr) return;
     int* col = renumbered_in_place_;
     for (std::size_t i = 0; i < n_; ++i) {
@@ -212,173 +258,39 @@ class CostEvaluator {
   }
 
   // (it may point into its own copy of P)
-  CostEvaluator(const CostEvaluator&) = delete;
-  CostEvaluator& operator=(const CostEvaluator&) = delete;
+  StoredAffinities(const StoredAffinities&) = delete;
+  StoredAffinities& operator=(const StoredAffinities&) = delete;
 
-  std::size_t n() const { return n_; }
-  std::size_t d() const { return d_; }
-  // every point moves (placement.h's objective has fixed ones)
-  std::size_t fixed() const { return 0; }
-  // Whether evaluate() takes the approximate path.
-  bool approximate() const { return settings_.gradient == GradientKind::approx && d_ <= 2; }
-
-  // The phase hook of the optimizers: from now on every P value is
-  // multiplied by `factor` in the gradient (the cost is always that of P
-  // itself), and while factor is not 1 the approximation takes the coarser
-  // grid of exaggeration_grid(); an optimisation of more than
-  // accurate_grid_points points keeps that grid to the end. A grid set by
-  // the caller is kept throughout; cost_gradient(), which calls no hook,
-  // evaluates with the default grid.
-  void set_exaggeration(double factor) {
-    p_scale_ = factor;
-    const bool large = static_cast<double>(n_) > settings_.accurate_grid_points;
-    rep_.set_grid(evaluation_grid(settings_, factor != 1.0 || large));
+  // P's own arrays rewritten into the stored order, when the constructor
+  // chose to (consumed, or the columns renumbered in place).
+  void rewrite_own_arrays() {
+    if (consume_col_ != nullptr) {
+      consume_affinities(consume_col_, consume_val_);
+    } else if (renumber_col_ != nullptr) {
+      renumber_columns(renumber_col_);
+      renumbered_in_place_ = renumber_col_;
+    }
   }
 
-  // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always
-  // written; the cost is returned (and `pcost`, length n, filled when not
-  // null) only when `want_cost`, otherwise NaN. `check`: P, read in place
-  // and not yet checked, is checked in the same pass (PassCheck); the result
-  // counts only if check->clean and the hash sums agree.
-  template <typename Executor>
-  double evaluate(const double* Y, bool want_cost, double* grad, double* pcost,
-                  Executor& executor, PassCheck* check = nullptr) {
-    const std::size_t n = n_, d = d_, stride = stride_;
-    const std::size_t* order = order_.data();
-    for (std::size_t c = 0; c < d; ++c) {
-      const double* y = Y + c * n;
-      double* to = coords_.data() + c * stride;
-      for (std::size_t k = 0; k < n; ++k) to[k] = y[order[k]];
-    }
-    std::fill(repulsion_.begin(), repulsion_.end(), 0.0);
-    std::fill(normaliser_.begin(), normaliser_.end(), 0.0);
-    std::fill(pair_cost_.begin(), pair_cost_.end(), 0.0);
+  const std::size_t* order() const { return order_.data(); }
+  // Whether P's own arrays were rewritten (P no longer as its owner wrote it).
+  bool rewritten() const { return renumbered_in_place_ != nullptr || p_val_single_ != nullptr; }
 
-    PairProblem prob;
-    prob.params = settings_.params;
-    prob.n = n;
-    prob.d = d;
-    prob.stride = stride;
-    prob.Y = coords_.data();
+  // The affinities' fields of a PairProblem.
+  void describe(PairProblem& prob) const {
     prob.ptr = p_ptr_;
     prob.col = p_col_;
     prob.val = p_val_;
     prob.row_start = p_row_start_;
     prob.val_single = p_val_single_;
-    prob.p_scale = p_scale_;
-
-    const bool tsne = normalised(settings_.params.method);
-    if (approximate()) {
-      // t-SNE: the repulsion and Z (its cost needs nothing else); others:
-      // the repulsion and, for the cost, the pairs' cost
-      rep_.evaluate(coords_.data(), n_, d_, stride_, repulsion_.data(), tsne || want_cost,
-                    tsne ? normaliser_.data() : pair_cost_.data(), executor);
-      checkpoint(executor);
-    } else {
-      exact_pairs(prob, want_cost, executor);
-    }
-
-    if (check != nullptr && (renumbered_in_place_ != nullptr || p_val_single_ != nullptr)) {
-      throw std::logic_error("P's arrays are rewritten: it cannot be checked in the pass");
-    }
-    const SparseSums ssums = {attraction_.data(), sparse_cost_.data(), row_sum_.data()};
-    executor.parallel_for(
-        0, n,
-        [&](std::size_t b, std::size_t e) {
-          if (check == nullptr) {
-            kernels_.sparse_rows(prob, b, e, want_cost, ssums);
-            return;
-          }
-          RowSums sums;
-          bool ok = true;
-          for (std::size_t r0 = b; r0 < e && ok;) {
-            // rows of about 8,192 entries (96 KB) at a time (ptr is not yet
-            // checked: the count only chooses where the group ends)
-            std::size_t r1 = r0;
-            long long entries = 0;
-            while (r1 < e && entries < 8192) {
-              entries += std::max(0LL, static_cast<long long>(P_.ptr[r1 + 1]) - P_.ptr[r1]);
-              ++r1;
-            }
-            ok = kernels_.affinity_rows(P_.ptr, P_.col, P_.val, n, check->nnz, r0, r1, sums) &&
-                 sums.diagonal == 0 && sums.zeros == 0;
-            if (ok) kernels_.sparse_rows(prob, r0, r1, want_cost, ssums);
-            r0 = r1;
-          }
-          check->add(sums, ok);
-        },
-        64);
-
-    double Z = 0.0, S = 0.0;
-    if (tsne) {
-      for (std::size_t i = 0; i < n; ++i) Z += normaliser_[i];
-      for (std::size_t i = 0; i < n; ++i) S += row_sum_[i];
-    }
-    const double rep = tsne ? S / Z : 1.0;
-    executor.parallel_for(
-        0, n,
-        [&](std::size_t b, std::size_t e) {
-          for (std::size_t c = 0; c < d; ++c) {
-            const double* F = repulsion_.data() + c * stride;
-            const double* A = attraction_.data() + c * n;
-            double* g = grad + c * n;
-            if (tsne) {
-              for (std::size_t k = b; k < e; ++k) g[order[k]] = 4.0 * (A[k] - rep * F[k]);
-            } else {
-              for (std::size_t k = b; k < e; ++k) g[order[k]] = 4.0 * (A[k] + F[k]);
-            }
-          }
-        },
-        256);
-
-    if (!want_cost) return NAN;
-    double cost = 0.0;
-    const double logZ = tsne ? std::log(Z) : 0.0;
-    for (std::size_t k = 0; k < n; ++k) {
-      const double pc = tsne ? sparse_cost_[k] + row_sum_[k] * logZ : pair_cost_[k] + sparse_cost_[k];
-      if (pcost != nullptr) pcost[order[k]] = pc;
-      cost += pc;
-    }
-    return cost;
   }
 
  private:
-  template <typename Executor>
-  void exact_pairs(const PairProblem& prob, bool want_cost, Executor& executor) {
-    const PairSums sums = {repulsion_.data(), normaliser_.data(), pair_cost_.data()};
-    const CostKernels& k = kernels_;
-    for (const auto& round : rounds_) {
-      executor.parallel_for(
-          0, round.size(),
-          [&](std::size_t b, std::size_t e) {
-            for (std::size_t t = b; t < e; ++t) {
-              const Tile& tile = round[t];
-              k.pair_tile(prob, tile.i0, tile.i1, tile.j0, tile.j1, tile.diagonal,
-                          want_cost, sums);
-            }
-          },
-          1);
-      checkpoint(executor);
-    }
-  }
-
-  struct Tile {
-    std::size_t i0, i1, j0, j1;
-    bool diagonal;
-  };
-
-  // The order in which the points are stored (order_[k]: the point at
-  // position k). The approximation reads each point's P-neighbours'
-  // coordinates, and at large n those reads miss the cache unless
-  // neighbours are stored near each other: so the points go in
-  // breadth-first order over P (from the lowest unvisited point, the
-  // neighbours in stored order), which stores each cluster together (its
-  // reads then hit the cache: bench/CHANGELOG.md, "Other t-SNE settings").
-  // The exact sum keeps the points' own order.
+  // The order above (breadth-first over P for the approximation).
   void number_points() {
     order_.resize(n_);
     for (std::size_t i = 0; i < n_; ++i) order_[i] = i;
-    if (!approximate()) return;
+    if (!approximate_) return;
     std::vector<unsigned char> seen(n_, 0);
     std::size_t tail = 0;
     for (std::size_t s = 0; s < n_; ++s) {
@@ -398,7 +310,6 @@ class CostEvaluator {
       }
     }
   }
-
   // The stored position of every point (the inverse of order_), by which
   // the column numbers are renumbered.
   std::vector<int> positions() const {
@@ -530,29 +441,9 @@ class CostEvaluator {
     std::vector<int>().swap(row_start_);
   }
 
-  // Blocks of `block_` points, paired in the rounds of tile_schedule.h.
-  void make_schedule() {
-    const std::size_t nb = (n_ + block_ - 1) / block_;
-    for (const TileRound& pairs : round_robin_rounds(nb)) {
-      std::vector<Tile> round;
-      for (const auto& pair : pairs) {
-        const std::size_t r0 = pair.first * block_, s0 = pair.second * block_;
-        round.push_back({r0, std::min(n_, r0 + block_), s0, std::min(stride_, s0 + block_),
-                         pair.first == pair.second});
-      }
-      rounds_.push_back(round);
-    }
-  }
-
-  const CostKernels& kernels_;
-  CostSettings settings_;
   SparseRows P_;  // symmetric: its rows are its columns
-  std::size_t n_, d_, stride_, block_;
-  double p_scale_ = 1.0;
-  // coordinates padded to `stride_` per dimension, and the per-point sums of
-  // the all-pairs part (PairSums) and of the sparse part (SparseSums)
-  std::vector<double> coords_, repulsion_, normaliser_, pair_cost_;
-  std::vector<double> attraction_, sparse_cost_, row_sum_;
+  std::size_t n_;
+  bool approximate_;
   std::vector<std::size_t> order_;
   std::vector<int> ptr_, col_, row_start_;
   std::vector<double> val_;
@@ -562,9 +453,214 @@ class CostEvaluator {
   const double* p_val_ = nullptr;
   const int* p_row_start_ = nullptr;
   const float* p_val_single_ = nullptr;  // P's values when consumed
+  // P's own arrays to rewrite in rewrite_own_arrays(): consumed, or the
+  // columns renumbered in place
+  int* consume_col_ = nullptr;
+  double* consume_val_ = nullptr;
+  int* renumber_col_ = nullptr;
   // P's own columns while they are renumbered (the destructor restores them)
   int* renumbered_in_place_ = nullptr;
-  std::vector<std::vector<Tile>> rounds_;
+};
+
+// The optimizers' objective: the cost and gradient of the points under P.
+class CostEvaluator {
+ public:
+  // P, `clean`, `writable_col` and `consumable_val`: how P is read and
+  // whether its arrays may be rewritten (StoredAffinities).
+  CostEvaluator(const CostKernels& kernels, const CostSettings& settings,
+                const SparseRows& P, std::size_t d, bool clean = false,
+                int* writable_col = nullptr, double* consumable_val = nullptr)
+      : kernels_(kernels), settings_(settings), P_(P), n_(P.n), d_(nonzero_dimension(d)),
+        stored_(P, approximate(), clean, settings.in_place_bytes, writable_col, consumable_val) {
+    stride_ = (n_ + 3) & ~static_cast<std::size_t>(3);
+    coords_.assign(d_ * stride_, 0.0);
+    repulsion_.assign(d_ * stride_, 0.0);
+    normaliser_.assign(stride_, 0.0);
+    pair_cost_.assign(stride_, 0.0);
+    attraction_.assign(d_ * n_, 0.0);
+    sparse_cost_.assign(n_, 0.0);
+    row_sum_.assign(n_, 0.0);
+    // the tiles are only needed by the exact sum
+    if (!approximate()) rounds_ = pair_tile_rounds(n_, stride_);
+    rep_ = FarField(settings_.params, evaluation_grid(settings_, false), &kernels_);
+    stored_.rewrite_own_arrays();
+  }
+
+  CostEvaluator(const CostEvaluator&) = delete;
+  CostEvaluator& operator=(const CostEvaluator&) = delete;
+
+  std::size_t n() const { return n_; }
+  std::size_t d() const { return d_; }
+  // every point moves (placement.h's objective has fixed ones)
+  std::size_t fixed() const { return 0; }
+  // Whether evaluate() takes the approximate path.
+  bool approximate() const { return settings_.gradient == GradientKind::approx && d_ <= 2; }
+
+  // The phase hook of the optimizers: from now on every P value is
+  // multiplied by `factor` in the gradient (the cost is always that of P
+  // itself), and while factor is not 1 the approximation takes the coarser
+  // grid of exaggeration_grid(); an optimisation of more than
+  // accurate_grid_points points keeps that grid to the end. A grid set by
+  // the caller is kept throughout; cost_gradient(), which calls no hook,
+  // evaluates with the default grid.
+  void set_exaggeration(double factor) {
+    p_scale_ = factor;
+    const bool large = static_cast<double>(n_) > settings_.accurate_grid_points;
+    rep_.set_grid(evaluation_grid(settings_, factor != 1.0 || large));
+  }
+
+  // Cost and gradient at Y (n x d, column-major). `grad` (n x d) is always
+  // written; the cost is returned (and `pcost`, length n, filled when not
+  // null) only when `want_cost`, otherwise NaN. `check`: P, read in place
+  // and not yet checked, is checked in the same pass (PassCheck); the result
+  // counts only if check->clean and the hash sums agree.
+  template <typename Executor>
+  double evaluate(const double* Y, bool want_cost, double* grad, double* pcost,
+                  Executor& executor, PassCheck* check = nullptr) {
+    load_coordinates(Y);
+    const PairProblem prob = problem();
+    const bool tsne = normalised(settings_.params.method);
+    if (approximate()) {
+      // t-SNE: the repulsion and Z (its cost needs nothing else); others:
+      // the repulsion and, for the cost, the pairs' cost
+      rep_.evaluate(coords_.data(), n_, d_, stride_, repulsion_.data(), tsne || want_cost,
+                    tsne ? normaliser_.data() : pair_cost_.data(), executor);
+      checkpoint(executor);
+    } else {
+      exact_pairs(prob, want_cost, executor);
+    }
+    sparse_part(prob, want_cost, check, executor);
+
+    double Z = 0.0, S = 0.0;
+    if (tsne) {
+      for (std::size_t i = 0; i < n_; ++i) Z += normaliser_[i];
+      for (std::size_t i = 0; i < n_; ++i) S += row_sum_[i];
+    }
+    write_gradient(tsne, tsne ? S / Z : 1.0, grad, executor);
+    if (!want_cost) return NAN;
+    return total_cost(tsne, Z, pcost);
+  }
+
+ private:
+  static std::size_t nonzero_dimension(std::size_t d) {
+    if (d == 0) throw std::invalid_argument("the embedding needs at least one dimension");
+    return d;
+  }
+
+  // Y (column-major) into coords_ in the stored order, and the all-pairs
+  // sums cleared.
+  void load_coordinates(const double* Y) {
+    const std::size_t* order = stored_.order();
+    for (std::size_t c = 0; c < d_; ++c) {
+      const double* y = Y + c * n_;
+      double* to = coords_.data() + c * stride_;
+      for (std::size_t k = 0; k < n_; ++k) to[k] = y[order[k]];
+    }
+    std::fill(repulsion_.begin(), repulsion_.end(), 0.0);
+    std::fill(normaliser_.begin(), normaliser_.end(), 0.0);
+    std::fill(pair_cost_.begin(), pair_cost_.end(), 0.0);
+  }
+
+  // What the kernels read: the coordinates and P, stored.
+  PairProblem problem() const {
+    PairProblem prob;
+    prob.params = settings_.params;
+    prob.n = n_;
+    prob.d = d_;
+    prob.stride = stride_;
+    prob.Y = coords_.data();
+    stored_.describe(prob);
+    prob.p_scale = p_scale_;
+    return prob;
+  }
+
+  template <typename Executor>
+  void exact_pairs(const PairProblem& prob, bool want_cost, Executor& executor) {
+    const PairSums sums = {repulsion_.data(), normaliser_.data(), pair_cost_.data()};
+    const CostKernels& k = kernels_;
+    for (const auto& round : rounds_) {
+      executor.parallel_for(
+          0, round.size(),
+          [&](std::size_t b, std::size_t e) {
+            for (std::size_t t = b; t < e; ++t) {
+              const PairTile& tile = round[t];
+              k.pair_tile(prob, tile.i0, tile.i1, tile.j0, tile.j1, tile.diagonal,
+                          want_cost, sums);
+            }
+          },
+          1);
+      checkpoint(executor);
+    }
+  }
+
+  // The sums over P's stored entries (SparseSums), P checked in the same
+  // pass when `check` is set.
+  template <typename Executor>
+  void sparse_part(const PairProblem& prob, bool want_cost, PassCheck* check, Executor& executor) {
+    if (check != nullptr && stored_.rewritten()) {
+      throw std::logic_error("P's arrays are rewritten: it cannot be checked in the pass");
+    }
+    const SparseSums ssums = {attraction_.data(), sparse_cost_.data(), row_sum_.data()};
+    executor.parallel_for(
+        0, n_,
+        [&](std::size_t b, std::size_t e) {
+          if (check == nullptr) {
+            kernels_.sparse_rows(prob, b, e, want_cost, ssums);
+          } else {
+            check_and_sum_rows(kernels_, P_, prob, b, e, want_cost, ssums, *check);
+          }
+        },
+        64);
+  }
+
+  // The gradient in the points' own order: 4 (attraction - rep repulsion)
+  // for t-SNE (rep = S / Z), 4 (attraction + repulsion) for the others.
+  template <typename Executor>
+  void write_gradient(bool tsne, double rep, double* grad, Executor& executor) {
+    const std::size_t n = n_, stride = stride_;
+    const std::size_t* order = stored_.order();
+    executor.parallel_for(
+        0, n,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t c = 0; c < d_; ++c) {
+            const double* F = repulsion_.data() + c * stride;
+            const double* A = attraction_.data() + c * n;
+            double* g = grad + c * n;
+            if (tsne) {
+              for (std::size_t k = b; k < e; ++k) g[order[k]] = 4.0 * (A[k] - rep * F[k]);
+            } else {
+              for (std::size_t k = b; k < e; ++k) g[order[k]] = 4.0 * (A[k] + F[k]);
+            }
+          }
+        },
+        256);
+  }
+
+  // The cost, summed over the points in the stored order, each point's
+  // share into pcost (when not null) in the points' own order.
+  double total_cost(bool tsne, double Z, double* pcost) const {
+    const std::size_t* order = stored_.order();
+    double cost = 0.0;
+    const double logZ = tsne ? std::log(Z) : 0.0;
+    for (std::size_t k = 0; k < n_; ++k) {
+      const double pc = tsne ? sparse_cost_[k] + row_sum_[k] * logZ : pair_cost_[k] + sparse_cost_[k];
+      if (pcost != nullptr) pcost[order[k]] = pc;
+      cost += pc;
+    }
+    return cost;
+  }
+
+  const CostKernels& kernels_;
+  CostSettings settings_;
+  SparseRows P_;  // symmetric: its rows are its columns
+  std::size_t n_, d_, stride_;
+  StoredAffinities stored_;
+  double p_scale_ = 1.0;
+  // coordinates padded to `stride_` per dimension, and the per-point sums of
+  // the all-pairs part (PairSums) and of the sparse part (SparseSums)
+  std::vector<double> coords_, repulsion_, normaliser_, pair_cost_;
+  std::vector<double> attraction_, sparse_cost_, row_sum_;
+  std::vector<std::vector<PairTile>> rounds_;
   FarField rep_;
 };
 

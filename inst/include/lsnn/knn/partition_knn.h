@@ -52,6 +52,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -203,79 +204,99 @@ inline void nearest_centres(const DistanceKernels& kern, const float* pts, const
   }
 }
 
-// The partition: k-means on a seeded sample (seeded by k-means++; a centre
-// that loses all its rows stays where it was), then every row to its
-// nearest centre, and the radii in double.
-template <typename Executor>
-RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& kern, const std::vector<int>& ids,
-                            std::size_t n_parts, const PartitionKnnParams& params, std::uint64_t salt,
-                            Executor& executor) {
-  const std::size_t n = ids.size(), d = pts.d();
-  // (k-means++ takes sample x partitions distances: the sample is capped)
-  const std::size_t n_sample =
-      std::min(n, std::max(n_parts, std::max<std::size_t>(8192, std::min<std::size_t>(40 * n_parts, 131072))));
-  std::vector<int> sample;
-  for (std::uint64_t s : sample_distinct(n, n_sample, hash64(params.seed, salt, 1))) {
-    sample.push_back(ids[static_cast<std::size_t>(s)]);
-  }
-  std::vector<double> spts(n_sample * d);
-  pts.gather(sample.data(), n_sample, spts.data());
-  // (the sample's mean, subtracted before the float products)
-  std::vector<double> mean(d, 0.0);
-  for (std::size_t r = 0; r < n_sample; ++r) {
-    for (std::size_t k = 0; k < d; ++k) mean[k] += spts[r * d + k];
-  }
-  for (double& m : mean) m /= static_cast<double>(n_sample);
-  std::vector<float> sfl, ssq;
-  shifted_floats(spts.data(), n_sample, d, mean, sfl, ssq);
+// The k-means' seeded sample of the rows: its points (row-major, in
+// PartitionPoints' space), their mean, and the points shifted by the mean in
+// single precision (shifted_floats()).
+struct KMeansSample {
+  std::size_t n = 0;
+  std::vector<double> points;
+  std::vector<double> mean;
+  std::vector<float> shifted, sqnorm;
+};
 
-  // The first centres by k-means++ (each next one a sample row drawn with
-  // probability proportional to its squared distance to the nearest centre
-  // so far): every cluster of the data gets centres, where centres drawn
-  // uniformly leave small clusters to share a partition with others, which
-  // the bound cannot then tell apart.
+// A sample of the rows `ids` for n_parts centres.
+inline KMeansSample kmeans_sample(const PartitionPoints& pts, const std::vector<int>& ids, std::size_t n_parts,
+                                  const PartitionKnnParams& params, std::uint64_t salt) {
+  const std::size_t n = ids.size(), d = pts.d();
+  KMeansSample s;
+  // (k-means++ takes sample x partitions distances: the sample is capped)
+  s.n = std::min(n, std::max(n_parts, std::max<std::size_t>(8192, std::min<std::size_t>(40 * n_parts, 131072))));
+  std::vector<int> rows;
+  for (std::uint64_t r : sample_distinct(n, s.n, hash64(params.seed, salt, 1))) {
+    rows.push_back(ids[static_cast<std::size_t>(r)]);
+  }
+  s.points.resize(s.n * d);
+  pts.gather(rows.data(), s.n, s.points.data());
+  // (the sample's mean, subtracted before the float products)
+  s.mean.assign(d, 0.0);
+  for (std::size_t r = 0; r < s.n; ++r) {
+    for (std::size_t k = 0; k < d; ++k) s.mean[k] += s.points[r * d + k];
+  }
+  for (double& m : s.mean) m /= static_cast<double>(s.n);
+  shifted_floats(s.points.data(), s.n, d, s.mean, s.shifted, s.sqnorm);
+  return s;
+}
+
+// The first centres (n_parts x d) by k-means++: each next one a sample row
+// drawn with probability proportional to its squared distance to the
+// nearest centre so far. Every cluster of the data gets centres, where
+// centres drawn uniformly leave small clusters to share a partition with
+// others, which the bound cannot then tell apart.
+template <typename Executor>
+std::vector<double> kmeans_plus_plus(const KMeansSample& s, const DistanceKernels& kern, std::size_t n_parts,
+                                     std::size_t d, std::uint64_t seed, Executor& executor) {
+  const std::size_t n_sample = s.n;
+  const std::vector<double>& spts = s.points;
   std::vector<double> centre(n_parts * d);
-  {
-    SplitMix64 rng(hash64(params.seed, salt, 2));
-    std::vector<double> nearest(n_sample, std::numeric_limits<double>::infinity());
-    std::size_t pick = rng.below(n_sample);
-    for (std::size_t c = 0; c < n_parts; ++c) {
-      std::copy(&spts[pick * d], &spts[pick * d] + d, &centre[c * d]);
-      if (c + 1 == n_parts) break;
-      executor.parallel_for(0, n_sample, [&](std::size_t r0, std::size_t r1) {
-        for (std::size_t r = r0; r < r1; ++r) {
-          nearest[r] = std::min(nearest[r], kern.sqdist_d(&spts[r * d], &centre[c * d], d));
-        }
-      }, 1024);
-      double total = 0.0;
-      for (double v : nearest) total += v;
-      if (!(total > 0.0) || !std::isfinite(total)) {
-        pick = rng.below(n_sample);
-        continue;
+  SplitMix64 rng(seed);
+  std::vector<double> nearest(n_sample, std::numeric_limits<double>::infinity());
+  std::size_t pick = rng.below(n_sample);
+  for (std::size_t c = 0; c < n_parts; ++c) {
+    std::copy(&spts[pick * d], &spts[pick * d] + d, &centre[c * d]);
+    if (c + 1 == n_parts) break;
+    executor.parallel_for(0, n_sample, [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t r = r0; r < r1; ++r) {
+        nearest[r] = std::min(nearest[r], kern.sqdist_d(&spts[r * d], &centre[c * d], d));
       }
-      const double u = static_cast<double>(rng.next() >> 11) * std::ldexp(1.0, -53) * total;
-      double cum = 0.0;
-      pick = n_sample - 1;
-      for (std::size_t r = 0; r < n_sample; ++r) {
-        cum += nearest[r];
-        if (cum > u) {
-          pick = r;
-          break;
-        }
+    }, 1024);
+    double total = 0.0;
+    for (double v : nearest) total += v;
+    if (!(total > 0.0) || !std::isfinite(total)) {
+      pick = rng.below(n_sample);
+      continue;
+    }
+    const double u = static_cast<double>(rng.next() >> 11) * std::ldexp(1.0, -53) * total;
+    double cum = 0.0;
+    pick = n_sample - 1;
+    for (std::size_t r = 0; r < n_sample; ++r) {
+      cum += nearest[r];
+      if (cum > u) {
+        pick = r;
+        break;
       }
     }
   }
+  return centre;
+}
+
+// Lloyd's iterations on the sample: every sample row to its nearest centre
+// (in single precision, blocks of rows in parallel), then every centre to
+// the mean of its rows (summed in sample order, so the same for any number
+// of threads); a centre that loses all its rows stays where it was.
+template <typename Executor>
+void lloyd_iterations(const KMeansSample& s, const DistanceKernels& kern, std::size_t n_parts, std::size_t d,
+                      std::size_t n_iters, std::vector<double>& centre, Executor& executor) {
+  const std::size_t n_sample = s.n, block = 256;
   std::vector<float> cfl, csq;
   std::vector<int> label(n_sample);
-  const std::size_t block = 256;
-  for (std::size_t it = 0; it < params.n_iters; ++it) {
-    shifted_floats(centre.data(), n_parts, d, mean, cfl, csq);
+  for (std::size_t it = 0; it < n_iters; ++it) {
+    shifted_floats(centre.data(), n_parts, d, s.mean, cfl, csq);
     const std::size_t n_blocks = (n_sample + block - 1) / block;
     executor.parallel_for(0, n_blocks, [&](std::size_t b0, std::size_t b1) {
       std::vector<float> tile;
       for (std::size_t b = b0; b < b1; ++b) {
         const std::size_t r0 = b * block, r1 = std::min(n_sample, r0 + block);
-        nearest_centres(kern, &sfl[r0 * d], &ssq[r0], r1 - r0, cfl, csq, d, tile, &label[r0]);
+        nearest_centres(kern, &s.shifted[r0 * d], &s.sqnorm[r0], r1 - r0, cfl, csq, d, tile, &label[r0]);
       }
     });
     checkpoint(executor);
@@ -284,19 +305,27 @@ RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& k
     for (std::size_t r = 0; r < n_sample; ++r) {
       const std::size_t c = static_cast<std::size_t>(label[r]);
       ++count[c];
-      for (std::size_t k = 0; k < d; ++k) sum[c * d + k] += spts[r * d + k];
+      for (std::size_t k = 0; k < d; ++k) sum[c * d + k] += s.points[r * d + k];
     }
     for (std::size_t c = 0; c < n_parts; ++c) {
       if (count[c] == 0) continue;
       for (std::size_t k = 0; k < d; ++k) centre[c * d + k] = sum[c * d + k] / static_cast<double>(count[c]);
     }
   }
+}
 
-  // Every row to its nearest centre, and its distance to it in double (for
-  // the radii, while the row is at hand).
+// Every row of `ids` to its nearest centre (`part`, by position in ids),
+// and its squared distance to it in double (`to_centre`, for the radii,
+// while the row is at hand). `mean`: the shift of the k-means' floats.
+template <typename Executor>
+void assign_to_centres(const PartitionPoints& pts, const DistanceKernels& kern, const std::vector<int>& ids,
+                       const std::vector<double>& centre, std::size_t n_parts, const std::vector<double>& mean,
+                       std::vector<int>& part, std::vector<double>& to_centre, Executor& executor) {
+  const std::size_t n = ids.size(), d = pts.d(), block = 256;
+  std::vector<float> cfl, csq;
   shifted_floats(centre.data(), n_parts, d, mean, cfl, csq);
-  std::vector<int> part(n);
-  std::vector<double> to_centre(n);
+  part.assign(n, 0);
+  to_centre.assign(n, 0.0);
   const std::size_t n_blocks = (n + block - 1) / block;
   batched_for(executor, n_blocks, 64 * std::max<std::size_t>(1, executor.n_threads()),
               [&](std::size_t b0, std::size_t b1) {
@@ -314,7 +343,15 @@ RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& k
                   }
                 }
               });
+}
 
+// The RowPartition of the rows `ids` assigned by assign_to_centres(): the
+// rows grouped by partition (in the order of ids within each), each row's
+// distance to its centre, and the radii.
+inline RowPartition group_by_partition(const std::vector<int>& ids, const std::vector<int>& part,
+                                       const std::vector<double>& to_centre, std::vector<double> centre,
+                                       std::size_t n_parts) {
+  const std::size_t n = ids.size();
   RowPartition out;
   out.start.assign(n_parts + 1, 0);
   for (std::size_t i = 0; i < n; ++i) ++out.start[static_cast<std::size_t>(part[i]) + 1];
@@ -340,6 +377,23 @@ RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& k
     out.rows[t] = ids[i];
   }
   return out;
+}
+
+// The partition of the rows `ids` into n_parts: k-means on a seeded sample
+// (seeded by k-means++), then every row to its nearest centre, and the
+// radii in double. `salt` tells the draws of separate partitions apart.
+template <typename Executor>
+RowPartition partition_rows(const PartitionPoints& pts, const DistanceKernels& kern, const std::vector<int>& ids,
+                            std::size_t n_parts, const PartitionKnnParams& params, std::uint64_t salt,
+                            Executor& executor) {
+  const std::size_t d = pts.d();
+  const KMeansSample sample = kmeans_sample(pts, ids, n_parts, params, salt);
+  std::vector<double> centre = kmeans_plus_plus(sample, kern, n_parts, d, hash64(params.seed, salt, 2), executor);
+  lloyd_iterations(sample, kern, n_parts, d, params.n_iters, centre, executor);
+  std::vector<int> part;
+  std::vector<double> to_centre;
+  assign_to_centres(pts, kern, ids, centre, n_parts, sample.mean, part, to_centre, executor);
+  return group_by_partition(ids, part, to_centre, std::move(centre), n_parts);
 }
 
 // Takes out of each partition the rows more than `factor` times its mean
@@ -639,6 +693,213 @@ inline bool partition_applies(const RowData& data, const DenseColumnMajor& x) {
   return true;
 }
 
+// The partition of all n rows (partition_rows()), the rows far from their
+// centre then partitioned apart (split_outliers()).
+template <typename Executor>
+RowPartition partition_all_rows(const PartitionPoints& pts, const DistanceKernels& kern, std::size_t n,
+                                std::size_t n_parts, const PartitionKnnParams& params, Executor& executor) {
+  std::vector<int> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<int>(i);
+  RowPartition parts = partition_rows(pts, kern, all, n_parts, params, 1, executor);
+  split_outliers(pts, kern, parts, 2.0, params, executor);
+  return parts;
+}
+
+// Each partition against itself, the largest first (one task each).
+template <typename Executor>
+void score_within_partitions(const RowData& data, const RowPartition& parts, std::size_t bs,
+                             NeighbourHeaps<>& heaps, Phase<Executor>& phase, Executor& executor) {
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  std::vector<std::size_t> by_size(parts.count());
+  for (std::size_t p = 0; p < by_size.size(); ++p) by_size[p] = p;
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](std::size_t a, std::size_t b) { return parts.size(a) > parts.size(b); });
+  batched_for(executor, by_size.size(), 8 * n_threads, [&](std::size_t b0, std::size_t b1) {
+    PartitionBuffers buf;
+    for (std::size_t t = b0; t < b1; ++t) score_partition_itself(data, parts, by_size[t], bs, heaps, buf);
+  }, [&](std::size_t done) { phase.set(done); });
+}
+
+// The pairs of partitions in the order they are searched: batch after
+// batch, batch b holding pairs[batch_start[b], batch_start[b + 1]).
+struct PairSchedule {
+  std::vector<PartitionPair> pairs;
+  std::vector<std::size_t> batch_start;
+  std::size_t batches() const { return batch_start.size() - 1; }
+};
+
+// Every pair of non-empty partitions (points of d values), nearest first.
+inline std::vector<PartitionPair> pairs_nearest_first(const RowPartition& parts, const DistanceKernels& kern,
+                                                      const BoundMargins& margin, std::size_t d) {
+  std::vector<std::uint32_t> live;
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    if (parts.size(p) > 0) live.push_back(static_cast<std::uint32_t>(p));
+  }
+  std::vector<PartitionPair> pairs;
+  pairs.reserve(live.size() * (live.size() - 1) / 2);
+  for (std::size_t u = 0; u < live.size(); ++u) {
+    for (std::size_t v = u + 1; v < live.size(); ++v) {
+      const std::size_t a = live[u], b = live[v];
+      const double dist = std::sqrt(kern.sqdist_d(&parts.centre[a * d], &parts.centre[b * d], d));
+      pairs.push_back({margin.gap(dist, parts.radius[a] + parts.radius[b]), dist, live[u], live[v]});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+// The pairs (nearest first) in batches that share no partition: a pair goes
+// to the batch after the last one holding either of its partitions, so each
+// partition meets the others nearest first and a batch runs in parallel
+// without locks. Which pairs are scored depends on the lists left by the
+// batches before, never on the threads.
+inline PairSchedule into_batches(const std::vector<PartitionPair>& pairs, std::size_t n_parts) {
+  PairSchedule out;
+  std::vector<std::size_t> batch_of(pairs.size());
+  std::vector<std::size_t> last(n_parts, 0);
+  std::size_t n_batches = 0;
+  for (std::size_t t = 0; t < pairs.size(); ++t) {
+    const std::size_t bt = std::max(last[pairs[t].a], last[pairs[t].b]) + 1;
+    last[pairs[t].a] = last[pairs[t].b] = bt;
+    batch_of[t] = bt - 1;
+    n_batches = std::max(n_batches, bt);
+  }
+  out.batch_start.assign(n_batches + 1, 0);
+  for (std::size_t t = 0; t < pairs.size(); ++t) ++out.batch_start[batch_of[t] + 1];
+  for (std::size_t bt = 0; bt < n_batches; ++bt) out.batch_start[bt + 1] += out.batch_start[bt];
+  out.pairs.resize(pairs.size());
+  std::vector<std::size_t> fill(out.batch_start.begin(), out.batch_start.end() - 1);
+  for (std::size_t t = 0; t < pairs.size(); ++t) out.pairs[fill[batch_of[t]]++] = pairs[t];
+  return out;
+}
+
+// The search's state after every partition was scored against itself: the
+// points in partition order and each row's and partition's reach.
+template <typename Executor>
+AcrossState start_across(const RowData& data, const PartitionPoints& pts, const RowPartition& parts,
+                         const NeighbourHeaps<>& heaps, std::size_t others, std::size_t n_pairs,
+                         Executor& executor) {
+  const std::size_t n = data.n(), d = pts.d();
+  AcrossState across;
+  across.points.resize(n * d);
+  across.reach.resize(n);
+  across.widest.assign(parts.count(), 0.0);
+  across.row_skipped.assign(n, 0);
+  across.part_skipped.assign(parts.count(), 0);
+  across.pair_products.assign(n_pairs, 0.0);
+  across.pair_scored.assign(n_pairs, 0.0);
+  executor.parallel_for(0, parts.count(), [&](std::size_t p0, std::size_t p1) {
+    std::vector<float> scratch;
+    for (std::size_t p = p0; p < p1; ++p) {
+      pts.gather(parts.members(p), parts.size(p), &across.points[parts.start[p] * d]);
+      double w = 0.0;
+      for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+        across.reach[t] = reach_of_row(data, heaps, static_cast<std::size_t>(parts.rows[t]), others, scratch);
+        w = std::max(w, across.reach[t]);
+      }
+      across.widest[p] = w;
+    }
+  });
+  checkpoint(executor);
+  return across;
+}
+
+// The pairs of partitions, batch after batch (search_pair()), several small
+// batches between checkpoints.
+template <typename Executor>
+void search_across(const RowData& data, const RowPartition& parts, const BoundMargins& margin,
+                   const PairSchedule& schedule, std::size_t others, std::size_t bs, NeighbourHeaps<>& heaps,
+                   AcrossState& across, Phase<Executor>& phase, Executor& executor) {
+  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  const std::size_t n_batches = schedule.batches();
+  std::size_t batches_done = 0;
+  while (batches_done < n_batches) {
+    const std::size_t first = batches_done;
+    std::size_t pairs_in = 0;
+    while (batches_done < n_batches && (batches_done == first || pairs_in < 64 * n_threads)) {
+      const std::size_t p0 = schedule.batch_start[batches_done], p1 = schedule.batch_start[batches_done + 1];
+      executor.parallel_for(p0, p1, [&](std::size_t t0, std::size_t t1) {
+        PartitionBuffers buf;
+        std::vector<std::size_t> keep_pos[2];
+        std::vector<int> keep_rows[2];
+        for (std::size_t t = t0; t < t1; ++t) {
+          search_pair(data, parts, margin, schedule.pairs[t], t, others, bs, heaps, across, buf, keep_pos,
+                      keep_rows);
+        }
+      });
+      pairs_in += p1 - p0;
+      ++batches_done;
+    }
+    phase.set(parts.count() + batches_done);
+  }
+}
+
+// The graph from the candidate lists: exact distances, the proof of
+// exactness, and the wider pass where it fails (the rows left out either
+// scored above the kept ones or lie in a partition the bound excluded).
+// `refined` (length n) marks the rows that took the wider pass.
+template <typename Executor>
+KnnGraph finish_partitioned(const RowData& data, std::size_t k, const NeighbourHeaps<>& heaps,
+                            std::vector<unsigned char>& refined, Executor& executor) {
+  const std::size_t n = data.n(), others = k - 1;
+  KnnGraph graph(n, k);
+  for (std::size_t i = 0; i < n; ++i) {
+    graph.index(i, 0) = static_cast<int>(i);
+    graph.distance(i, 0) = 0.0;
+  }
+  refined.assign(n, 0);
+  batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::pair<double, int>> cand;
+    TileBuffers tb;
+    for (std::size_t i = begin; i < end; ++i) {
+      refined[i] = finish_row(data, i, heaps, i, {0, n, -1}, others, tb, cand);
+      data.report_distances(cand, others);
+      for (std::size_t c = 0; c < others; ++c) {
+        graph.index(i, c + 1) = cand[c].second;
+        graph.distance(i, c + 1) = cand[c].first;
+      }
+    }
+  });
+  return graph;
+}
+
+// The counts of PartitionKnnStats past the partition's (partitions,
+// largest): the rows pruned and refined, and the pairs scored and the
+// products' work relative to the exact search's.
+inline void count_search(const RowPartition& parts, const AcrossState& across,
+                         const std::vector<unsigned char>& refined, PartitionKnnStats& st) {
+  const std::size_t n = refined.size();
+  double own_pairs = 0.0;
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    own_pairs += static_cast<double>(parts.size(p)) * static_cast<double>(parts.size(p) - (parts.size(p) > 0));
+  }
+  double scored = own_pairs, products = own_pairs / 2.0;
+  for (std::size_t t = 0; t < across.pair_scored.size(); ++t) {
+    scored += across.pair_scored[t];
+    products += across.pair_products[t];
+  }
+  for (std::size_t i = 0; i < n; ++i) st.rows_refined += refined[i];
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
+      st.rows_pruned += across.part_skipped[p] || across.row_skipped[t];
+    }
+  }
+  st.rows_exhaustive = n - st.rows_pruned;
+  st.pairs_scored = scored / (static_cast<double>(n) * static_cast<double>(n - 1));
+  st.products = products / (static_cast<double>(n) * static_cast<double>(n - 1) / 2.0);
+}
+
+// The phase's closing line.
+inline std::string partition_summary(const PartitionKnnStats& st, std::size_t n, std::size_t d, std::size_t k) {
+  std::ostringstream msg;
+  msg << std::setprecision(3) << "partition kNN: " << n << " rows, " << d << " columns, k = " << k << "; "
+      << st.partitions << " partitions (largest " << st.largest << " rows); " << 100.0 * st.pairs_scored
+      << "% of the pairs scored, in " << 100.0 * st.products << "% of the exact search's products; "
+      << st.rows_pruned << " rows proved with partitions skipped, " << st.rows_exhaustive
+      << " scored against every row; " << st.rows_refined << " rows needed a second, wider pass";
+  return msg.str();
+}
+
 }  // namespace detail
 
 // The k nearest neighbours of every row (the row itself included, first),
@@ -668,162 +929,25 @@ KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size
   st.partitioned = true;
   const detail::PartitionPoints pts(x, data.metric());
   const detail::BoundMargins margin(x.d, pts.unit());
-  detail::RowPartition parts;
-  {
-    std::vector<int> all(n);
-    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<int>(i);
-    parts = detail::partition_rows(pts, data.kernels(), all, n_parts, params, 1, executor);
-    detail::split_outliers(pts, data.kernels(), parts, 2.0, params, executor);
-  }
+  const detail::RowPartition parts = detail::partition_all_rows(pts, data.kernels(), n, n_parts, params, executor);
   for (std::size_t p = 0; p < parts.count(); ++p) {
     st.partitions += parts.size(p) > 0;
     st.largest = std::max(st.largest, parts.size(p));
   }
-
-  KnnGraph graph(n, k);
-  for (std::size_t i = 0; i < n; ++i) {
-    graph.index(i, 0) = static_cast<int>(i);
-    graph.distance(i, 0) = 0.0;
-  }
   NeighbourHeaps<> heaps(n, detail::candidate_capacity(others, n - 1), data.kernels());
   const std::size_t bs = 512;
-  const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
+  const detail::PairSchedule schedule =
+      detail::into_batches(detail::pairs_nearest_first(parts, data.kernels(), margin, x.d), parts.count());
 
-  // Each partition against itself, the largest first (one task each).
-  std::vector<std::size_t> by_size(parts.count());
-  for (std::size_t p = 0; p < by_size.size(); ++p) by_size[p] = p;
-  std::stable_sort(by_size.begin(), by_size.end(),
-                   [&](std::size_t a, std::size_t b) { return parts.size(a) > parts.size(b); });
-  double own_pairs = 0.0;
-  for (std::size_t p = 0; p < parts.count(); ++p) {
-    own_pairs += static_cast<double>(parts.size(p)) * static_cast<double>(parts.size(p) - (parts.size(p) > 0));
-  }
-  // The pairs of non-empty partitions, nearest first, in batches that share
-  // no partition: a pair goes to the batch after the last one holding
-  // either of its partitions, so each partition meets the others nearest
-  // first and a batch runs in parallel without locks. Which pairs are
-  // scored depends on the lists left by the batches before, never on the
-  // threads.
-  std::vector<std::uint32_t> live;
-  for (std::size_t p = 0; p < parts.count(); ++p) {
-    if (parts.size(p) > 0) live.push_back(static_cast<std::uint32_t>(p));
-  }
-  const std::size_t d = x.d;
-  std::vector<detail::PartitionPair> pairs;
-  pairs.reserve(live.size() * (live.size() - 1) / 2);
-  for (std::size_t u = 0; u < live.size(); ++u) {
-    for (std::size_t v = u + 1; v < live.size(); ++v) {
-      const std::size_t a = live[u], b = live[v];
-      const double dist = std::sqrt(data.kernels().sqdist_d(&parts.centre[a * d], &parts.centre[b * d], d));
-      pairs.push_back({margin.gap(dist, parts.radius[a] + parts.radius[b]), dist, live[u], live[v]});
-    }
-  }
-  std::sort(pairs.begin(), pairs.end());
-  std::vector<std::size_t> batch_of(pairs.size()), batch_start;
-  {
-    std::vector<std::size_t> last(parts.count(), 0);
-    std::size_t n_batches = 0;
-    for (std::size_t t = 0; t < pairs.size(); ++t) {
-      const std::size_t bt = std::max(last[pairs[t].a], last[pairs[t].b]) + 1;
-      last[pairs[t].a] = last[pairs[t].b] = bt;
-      batch_of[t] = bt - 1;
-      n_batches = std::max(n_batches, bt);
-    }
-    batch_start.assign(n_batches + 1, 0);
-    for (std::size_t t = 0; t < pairs.size(); ++t) ++batch_start[batch_of[t] + 1];
-    for (std::size_t bt = 0; bt < n_batches; ++bt) batch_start[bt + 1] += batch_start[bt];
-    std::vector<detail::PartitionPair> ordered(pairs.size());
-    std::vector<std::size_t> fill(batch_start.begin(), batch_start.end() - 1);
-    for (std::size_t t = 0; t < pairs.size(); ++t) ordered[fill[batch_of[t]]++] = pairs[t];
-    pairs.swap(ordered);
-  }
-  const std::size_t n_batches = batch_start.size() - 1;
+  Phase<Executor> phase(executor, "partition kNN", parts.count() + schedule.batches());
+  detail::score_within_partitions(data, parts, bs, heaps, phase, executor);
+  detail::AcrossState across = detail::start_across(data, pts, parts, heaps, others, schedule.pairs.size(), executor);
+  detail::search_across(data, parts, margin, schedule, others, bs, heaps, across, phase, executor);
 
-  Phase<Executor> phase(executor, "partition kNN", parts.count() + n_batches);
-  batched_for(executor, by_size.size(), 8 * n_threads, [&](std::size_t b0, std::size_t b1) {
-    detail::PartitionBuffers buf;
-    for (std::size_t t = b0; t < b1; ++t) detail::score_partition_itself(data, parts, by_size[t], bs, heaps, buf);
-  }, [&](std::size_t done) { phase.set(done); });
-
-  detail::AcrossState across;
-  across.points.resize(n * d);
-  across.reach.resize(n);
-  across.widest.assign(parts.count(), 0.0);
-  across.row_skipped.assign(n, 0);
-  across.part_skipped.assign(parts.count(), 0);
-  across.pair_products.assign(pairs.size(), 0.0);
-  across.pair_scored.assign(pairs.size(), 0.0);
-  executor.parallel_for(0, parts.count(), [&](std::size_t p0, std::size_t p1) {
-    std::vector<float> scratch;
-    for (std::size_t p = p0; p < p1; ++p) {
-      pts.gather(parts.members(p), parts.size(p), &across.points[parts.start[p] * d]);
-      double w = 0.0;
-      for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
-        across.reach[t] = detail::reach_of_row(data, heaps, static_cast<std::size_t>(parts.rows[t]), others, scratch);
-        w = std::max(w, across.reach[t]);
-      }
-      across.widest[p] = w;
-    }
-  });
-  checkpoint(executor);
-  std::size_t batches_done = 0;
-  while (batches_done < n_batches) {
-    // (several small batches between checkpoints)
-    const std::size_t first = batches_done;
-    std::size_t pairs_in = 0;
-    while (batches_done < n_batches && (batches_done == first || pairs_in < 64 * n_threads)) {
-      const std::size_t p0 = batch_start[batches_done], p1 = batch_start[batches_done + 1];
-      executor.parallel_for(p0, p1, [&](std::size_t t0, std::size_t t1) {
-        detail::PartitionBuffers buf;
-        std::vector<std::size_t> keep_pos[2];
-        std::vector<int> keep_rows[2];
-        for (std::size_t t = t0; t < t1; ++t) {
-          detail::search_pair(data, parts, margin, pairs[t], t, others, bs, heaps, across, buf, keep_pos, keep_rows);
-        }
-      });
-      pairs_in += p1 - p0;
-      ++batches_done;
-    }
-    phase.set(parts.count() + batches_done);
-  }
-
-  // Exact distances, the proof of exactness, and the wider pass where it
-  // fails: the rows left out either scored above the kept ones or lie in a
-  // partition the bound excluded.
-  std::vector<unsigned char> refined(n, 0);
-  batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
-    std::vector<std::pair<double, int>> cand;
-    detail::TileBuffers tb;
-    for (std::size_t i = begin; i < end; ++i) {
-      refined[i] = detail::finish_row(data, i, heaps, i, {0, n, -1}, others, tb, cand);
-      data.report_distances(cand, others);
-      for (std::size_t c = 0; c < others; ++c) {
-        graph.index(i, c + 1) = cand[c].second;
-        graph.distance(i, c + 1) = cand[c].first;
-      }
-    }
-  });
-  double scored = own_pairs, products = own_pairs / 2.0;
-  for (std::size_t t = 0; t < pairs.size(); ++t) {
-    scored += across.pair_scored[t];
-    products += across.pair_products[t];
-  }
-  for (std::size_t i = 0; i < n; ++i) st.rows_refined += refined[i];
-  for (std::size_t p = 0; p < parts.count(); ++p) {
-    for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
-      st.rows_pruned += across.part_skipped[p] || across.row_skipped[t];
-    }
-  }
-  st.rows_exhaustive = n - st.rows_pruned;
-  st.pairs_scored = scored / (static_cast<double>(n) * static_cast<double>(n - 1));
-  st.products = products / (static_cast<double>(n) * static_cast<double>(n - 1) / 2.0);
-  std::ostringstream msg;
-  msg << std::setprecision(3) << "partition kNN: " << n << " rows, " << data.d() << " columns, k = " << k << "; "
-      << st.partitions << " partitions (largest " << st.largest << " rows); " << 100.0 * st.pairs_scored
-      << "% of the pairs scored, in " << 100.0 * st.products << "% of the exact search's products; " << st.rows_pruned << " rows proved with partitions skipped, "
-      << st.rows_exhaustive << " scored against every row; " << st.rows_refined
-      << " rows needed a second, wider pass";
-  phase.finish(msg.str());
+  std::vector<unsigned char> refined;
+  KnnGraph graph = detail::finish_partitioned(data, k, heaps, refined, executor);
+  detail::count_search(parts, across, refined, st);
+  phase.finish(detail::partition_summary(st, n, data.d(), k));
   return graph;
 }
 
