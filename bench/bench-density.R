@@ -11,8 +11,9 @@
 #            their defaults otherwise; the whole call's time and the Pearson
 #            correlation of the data's and the layout's log radii, each
 #            program's own (umap-learn's layout radii come from a new graph
-#            of its layout) and lsnn's measure over the same edges for both
-#            layouts; plain UMAP's for reference.
+#            of its layout), lsnn's measure over the same edges for both
+#            layouts, and umap-learn's measure (over a new UMAP graph of the
+#            layout) for both; plain UMAP's for reference.
 #   densne   t-SNE and den-SNE at their defaults: time, the radius
 #            correlation, and the KL of the layout (the grid's, over P).
 #   big      1e6 x 50 generated clusters of unequal spread
@@ -37,9 +38,10 @@ if ("densmap" %in% parts) {
   dir <- tempfile("densmap-peer")
   dir.create(dir)
   writeBin(as.vector(t(X)), file.path(dir, "x.f32"), size = 4)
+  writeBin(as.vector(t(r$embedding)), file.path(dir, "lsnn.f32"), size = 4)
   out <- system2("/usr/bin/python3",
                  c("bench/densmap-peer.py", file.path(dir, "x.f32"), nrow(X), ncol(X), 15,
-                   file.path(dir, "y.f32")),
+                   file.path(dir, "y.f32"), file.path(dir, "lsnn.f32")),
                  stdout = TRUE, env = c(paste0("UMAP_SRC=", Sys.getenv("UMAP_SRC")),
                                         "NUMBA_NUM_THREADS=2"))
   peer <- parse_peer_line(tail(out, 1))
@@ -55,7 +57,9 @@ if ("densmap" %in% parts) {
     program = c("lsnn densMAP", "umap-learn densMAP", "lsnn UMAP"),
     seconds = c(t_lsnn, peer$seconds, NA),
     own_radius_correlation = c(radius_cor(r), peer$radius_correlation, radius_cor(plain)),
-    lsnn_radius_correlation = c(radius_cor(r), same_edges(Y_peer), radius_cor(plain)))
+    lsnn_radius_correlation = c(radius_cor(r), same_edges(Y_peer), radius_cor(plain)),
+    umap_learn_radius_correlation = c(peer$other_radius_correlation,
+                                      peer$remeasured_radius_correlation, NA))
   res$time_ratio <- res$seconds / peer$seconds
   print(res)
   saveRDS(res, file.path(results_dir(), "density-densmap.rds"))

@@ -37,9 +37,10 @@
 // (add_gradient()). No sum depends on the number of threads.
 //
 // The passes read every edge's partner at random: on large layouts they wait
-// on memory, not on arithmetic. prepare() therefore copies the coordinates
-// point by point (one cache line a partner, where the column-major layout
-// takes one per dimension) and keeps each edge's w and w' for the gradient
+// on memory, not on arithmetic. prepare() therefore keeps, point by point,
+// the coordinates with the point's c_i and S_i beside them (one cache line
+// a partner, where the column-major layout and separate arrays take one per
+// dimension and per quantity), and each edge's w and w' for the gradient
 // pass, which then computes no power.
 #ifndef LSNN_DENSITY_H
 #define LSNN_DENSITY_H
@@ -226,6 +227,7 @@ class DensityTerm {
       // and the term is left out
       corr_ = 0.0;
       std::fill(c_.begin(), c_.end(), 0.0);
+      pack_point_terms(executor);
       return;
     }
     corr_ = C / sd;
@@ -239,6 +241,7 @@ class DensityTerm {
           }
         },
         4096);
+    pack_point_terms(executor);
   }
 
   // The term's value at the prepared Y: -lambda W corr.
@@ -254,7 +257,8 @@ class DensityTerm {
                     double clip = HUGE_VAL) const {
     const double factor = -s_.lambda * weight_ * scale;
     const std::size_t n = n_, d = d_;
-    const double* Yp = Yp_.data();
+    const std::size_t stride = d + 2;
+    const double* pt = point_.data();
     executor.parallel_for(
         0, n_,
         [&](std::size_t b, std::size_t e) {
@@ -265,11 +269,12 @@ class DensityTerm {
               const std::size_t j = static_cast<std::size_t>(col_[t]);
               double q = 0.0;
               for (std::size_t c = 0; c < d; ++c) {
-                dy[c] = Yp[i * d + c] - Yp[j * d + c];
+                dy[c] = pt[i * stride + c] - pt[j * stride + c];
                 q += dy[c] * dy[c];
               }
               const double w = w_[t], wp = wp_[t];
-              const double coef = c_[i] * (w + wp * (q - S_[i])) + c_[j] * (w + wp * (q - S_[j]));
+              const double* pj = pt + j * stride + d;
+              const double coef = c_[i] * (w + wp * (q - S_[i])) + pj[0] * (w + wp * (q - pj[1]));
               for (std::size_t c = 0; c < d; ++c) acc[c] += 2.0 * coef * dy[c];
             }
             for (std::size_t c = 0; c < d; ++c) {
@@ -304,27 +309,43 @@ class DensityTerm {
     *wp = q > 0.0 ? -a_ * b_ * (qb / q) * *w * *w : 0.0;
   }
 
-  // Yp_: Y (n x d, column-major) point by point
+  // point_'s coordinates: Y (n x d, column-major) point by point, d + 2
+  // numbers a point (c_i and S_i follow: pack_point_terms())
   template <typename Executor>
   void copy_by_point(const double* Y, Executor& executor) {
-    const std::size_t n = n_, d = d_;
-    Yp_.resize(n * d);
+    const std::size_t n = n_, d = d_, stride = d + 2;
+    point_.resize(n * stride);
     executor.parallel_for(
         0, n_,
         [&](std::size_t b, std::size_t e) {
           for (std::size_t i = b; i < e; ++i) {
-            for (std::size_t c = 0; c < d; ++c) Yp_[i * d + c] = Y[c * n + i];
+            for (std::size_t c = 0; c < d; ++c) point_[i * stride + c] = Y[c * n + i];
           }
         },
         4096);
   }
 
-  // S_i, D_i and re_i at Yp_, and each edge's w and w', each point from its
-  // own row
+  // c_i and S_i beside point i's coordinates in point_
+  template <typename Executor>
+  void pack_point_terms(Executor& executor) {
+    const std::size_t d = d_, stride = d + 2;
+    executor.parallel_for(
+        0, n_,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) {
+            point_[i * stride + d] = c_[i];
+            point_[i * stride + d + 1] = S_[i];
+          }
+        },
+        4096);
+  }
+
+  // S_i, D_i and re_i at point_'s coordinates, and each edge's w and w',
+  // each point from its own row
   template <typename Executor>
   void radii(Executor& executor) {
-    const std::size_t d = d_;
-    const double* Yp = Yp_.data();
+    const std::size_t d = d_, stride = d + 2;
+    const double* pt = point_.data();
     w_.resize(col_.size());
     wp_.resize(col_.size());
     executor.parallel_for(
@@ -336,7 +357,7 @@ class DensityTerm {
               const std::size_t j = static_cast<std::size_t>(col_[t]);
               double q = 0.0;
               for (std::size_t c = 0; c < d; ++c) {
-                const double dy = Yp[i * d + c] - Yp[j * d + c];
+                const double dy = pt[i * stride + c] - pt[j * stride + c];
                 q += dy * dy;
               }
               double w, wp;
@@ -384,9 +405,9 @@ class DensityTerm {
   double corr_ = 0.0;
   std::vector<int> ptr_, col_;
   std::vector<double> z_, S_, D_, re_, c_;
-  // the coordinates point by point, and each edge's w and w', at the Y
-  // prepared last
-  std::vector<double> Yp_, w_, wp_;
+  // the coordinates point by point with c_i and S_i, and each edge's w and
+  // w', at the Y prepared last
+  std::vector<double> point_, w_, wp_;
 };
 
 // An objective with the density term added from the step the term starts
