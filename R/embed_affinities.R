@@ -242,7 +242,11 @@ ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access, data_radii =
     final_momentum = a$final_momentum, mom_switch_iter = a$mom_switch_iter,
     exaggeration = s$exaggeration, stop_lying_iter = s$stop_lying_iter, min_gain = a$min_gain,
     negative_sample_rate = a$negative_sample_rate, gamma = s$gamma,
-    seed = if (sampled) step_seed(a$seed, "layout"))
+    seed = if (sampled) step_seed(a$seed, "layout"),
+    # (a sampled layout's start, spectral, can crowd most points into a few
+    # of the grid's boxes, where the grid's cost costs minutes at 1e6 points:
+    # the verbose records then begin after the first epoch of records)
+    cost_at_start = !sampled || cost_kind == "exact")
   ne_msg(a$verbose, "neighbor_embedding: optimizing (",
          if (sampled) "learning rate " else "eta ", signif(s$eta, 4), ", ", s$grad_kind,
          " gradient)")

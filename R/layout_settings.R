@@ -10,17 +10,19 @@
 # callback_every steps with the layout, its rows named `row_names`), and
 # the stepper's own settings, whose defaults are neighbor_embedding()'s (and,
 # for "adam", those of placing new points: a constant last phase); "sampled"
-# takes the `seed` its caller drew (draw_seed()).
+# takes the `seed` its caller gives (step_seed()). `cost_at_start`: whether
+# the cost records begin with the start's.
 ne_layout_settings <- function(stepper, max_iter, epoch, rate, callback = NULL,
                                callback_every = epoch, row_names = NULL, tol = 1e-7,
                                eta_exaggerated = rate, momentum = 0.5, final_momentum = 0.8,
                                mom_switch_iter = 250L, exaggeration = 1, stop_lying_iter = 0L,
                                min_gain = 0.01, negative_sample_rate = 5L, gamma = 1,
                                phases = c(0L, 0L, max_iter), local = FALSE,
-                               low_dist_thres = 10, constant = TRUE, seed = NULL) {
+                               low_dist_thres = 10, constant = TRUE, seed = NULL,
+                               cost_at_start = TRUE) {
   driver <- list(stepper = stepper, max_iter = as.integer(max_iter), epoch = as.integer(epoch),
                  callback = ne_callback(callback, row_names, max_iter),
-                 callback_every = as.integer(callback_every))
+                 callback_every = as.integer(callback_every), cost_at_start = cost_at_start)
   c(driver, switch(stepper,
     gradient_descent = list(tol = tol, eta = rate, eta_exaggerated = eta_exaggerated,
                             momentum = momentum, final_momentum = final_momentum,

@@ -61,6 +61,9 @@ inline lsnn::DriverSettings driver_settings(const Rcpp::List& layout, std::size_
   lsnn::DriverSettings s;
   s.max_steps = Rcpp::as<int>(layout["max_iter"]);
   s.epoch = Rcpp::as<int>(layout["epoch"]);
+  if (layout.containsElementNamed("cost_at_start")) {
+    s.cost_at_start = Rcpp::as<bool>(layout["cost_at_start"]);
+  }
   s.observe_every = Rcpp::as<int>(layout["callback_every"]);
   s.observer = r_observer(layout["callback"], n, d, first);
   return s;

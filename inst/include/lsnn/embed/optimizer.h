@@ -101,6 +101,10 @@ struct DriverSettings {
   int max_steps = 1000;
   // steps between two cost records (0: only the final cost)
   int epoch = 50;
+  // whether the records begin with the cost of the start: an evaluation of
+  // the grid's cost can take far longer on a start whose points crowd into
+  // a few boxes than on the layout that follows
+  bool cost_at_start = true;
   // early stop (steppers with kEarlyStop): relative cost change, compared
   // only between records both after step tol_after
   double tol = 1e-7;
@@ -228,7 +232,7 @@ OptimizerResult optimize(Stepper& stepper, Objective& objective, double* Y,
   int prev_cost_iter = -1;
   for (int iter = 1; iter <= s.max_steps; ++iter) {
     const int done = iter - 1;  // steps already applied to Y
-    const bool want_cost = s.epoch > 0 && done % s.epoch == 0;
+    const bool want_cost = s.epoch > 0 && done % s.epoch == 0 && (done > 0 || s.cost_at_start);
     if constexpr (has_iteration_hook<Objective, Executor>::value) {
       objective.begin_iteration(iter, Y, executor);
     }
