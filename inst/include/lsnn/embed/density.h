@@ -186,10 +186,8 @@ class DensityTerm {
     if (sd > 0.0 && std::isfinite(sd)) {
       for (std::size_t i = 0; i < n_; ++i) z_[i] = (ro[i] - mean) / sd;
     }
-    S_.assign(n_, 0.0);
     D_.assign(n_, 0.0);
     re_.assign(n_, 0.0);
-    c_.assign(n_, 0.0);
   }
 
   // Whether step `iter` (from 1) takes the term: lambda = 0 never does.
@@ -226,22 +224,22 @@ class DensityTerm {
       // every radius alike and no shift: the correlation is not defined,
       // and the term is left out
       corr_ = 0.0;
-      std::fill(c_.begin(), c_.end(), 0.0);
-      pack_point_terms(executor);
+      for (std::size_t i = 0; i < n_; ++i) point_[i * (d_ + 2) + d_] = 0.0;
       return;
     }
     corr_ = C / sd;
-    // c_i = g_i / (D_i (eps + S_i)), g_i = d corr / d re_i
+    // c_i = g_i / (D_i (eps + S_i)), g_i = d corr / d re_i, beside S_i
+    const std::size_t d = d_, stride = d + 2;
     executor.parallel_for(
         0, n_,
         [&](std::size_t b, std::size_t e) {
           for (std::size_t i = b; i < e; ++i) {
+            double* terms = point_.data() + i * stride + d;
             const double g = (z_[i] - C * (re_[i] - m) / (sd * sd)) / (nn * sd);
-            c_[i] = D_[i] > 0.0 ? g / (D_[i] * (kRadiusShift + S_[i])) : 0.0;
+            terms[0] = D_[i] > 0.0 ? g / (D_[i] * (kRadiusShift + terms[1])) : 0.0;
           }
         },
         4096);
-    pack_point_terms(executor);
   }
 
   // The term's value at the prepared Y: -lambda W corr.
@@ -273,8 +271,9 @@ class DensityTerm {
                 q += dy[c] * dy[c];
               }
               const double w = w_[t], wp = wp_[t];
+              const double* pi = pt + i * stride + d;
               const double* pj = pt + j * stride + d;
-              const double coef = c_[i] * (w + wp * (q - S_[i])) + pj[0] * (w + wp * (q - pj[1]));
+              const double coef = pi[0] * (w + wp * (q - pi[1])) + pj[0] * (w + wp * (q - pj[1]));
               for (std::size_t c = 0; c < d; ++c) acc[c] += 2.0 * coef * dy[c];
             }
             for (std::size_t c = 0; c < d; ++c) {
@@ -310,7 +309,7 @@ class DensityTerm {
   }
 
   // point_'s coordinates: Y (n x d, column-major) point by point, d + 2
-  // numbers a point (c_i and S_i follow: pack_point_terms())
+  // numbers a point (S_i follows, from radii(), then c_i, from prepare())
   template <typename Executor>
   void copy_by_point(const double* Y, Executor& executor) {
     const std::size_t n = n_, d = d_, stride = d + 2;
@@ -325,27 +324,12 @@ class DensityTerm {
         4096);
   }
 
-  // c_i and S_i beside point i's coordinates in point_
-  template <typename Executor>
-  void pack_point_terms(Executor& executor) {
-    const std::size_t d = d_, stride = d + 2;
-    executor.parallel_for(
-        0, n_,
-        [&](std::size_t b, std::size_t e) {
-          for (std::size_t i = b; i < e; ++i) {
-            point_[i * stride + d] = c_[i];
-            point_[i * stride + d + 1] = S_[i];
-          }
-        },
-        4096);
-  }
-
   // S_i, D_i and re_i at point_'s coordinates, and each edge's w and w',
   // each point from its own row
   template <typename Executor>
   void radii(Executor& executor) {
     const std::size_t d = d_, stride = d + 2;
-    const double* pt = point_.data();
+    double* pt = point_.data();
     w_.resize(col_.size());
     wp_.resize(col_.size());
     executor.parallel_for(
@@ -368,8 +352,9 @@ class DensityTerm {
               den += w;
             }
             D_[i] = den;
-            S_[i] = den > 0.0 ? num / den : 0.0;
-            re_[i] = std::log(kRadiusShift + S_[i]);
+            const double S = den > 0.0 ? num / den : 0.0;
+            pt[i * stride + d + 1] = S;
+            re_[i] = std::log(kRadiusShift + S);
           }
         },
         256);
@@ -404,7 +389,7 @@ class DensityTerm {
   double weight_ = 0.0;
   double corr_ = 0.0;
   std::vector<int> ptr_, col_;
-  std::vector<double> z_, S_, D_, re_, c_;
+  std::vector<double> z_, D_, re_;
   // the coordinates point by point with c_i and S_i, and each edge's w and
   // w', at the Y prepared last
   std::vector<double> point_, w_, wp_;
