@@ -213,3 +213,7 @@
     .Call(`_lsnn_neighbour_order_cpp`, idx, from, k)
 }
 
+.renumber_affinities <- function(P) {
+    .Call(`_lsnn_renumber_affinities_cpp`, P)
+}
+

@@ -163,7 +163,22 @@ ne_run_affinities <- function(inputs, a, t_start) {
   returns_P <- isTRUE(a$ret_extra) ||
     (is.character(a$ret_extra) && any(c("P", "fgraph") %in% a$ret_extra)) || want_radii
   P_access <- if (!is.null(inputs$P)) "read" else if (returns_P) "renumber" else "consume"
-  res <- ne_affinity_layout(Y0, P, s, a, n, inputs$row_names, P_access, data_radii)
+  # a large sampled layout runs on its points renumbered (R/renumber.R)
+  in_order <- if (s$sampled) affinities_in_layout_order(P, n)
+  if (is.null(in_order)) {
+    res <- ne_affinity_layout(Y0, P, s, a, n, inputs$row_names, P_access, data_radii)
+  } else {
+    o <- in_order$order
+    if (P_access == "consume") {
+      released <- held_bytes(P)
+      P <- NULL
+      collect_garbage(released)
+    }
+    res <- ne_affinity_layout(Y0[o, , drop = FALSE], in_order$P, s, a, n, inputs$row_names[o],
+                              "consume", data_radii[o], o)
+    rm(in_order)
+    res$Y <- res$Y[order_rank(o), , drop = FALSE]
+  }
   t_end <- proc.time()[["elapsed"]]
   # P made here and not returned is freed now rather than at some later
   # collection, so that what the caller does next does not stack on it
@@ -228,15 +243,18 @@ ne_affinity_settings <- function(a, n, has_data) {
 }
 
 # The engine's layout of P from Y0 with the settings `s` (and the density
-# term over the data's log radii, when asked for): for "sampled" the
+# term over the data's log radii, when asked for; the points in `order`, the
+# callback shown them in the user's): for "sampled" the
 # cost is recorded at the end (every epoch from the start when verbose),
 # from the sums of the full gradient, exact while they are cheap.
-ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access, data_radii = NULL) {
+ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access, data_radii = NULL,
+                               order = NULL) {
   sampled <- s$sampled
   cost_kind <- if (a$n_components <= 2 && n > a$entry$cost_exact_max_n) "approx" else "exact"
   layout <- ne_layout_settings(
     if (sampled) "sampled" else "gradient_descent", s$max_iter,
-    epoch = if (sampled && !a$verbose) 0L else a$epoch, rate = s$eta, callback = a$callback,
+    epoch = if (sampled && !a$verbose) 0L else a$epoch, rate = s$eta,
+    callback = callback_in_user_order(a$callback, order),
     callback_every = a$epoch, row_names = row_names, tol = a$tol,
     eta_exaggerated = s$eta_exaggerated, momentum = a$momentum,
     final_momentum = a$final_momentum, mom_switch_iter = a$mom_switch_iter,

@@ -1,10 +1,11 @@
-# PaCMAP's and LocalMAP's layouts from a number of points on run in an order
-# of the points that keeps neighbours near in memory
-# (inst/include/lsnn/graph/renumber.h: a breadth-first walk of the near
-# graph), and return their rows in the user's order. Below it nothing is
-# renumbered, so those layouts are as before. The internal option
-# lsnn.renumber (for measurements and tests): FALSE never renumbers, TRUE
-# always, a number sets that number of points.
+# Large layouts run in an order of the points that keeps neighbours near in
+# memory (inst/include/lsnn/graph/renumber.h: a breadth-first walk of the
+# graph), and return their rows in the user's order: PaCMAP's and LocalMAP's
+# (over the near graph) and the sampled layouts of UMAP, t-UMAP and
+# LargeVis (over the affinities), each from a number of points on. Below it
+# nothing is renumbered. The internal option lsnn.renumber (for
+# measurements and tests): FALSE never renumbers, TRUE always, a number sets
+# that number of points for every layout.
 
 # The fewest points a layout is renumbered at: none by default. Up to 5e5
 # points (bench/bench-renumber.R) the steps are no faster renumbered: the
@@ -14,9 +15,17 @@
 # before it is turned on.
 renumber_min_points <- Inf
 
-renumber_threshold <- function() {
+# The fewest points a sampled layout is renumbered at. The density term
+# (densMAP) reads every edge's partner each epoch, and the steps read an
+# edge's two ends: at 1e6 points of 15 neighbours the term's epochs took
+# 1.25 s more than plain ones in the points' own order and 0.35 s more
+# renumbered, and on Fashion-MNIST (70,000) densMAP took 12.3 and 9.7 s,
+# UMAP 10.8 and 10.3 s (bench/README.md).
+sampled_renumber_min_points <- 5e4
+
+renumber_threshold <- function(default = renumber_min_points) {
   opt <- getOption("lsnn.renumber")
-  if (is.null(opt)) return(renumber_min_points)
+  if (is.null(opt)) return(default)
   if (isFALSE(opt)) return(Inf)
   if (isTRUE(opt)) return(0)
   if (!is.numeric(opt) || length(opt) != 1 || is.na(opt) || opt < 0) {
@@ -33,13 +42,33 @@ layout_order <- function(idx, from, k, n) {
   .neighbour_order(idx, from, k)
 }
 
+# The affinities P of a sampled layout of n points renumbered (rows and
+# columns) in the breadth-first order of their entries, as list(order =
+# the points in their new order, P), or NULL when the layout is too small
+# to gain from it.
+affinities_in_layout_order <- function(P, n) {
+  if (n < renumber_threshold(sampled_renumber_min_points)) return(NULL)
+  r <- .renumber_affinities(P)
+  list(order = r$order, P = methods::new("dgCMatrix", Dim = P@Dim, p = r$p, i = r$i, x = r$x))
+}
+
+# The positions of the points in `order` (the inverse permutation).
+order_rank <- function(order) {
+  rank <- integer(length(order))
+  rank[order] <- seq_along(order)
+  rank
+}
+
 # The layout settings with the callback shown the rows in the user's order
 # while the layout runs in `order`.
 renumbered_callback <- function(layout, order) {
   if (is.null(order) || is.null(layout$callback)) return(layout)
-  shown <- layout$callback
-  rank <- integer(length(order))
-  rank[order] <- seq_along(order)
-  layout$callback <- function(iteration, Y) shown(iteration, Y[rank, , drop = FALSE])
+  layout$callback <- callback_in_user_order(layout$callback, order)
   layout
+}
+
+callback_in_user_order <- function(callback, order) {
+  if (is.null(order) || is.null(callback)) return(callback)
+  rank <- order_rank(order)
+  function(iteration, Y) callback(iteration, Y[rank, , drop = FALSE])
 }

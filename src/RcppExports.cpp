@@ -816,6 +816,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// renumber_affinities_cpp
+Rcpp::List renumber_affinities_cpp(Rcpp::S4 P);
+RcppExport SEXP _lsnn_renumber_affinities_cpp(SEXP PSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::S4 >::type P(PSEXP);
+    rcpp_result_gen = Rcpp::wrap(renumber_affinities_cpp(P));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_perplexity_data", (DL_FUNC) &_lsnn_perplexity_data, 5},
@@ -871,6 +882,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_derive_seed", (DL_FUNC) &_lsnn_derive_seed, 2},
     {"_lsnn_sample_rows", (DL_FUNC) &_lsnn_sample_rows, 3},
     {"_lsnn_neighbour_order_cpp", (DL_FUNC) &_lsnn_neighbour_order_cpp, 3},
+    {"_lsnn_renumber_affinities_cpp", (DL_FUNC) &_lsnn_renumber_affinities_cpp, 1},
     {NULL, NULL, 0}
 };
 

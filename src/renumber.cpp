@@ -27,3 +27,30 @@ Rcpp::IntegerVector neighbour_order_cpp(Rcpp::IntegerMatrix idx, int from, int k
     return out;
   });
 }
+
+// The affinities P (a square dgCMatrix whose slots R has checked) in the
+// breadth-first order of their own entries: list(order = the points in
+// their new order, 1-based; p, i, x = the slots of P renumbered).
+// [[Rcpp::export(.renumber_affinities)]]
+Rcpp::List renumber_affinities_cpp(Rcpp::S4 P) {
+  const Rcpp::IntegerVector dim = P.slot("Dim"), ptr = P.slot("p"), row = P.slot("i");
+  const Rcpp::NumericVector val = P.slot("x");
+  if (dim.size() != 2 || dim[0] != dim[1] || ptr.size() != static_cast<R_xlen_t>(dim[0]) + 1 ||
+      row.size() != val.size() || ptr[dim[0]] != row.size()) {
+    Rcpp::stop("internal: the slots of 'P' do not fit its dimensions");
+  }
+  const std::size_t n = static_cast<std::size_t>(dim[0]);
+  // (a column of the dgCMatrix is a row of its transpose: the order and the
+  // renumbering read it as rows)
+  const lsnn::SparseRows rows{ptr.begin(), row.begin(), val.begin(), n, n};
+  return lsnn_r::run_core([&]() {
+    const lsnn::Renumbering r = lsnn::breadth_first_order(rows);
+    const lsnn::CsrMatrix out = lsnn::renumbered(rows, r);
+    Rcpp::IntegerVector order(static_cast<R_xlen_t>(n));
+    for (std::size_t p = 0; p < n; ++p) order[static_cast<R_xlen_t>(p)] = r.order[p] + 1;
+    return Rcpp::List::create(Rcpp::Named("order") = order,
+                              Rcpp::Named("p") = Rcpp::IntegerVector(out.ptr.begin(), out.ptr.end()),
+                              Rcpp::Named("i") = Rcpp::IntegerVector(out.col.begin(), out.col.end()),
+                              Rcpp::Named("x") = Rcpp::NumericVector(out.val.begin(), out.val.end()));
+  });
+}

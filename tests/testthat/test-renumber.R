@@ -177,3 +177,60 @@ test_that("small layouts are not renumbered unless asked, and the option is chec
   options(lsnn.renumber = "yes")
   expect_error(lsnn:::layout_order(matrix(1L, 10, 3), 1L, 2L, 10), "lsnn.renumber")
 })
+
+test_that("a renumbered sampled layout is the layout of the renumbered points, in the user's order", {
+  case <- renumber_case(900, seed = 6)
+  g <- extended_knn(case$X, 10, 0, nn_kind = "exact")
+  P <- umap_affinities(nn_method = g)
+  n <- nrow(case$X)
+  set.seed(3)
+  Y0 <- matrix(rnorm(2 * n), n)
+  old <- options(lsnn.renumber = TRUE)
+  on.exit(options(old))
+  seen <- NULL
+  watch <- function(iteration, Y) {
+    seen <<- Y
+    FALSE
+  }
+  for (method in c("umap", "largevis")) {
+    one <- neighbor_embedding(P = P, method = method, init = Y0, max_iter = 40, seed = 2,
+                              gradient = "sampled", callback = watch, epoch = 40)
+    two <- neighbor_embedding(P = P, method = method, init = Y0, max_iter = 40, seed = 2,
+                              gradient = "sampled", n_threads = 2)
+    expect_identical(one, two)
+    expect_identical(unname(seen), unname(one))
+    # the same run on the points renumbered by hand
+    o <- lsnn:::.renumber_affinities(P)$order
+    expect_identical(sort(o), seq_len(n))
+    expect_false(identical(o, seq_len(n)))
+    options(lsnn.renumber = FALSE)
+    by_hand <- neighbor_embedding(P = P[o, o], method = method, init = Y0[o, ], max_iter = 40,
+                                  seed = 2, gradient = "sampled")
+    options(lsnn.renumber = TRUE)
+    expect_identical(one[o, ], by_hand)
+  }
+})
+
+test_that("renumbered densMAP returns its radii, P and rows in the user's order", {
+  case <- renumber_case(900, seed = 7)
+  old <- options(lsnn.renumber = FALSE)
+  on.exit(options(old))
+  plain <- neighbor_embedding(case$X, "umap", densmap = TRUE, seed = 4, max_iter = 60,
+                              ret_extra = c("radii", "P", "nn"))
+  options(lsnn.renumber = TRUE)
+  one <- neighbor_embedding(case$X, "umap", densmap = TRUE, seed = 4, max_iter = 60,
+                            ret_extra = c("radii", "P", "nn"))
+  expect_false(identical(one$embedding, plain$embedding))
+  expect_identical(rownames(one$embedding), rownames(case$X))
+  expect_identical(one$P, plain$P)
+  expect_identical(one$nn, plain$nn)
+  expect_identical(one$radii$data, plain$radii$data)
+  ab <- umap_ab(1, 0.1)
+  again <- lsnn:::dens_radii_result(one$radii$data, one$embedding, one$P,
+                                    list(a = ab[["a"]], b = ab[["b"]]), 1L)
+  expect_equal(one$radii$layout, again$layout)
+  expect_gt(cor(one$radii$data, one$radii$layout), 0.5)
+  bare <- neighbor_embedding(case$X, "umap", densmap = TRUE, seed = 4, max_iter = 60,
+                             n_threads = 2)
+  expect_identical(unname(bare), unname(one$embedding))
+})
