@@ -246,8 +246,11 @@ class DensityTerm {
   double value() const { return -s_.lambda * weight_ * corr_; }
 
   // Adds `scale` times the term's gradient at the prepared coordinates to
-  // grad (n x d, column-major), each coordinate of a point's addition
-  // clipped to +-clip; each point from its own row. The gradient is that at
+  // grad (n x d, column-major), each coordinate of each edge's part clipped
+  // to +-clip, as the sampled steps clip each sample (umap-learn clips each
+  // edge's part too; a clip of the point's sum instead held the term back:
+  // on Fashion-MNIST, radius correlation 0.956 and 0.954 against 0.958 and
+  // 0.957 for seeds 1 and 2); each point from its own row. The gradient is that at
   // the Y given to prepare() (the only one the steppers evaluate), which
   // this pass reads in prepare()'s copy.
   template <typename Executor>
@@ -274,12 +277,12 @@ class DensityTerm {
               const double* pi = pt + i * stride + d;
               const double* pj = pt + j * stride + d;
               const double coef = pi[0] * (w + wp * (q - pi[1])) + pj[0] * (w + wp * (q - pj[1]));
-              for (std::size_t c = 0; c < d; ++c) acc[c] += 2.0 * coef * dy[c];
+              for (std::size_t c = 0; c < d; ++c) {
+                const double v = factor * 2.0 * coef * dy[c];
+                acc[c] += std::min(clip, std::max(-clip, v));
+              }
             }
-            for (std::size_t c = 0; c < d; ++c) {
-              const double v = factor * acc[c];
-              grad[c * n + i] += std::min(clip, std::max(-clip, v));
-            }
+            for (std::size_t c = 0; c < d; ++c) grad[c * n + i] += acc[c];
           }
         },
         256);
