@@ -40,7 +40,11 @@
 #' from iteration `floor((1 - dens_frac) * max_iter) + 1` on, with its exact
 #' gradient, in O(edges) per iteration whatever the gradient (`"exact"`,
 #' `"approx"` or `"sampled"`; under `"sampled"`, each epoch adds the term's
-#' gradient at the scale at which the samples follow the cost). The means and
+#' gradient at the scale at which the samples follow the cost, each edge's
+#' part clipped as a sample is). umap-learn's densMAP also runs 200 epochs
+#' more than its UMAP; lsnn keeps UMAP's epochs (raise `max_iter` for a
+#' layout whose own neighbourhoods follow the data's radii more closely,
+#' at the cost of time). The means and
 #' variances are sums in a fixed order, so the layout stays independent of
 #' the number of threads. A gradient-descent run is not stopped by `tol`
 #' before the term has started. `ret_extra = "radii"` returns

@@ -127,7 +127,10 @@
 #' each push weighted by `gamma`; every pull or push is clipped to 4 per
 #' coordinate. All points then move by an Adam step whose learning rate falls
 #' linearly from `eta` to 0 over `max_iter` epochs. The cost is reported at
-#' the end (and every `epoch` epochs with `verbose = TRUE`).
+#' the end (and every `epoch` epochs with `verbose = TRUE`). From 50,000
+#' points the layout runs with the points renumbered so that neighbours are
+#' near in memory (faster at scale, densMAP most); the rows, the callback's
+#' layout and every extra come back in the order of `X`.
 #'
 #' **Defaults.** `"tsne"`: step `n / exaggeration` in each phase (`n / 12`
 #' during the early exaggeration, then `n`; a given `eta` is used in both),

@@ -15,12 +15,11 @@
 # before it is turned on.
 renumber_min_points <- Inf
 
-# The fewest points a sampled layout is renumbered at. The density term
-# (densMAP) reads every edge's partner each epoch, and the steps read an
-# edge's two ends: at 1e6 points of 15 neighbours the term's epochs took
-# 1.25 s more than plain ones in the points' own order and 0.35 s more
-# renumbered, and on Fashion-MNIST (70,000) densMAP took 12.3 and 9.7 s,
-# UMAP 10.8 and 10.3 s (bench/README.md).
+# The fewest points a sampled layout is renumbered at: the density term
+# (densMAP) reads every edge's partner each epoch and the steps read an
+# edge's two ends, and from Fashion-MNIST's size on both were faster
+# renumbered, densMAP by far the most (bench/README.md, "Layouts in a
+# breadth-first order").
 sampled_renumber_min_points <- 5e4
 
 renumber_threshold <- function(default = renumber_min_points) {

@@ -248,9 +248,8 @@ class DensityTerm {
   // Adds `scale` times the term's gradient at the prepared coordinates to
   // grad (n x d, column-major), each coordinate of each edge's part clipped
   // to +-clip, as the sampled steps clip each sample (umap-learn clips each
-  // edge's part too; a clip of the point's sum instead held the term back:
-  // on Fashion-MNIST, radius correlation 0.956 and 0.954 against 0.958 and
-  // 0.957 for seeds 1 and 2); each point from its own row. The gradient is that at
+  // edge's part too; a clip of the point's sum instead held the term back,
+  // bench/CHANGELOG.md); each point from its own row. The gradient is that at
   // the Y given to prepare() (the only one the steppers evaluate), which
   // this pass reads in prepare()'s copy.
   template <typename Executor>
