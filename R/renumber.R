@@ -7,12 +7,10 @@
 # measurements and tests): FALSE never renumbers, TRUE always, a number sets
 # that number of points for every layout.
 
-# The fewest points a layout is renumbered at: none by default. Up to 5e5
-# points (bench/bench-renumber.R) the steps are no faster renumbered: the
-# near pairs, which the order brings together, are under a third of the
+# The fewest points a PaCMAP layout is renumbered at: none by default. Up to
+# 1e6 points (bench/bench-renumber.R) its steps are no faster renumbered:
+# the near pairs, which the order brings together, are under a third of the
 # pairs, and the further and mid-near pairs are random whatever the order.
-# At 1e6 points and more, where a pair costs more, it is to be measured
-# before it is turned on.
 renumber_min_points <- Inf
 
 # The fewest points a sampled layout is renumbered at: the density term
