@@ -174,7 +174,7 @@ ne_run_affinities <- function(inputs, a, t_start) {
       P <- NULL
       collect_garbage(released)
     }
-    res <- ne_affinity_layout(Y0[o, , drop = FALSE], in_order$P, s, a, n, inputs$row_names[o],
+    res <- ne_affinity_layout(Y0[o, , drop = FALSE], in_order$P, s, a, n, inputs$row_names,
                               "consume", data_radii[o], o)
     rm(in_order)
     res$Y <- res$Y[order_rank(o), , drop = FALSE]
@@ -244,7 +244,8 @@ ne_affinity_settings <- function(a, n, has_data) {
 
 # The engine's layout of P from Y0 with the settings `s` (and the density
 # term over the data's log radii, when asked for; the points in `order`, the
-# callback shown them in the user's): for "sampled" the
+# callback shown them in the user's order, named by `row_names`): for
+# "sampled" the
 # cost is recorded at the end (every epoch from the start when verbose),
 # from the sums of the full gradient, exact while they are cheap.
 ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access, data_radii = NULL,
@@ -253,8 +254,7 @@ ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access, data_radii =
   cost_kind <- if (a$n_components <= 2 && n > a$entry$cost_exact_max_n) "approx" else "exact"
   layout <- ne_layout_settings(
     if (sampled) "sampled" else "gradient_descent", s$max_iter,
-    epoch = if (sampled && !a$verbose) 0L else a$epoch, rate = s$eta,
-    callback = callback_in_user_order(a$callback, order),
+    epoch = if (sampled && !a$verbose) 0L else a$epoch, rate = s$eta, callback = a$callback,
     callback_every = a$epoch, row_names = row_names, tol = a$tol,
     eta_exaggerated = s$eta_exaggerated, momentum = a$momentum,
     final_momentum = a$final_momentum, mom_switch_iter = a$mom_switch_iter,
@@ -265,6 +265,7 @@ ne_affinity_layout <- function(Y0, P, s, a, n, row_names, P_access, data_radii =
     # of the grid's boxes, where the grid's cost costs minutes at 1e6 points:
     # the verbose records then begin after the first epoch of records)
     cost_at_start = !sampled || cost_kind == "exact")
+  layout <- renumbered_callback(layout, order)
   ne_msg(a$verbose, "neighbor_embedding: optimizing (",
          if (sampled) "learning rate " else "eta ", signif(s$eta, 4), ", ", s$grad_kind,
          " gradient)")

@@ -56,16 +56,13 @@ order_rank <- function(order) {
   rank
 }
 
-# The layout settings with the callback shown the rows in the user's order
-# while the layout runs in `order`.
+# The layout settings (ne_layout_settings()) with the callback shown the
+# rows in the user's order, and named in it, while the layout runs in
+# `order`.
 renumbered_callback <- function(layout, order) {
   if (is.null(order) || is.null(layout$callback)) return(layout)
-  layout$callback <- callback_in_user_order(layout$callback, order)
-  layout
-}
-
-callback_in_user_order <- function(callback, order) {
-  if (is.null(order) || is.null(callback)) return(callback)
+  shown <- layout$callback
   rank <- order_rank(order)
-  function(iteration, Y) callback(iteration, Y[rank, , drop = FALSE])
+  layout$callback <- function(iteration, Y) shown(iteration, Y[rank, , drop = FALSE])
+  layout
 }

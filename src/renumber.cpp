@@ -7,6 +7,17 @@
 
 #include "r_executor.h"
 
+namespace {
+
+// A renumbering's order as R's 1-based vector.
+Rcpp::IntegerVector one_based_order(const lsnn::Renumbering& r) {
+  Rcpp::IntegerVector out(static_cast<R_xlen_t>(r.order.size()));
+  for (std::size_t p = 0; p < r.order.size(); ++p) out[static_cast<R_xlen_t>(p)] = r.order[p] + 1;
+  return out;
+}
+
+}  // namespace
+
 // The breadth-first order of the points of a graph's neighbour lists:
 // columns [from, from + k) of `idx` (n x k', 1-based; R has checked them).
 // Returns the points in their new order, 1-based.
@@ -22,9 +33,7 @@ Rcpp::IntegerVector neighbour_order_cpp(Rcpp::IntegerMatrix idx, int from, int k
           const int v = x[c * n + i];
           return v == NA_INTEGER ? -1 : v - 1;
         });
-    Rcpp::IntegerVector out(static_cast<R_xlen_t>(n));
-    for (std::size_t p = 0; p < n; ++p) out[static_cast<R_xlen_t>(p)] = r.order[p] + 1;
-    return out;
+    return one_based_order(r);
   });
 }
 
@@ -46,9 +55,7 @@ Rcpp::List renumber_affinities_cpp(Rcpp::S4 P) {
   return lsnn_r::run_core([&]() {
     const lsnn::Renumbering r = lsnn::breadth_first_order(rows);
     const lsnn::CsrMatrix out = lsnn::renumbered(rows, r);
-    Rcpp::IntegerVector order(static_cast<R_xlen_t>(n));
-    for (std::size_t p = 0; p < n; ++p) order[static_cast<R_xlen_t>(p)] = r.order[p] + 1;
-    return Rcpp::List::create(Rcpp::Named("order") = order,
+    return Rcpp::List::create(Rcpp::Named("order") = one_based_order(r),
                               Rcpp::Named("p") = Rcpp::IntegerVector(out.ptr.begin(), out.ptr.end()),
                               Rcpp::Named("i") = Rcpp::IntegerVector(out.col.begin(), out.col.end()),
                               Rcpp::Named("x") = Rcpp::NumericVector(out.val.begin(), out.val.end()));

@@ -218,8 +218,15 @@ test_that("renumbered densMAP returns its radii, P and rows in the user's order"
   plain <- neighbor_embedding(case$X, "umap", densmap = TRUE, seed = 4, max_iter = 60,
                               ret_extra = c("radii", "P", "nn"))
   options(lsnn.renumber = TRUE)
+  # (a callback of uwot's form, three arguments)
+  seen <- NULL
+  watch <- function(epoch, n_epochs, Y) {
+    seen <<- Y
+    NULL
+  }
   one <- neighbor_embedding(case$X, "umap", densmap = TRUE, seed = 4, max_iter = 60,
-                            ret_extra = c("radii", "P", "nn"))
+                            ret_extra = c("radii", "P", "nn"), callback = watch, epoch = 60)
+  expect_identical(seen, one$embedding)
   expect_false(identical(one$embedding, plain$embedding))
   expect_identical(rownames(one$embedding), rownames(case$X))
   expect_identical(one$P, plain$P)
