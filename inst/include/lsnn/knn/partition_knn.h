@@ -50,6 +50,8 @@
 #include <cstdint>
 #include <iomanip>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -59,6 +61,7 @@
 #include "distance.h"
 #include "exact_knn.h"
 #include "neighbour_heaps.h"
+#include "score_space.h"
 #include "scorer.h"
 #include "../base/graph.h"
 #include "../base/parallel.h"
@@ -444,23 +447,27 @@ void split_outliers(const PartitionPoints& pts, const DistanceKernels& kern, Row
 // Scratch space of offer_list_to_rows().
 struct OfferBuffers {
   std::vector<std::uint32_t> pos;
+  std::vector<float> threshold;
   std::vector<std::pair<float, int>> entries;
   std::vector<HeapEntry> merge;
   std::vector<float> values;
 };
 
-// Rows a[0, ma) take candidates from rows b[0, mb), reading score[r * mb + c]
-// (a row is never offered itself). Many candidates at once (a row's first
-// tiles, while its list is long or open) are merged in one step rather than
-// pushed one by one; the list kept is the same.
-inline void offer_list_to_rows(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a, std::size_t ma,
-                               const int* b, std::size_t mb, const float* score, OfferBuffers& ob) {
+// Rows a_rows[0, ma), whose lists are the heap rows a_heap[0, ma), take
+// candidates from rows b_rows[0, mb), reading score[r * mb + c] (a row is
+// never offered itself). Many candidates at once (a row's first tiles,
+// while its list is long or open) are merged in one step rather than pushed
+// one by one; the list kept is the same.
+inline void offer_list_to_rows(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a_heap,
+                               const int* a_rows, std::size_t ma, const int* b_rows, std::size_t mb,
+                               const float* score, OfferBuffers& ob) {
   ob.pos.resize(mb);
   const std::size_t many = std::max<std::size_t>(32, heaps.capacity() / 2);
   for (std::size_t r = 0; r < ma; ++r) {
-    const std::size_t i = static_cast<std::size_t>(a[r]);
+    const std::size_t h = static_cast<std::size_t>(a_heap[r]);
+    const int i = a_rows[r];
     const float* s = score + r * mb;
-    float t = heaps.threshold(i);
+    float t = heaps.threshold(h);
     std::size_t count = kern.positions_at_most(s, &t, true, mb, ob.pos.data());
     if (count > heaps.capacity() + 1) {
       // Only the capacity + 1 smallest scores of the row (one may be the
@@ -471,47 +478,61 @@ inline void offer_list_to_rows(const DistanceKernels& kern, NeighbourHeaps<>& he
     if (count >= many) {
       ob.entries.clear();
       for (std::size_t c = 0; c < count; ++c) {
-        const int j = b[ob.pos[c]];
-        if (static_cast<std::size_t>(j) != i) ob.entries.emplace_back(s[ob.pos[c]], j);
+        const int j = b_rows[ob.pos[c]];
+        if (j != i) ob.entries.emplace_back(s[ob.pos[c]], j);
       }
-      heaps.merge_new(i, ob.entries.data(), ob.entries.size(), 0, ob.merge, ob.values);
+      heaps.merge_new(h, ob.entries.data(), ob.entries.size(), 0, ob.merge, ob.values);
       continue;
     }
     for (std::size_t c = 0; c < count; ++c) {
-      const int j = b[ob.pos[c]];
-      if (static_cast<std::size_t>(j) != i) heaps.push_new(i, s[ob.pos[c]], j);
+      const int j = b_rows[ob.pos[c]];
+      if (j != i) heaps.push_new(h, s[ob.pos[c]], j);
     }
   }
 }
 
-// Rows b[0, mb) take candidates from the distinct rows a[0, ma), reading
-// the same scores (transposed into `t`, for offer_list_to_rows()).
-inline void offer_list_to_columns(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a,
-                                  std::size_t ma, const int* b, std::size_t mb, const float* score,
-                                  std::vector<float>& t, OfferBuffers& ob) {
-  t.resize(ma * mb);
-  const std::size_t step = 32;
-  for (std::size_t r0 = 0; r0 < ma; r0 += step) {
-    const std::size_t r1 = std::min(ma, r0 + step);
-    for (std::size_t c = 0; c < mb; ++c) {
-      for (std::size_t r = r0; r < r1; ++r) t[c * ma + r] = score[r * mb + c];
+// Rows b[0, mb) (heap rows b_heap) take candidates from the rows a_rows[0,
+// ma), none of them among b, reading the same scores column by column
+// against each list's threshold, so that the tile is read once and in
+// order (a transposed copy cost more than the offers).
+inline void offer_list_to_columns(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a_rows,
+                                  std::size_t ma, const int* b_heap, std::size_t mb, const float* score,
+                                  OfferBuffers& ob) {
+  ob.pos.resize(mb);
+  ob.threshold.resize(mb);
+  for (std::size_t c = 0; c < mb; ++c) ob.threshold[c] = heaps.threshold(static_cast<std::size_t>(b_heap[c]));
+  for (std::size_t r = 0; r < ma; ++r) {
+    const float* s = score + r * mb;
+    const std::size_t count = kern.positions_at_most(s, ob.threshold.data(), false, mb, ob.pos.data());
+    for (std::size_t c = 0; c < count; ++c) {
+      const std::size_t col = ob.pos[c];
+      const std::size_t h = static_cast<std::size_t>(b_heap[col]);
+      if (heaps.push_new(h, s[col], a_rows[r])) ob.threshold[col] = heaps.threshold(h);
     }
   }
-  offer_list_to_rows(kern, heaps, b, mb, a, ma, t.data(), ob);
 }
 
 // An upper bound on the reported distance of row i's `others`-th nearest
-// row, from its candidate list: `others` candidates score at most the
-// `others`-th float score v, so their exact scores are at most v plus the
-// row's tolerance, and distances are non-decreasing in scores. +inf while
-// the list is shorter.
-inline double reach_of_row(const RowData& data, const NeighbourHeaps<>& heaps, std::size_t i, std::size_t others,
-                           std::vector<float>& scratch) {
-  const std::size_t size = heaps.size(i);
+// row, from its candidate list (heap row h): a full list's largest float
+// score v bounds the `others`-th too (others < capacity), so that row's
+// exact score is at most v plus the row's tolerance, and distances are
+// non-decreasing in scores. (The largest is at hand, where the `others`-th
+// would be a selection per row and pair: the bound is a few per cent
+// looser.) A list with room takes its `others`-th score; +inf while it is
+// shorter.
+inline double reach_of_row(const RowData& data, const NeighbourHeaps<>& heaps, std::size_t h, std::size_t i,
+                           std::size_t others, std::vector<float>& scratch) {
+  const std::size_t size = heaps.size(h);
   if (size < others || others == 0) return std::numeric_limits<double>::infinity();
-  scratch.assign(heaps.values(i), heaps.values(i) + size);
-  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(others - 1), scratch.end());
-  const double score = static_cast<double>(scratch[others - 1]) + data.score_tolerance(i);
+  float v;
+  if (size == heaps.capacity()) {
+    v = heaps.top_value(h);
+  } else {
+    scratch.assign(heaps.values(h), heaps.values(h) + size);
+    std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(others - 1), scratch.end());
+    v = scratch[others - 1];
+  }
+  const double score = static_cast<double>(v) + data.score_tolerance(i);
   if (!(score <= std::numeric_limits<double>::max())) return std::numeric_limits<double>::infinity();
   return data.distance_from_exact_score(std::max(0.0, std::nextafter(score, std::numeric_limits<double>::infinity())));
 }
@@ -519,27 +540,80 @@ inline double reach_of_row(const RowData& data, const NeighbourHeaps<>& heaps, s
 // One thread's scratch space for the partitioned search.
 struct PartitionBuffers {
   ScoreWorkspace ws;
-  std::vector<float> score, transposed, scratch;
+  std::vector<float> score, scratch;
   OfferBuffers offer;
+  std::vector<int> keep_pos[2];   // positions in partition order
+  std::vector<int> keep_rows[2];  // the rows at those positions
 };
 
-// Partition p against itself, every pair of its rows scored once.
-inline void score_partition_itself(const RowData& data, const RowPartition& parts, std::size_t p,
-                                   std::size_t bs, NeighbourHeaps<>& heaps, PartitionBuffers& buf) {
-  const int* rows = parts.members(p);
-  const std::size_t m = parts.size(p);
-  const Scorer scorer(data);
-  const DistanceKernels& kern = data.kernels();
+// Scratch spaces lent to the tasks of the search and kept across its
+// parallel loops, which are many and short: fresh buffers in every loop
+// cost a page fault per page they touch.
+class BufferPool {
+ public:
+  std::unique_ptr<PartitionBuffers> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) return std::make_unique<PartitionBuffers>();
+    std::unique_ptr<PartitionBuffers> b = std::move(free_.back());
+    free_.pop_back();
+    return b;
+  }
+  void give(std::unique_ptr<PartitionBuffers> b) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(b));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<PartitionBuffers>> free_;
+};
+
+// The rows as the search scores them, in partition order (position t holds
+// row parts.rows[t]): a single-precision copy, so that a partition's rows
+// are one contiguous block, and the candidate lists of the search, by
+// position, so that the lists a tile writes are contiguous too.
+struct PartitionedRows {
+  const RowData& data;
+  const RowPartition& parts;
+  ScoreSpace space;
+  std::vector<int> position;  // 0, 1, ..., n - 1: the lists of a block of positions
+  template <typename Executor>
+  PartitionedRows(const RowData& d, const RowPartition& p, Executor& executor)
+      : data(d), parts(p), space(d, p.rows, executor), position(p.rows.size()) {
+    for (std::size_t t = 0; t < position.size(); ++t) position[t] = static_cast<int>(t);
+  }
+  // The heap rows (positions) of partition p's rows, from its `begin`-th.
+  const int* lists(std::size_t p, std::size_t begin) const { return &position[parts.start[p] + begin]; }
+  const Scorer& scorer() const { return space.scorer(); }
+  const DistanceKernels& kernels() const { return data.kernels(); }
+  // Positions [begin, end) of partition p's block, relative to its start.
+  RowSet block(std::size_t p, std::size_t begin, std::size_t end) const {
+    return RowSet::range(parts.start[p] + begin, parts.start[p] + end);
+  }
+};
+
+// Partition p against itself, every pair of its rows scored once: the
+// tiles on the diagonal first, which fill the lists, so that the others'
+// offers meet thresholds.
+inline void score_partition_itself(const PartitionedRows& pr, std::size_t p, std::size_t bs,
+                                   NeighbourHeaps<>& heaps, PartitionBuffers& buf) {
+  const int* rows = pr.parts.members(p);
+  const std::size_t m = pr.parts.size(p);
+  const DistanceKernels& kern = pr.kernels();
   for (std::size_t i0 = 0; i0 < m; i0 += bs) {
     const std::size_t mi = std::min(bs, m - i0);
-    for (std::size_t j0 = i0; j0 < m; j0 += bs) {
+    buf.score.resize(mi * mi);
+    pr.scorer().score_block(pr.block(p, i0, i0 + mi), pr.block(p, i0, i0 + mi), buf.ws, buf.score.data());
+    offer_list_to_rows(kern, heaps, pr.lists(p, i0), rows + i0, mi, rows + i0, mi, buf.score.data(), buf.offer);
+  }
+  for (std::size_t i0 = 0; i0 < m; i0 += bs) {
+    const std::size_t mi = std::min(bs, m - i0);
+    for (std::size_t j0 = i0 + bs; j0 < m; j0 += bs) {
       const std::size_t mj = std::min(bs, m - j0);
       buf.score.resize(mi * mj);
-      scorer.score_block(RowSet::list(rows + i0, mi), RowSet::list(rows + j0, mj), buf.ws, buf.score.data());
-      offer_list_to_rows(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.offer);
-      if (j0 != i0) {
-        offer_list_to_columns(kern, heaps, rows + i0, mi, rows + j0, mj, buf.score.data(), buf.transposed, buf.offer);
-      }
+      pr.scorer().score_block(pr.block(p, i0, i0 + mi), pr.block(p, j0, j0 + mj), buf.ws, buf.score.data());
+      offer_list_to_rows(kern, heaps, pr.lists(p, i0), rows + i0, mi, rows + j0, mj, buf.score.data(), buf.offer);
+      offer_list_to_columns(kern, heaps, rows + i0, mi, pr.lists(p, j0), mj, buf.score.data(), buf.offer);
     }
   }
 }
@@ -578,7 +652,7 @@ struct PartitionPair {
 // through its distance to q's centre.
 inline void rows_needing(const RowPartition& parts, const DistanceKernels& kern, const BoundMargins& margin,
                          std::size_t p, std::size_t q, double centres, AcrossState& st,
-                         std::vector<std::size_t>& keep_pos, std::vector<int>& keep_rows) {
+                         std::vector<int>& keep_pos, std::vector<int>& keep_rows) {
   const std::size_t d = parts.centre.size() / parts.count();
   keep_pos.clear();
   keep_rows.clear();
@@ -591,25 +665,45 @@ inline void rows_needing(const RowPartition& parts, const DistanceKernels& kern,
     if (margin.reported_at_least(margin.gap(dist, parts.radius[q])) > st.reach[t]) {
       st.row_skipped[t] = 1;
     } else {
-      keep_pos.push_back(t);
+      keep_pos.push_back(static_cast<int>(t));
       keep_rows.push_back(parts.rows[t]);
     }
   }
 }
 
-// Rows rows[0, m) take candidates from the rows of partition q.
-inline void score_rows_against(const RowData& data, const RowPartition& parts, const int* rows, std::size_t m,
+// The rows at positions pos[0, m) (row numbers rows[0, m)) take candidates
+// from the rows of partition q.
+inline void score_rows_against(const PartitionedRows& pr, const int* pos, const int* rows, std::size_t m,
                                std::size_t q, std::size_t bs, NeighbourHeaps<>& heaps, PartitionBuffers& buf) {
-  const Scorer scorer(data);
-  const int* members = parts.members(q);
-  const std::size_t mq = parts.size(q);
+  const int* members = pr.parts.members(q);
+  const std::size_t mq = pr.parts.size(q);
   for (std::size_t a0 = 0; a0 < m; a0 += bs) {
     const std::size_t ma = std::min(bs, m - a0);
     for (std::size_t b0 = 0; b0 < mq; b0 += bs) {
       const std::size_t mb = std::min(bs, mq - b0);
       buf.score.resize(ma * mb);
-      scorer.score_block(RowSet::list(rows + a0, ma), RowSet::list(members + b0, mb), buf.ws, buf.score.data());
-      offer_list_to_rows(data.kernels(), heaps, rows + a0, ma, members + b0, mb, buf.score.data(), buf.offer);
+      pr.scorer().score_block(RowSet::list(pos + a0, ma), pr.block(q, b0, b0 + mb), buf.ws, buf.score.data());
+      offer_list_to_rows(pr.kernels(), heaps, pos + a0, rows + a0, ma, members + b0, mb, buf.score.data(),
+                         buf.offer);
+    }
+  }
+}
+
+// Every row of partitions a and b takes the other's rows, from one product.
+inline void score_both_sides(const PartitionedRows& pr, std::size_t a, std::size_t b, std::size_t bs,
+                             NeighbourHeaps<>& heaps, PartitionBuffers& buf) {
+  const int* ra = pr.parts.members(a);
+  const int* rb = pr.parts.members(b);
+  const std::size_t ma = pr.parts.size(a), mb = pr.parts.size(b);
+  for (std::size_t a0 = 0; a0 < ma; a0 += bs) {
+    const std::size_t na = std::min(bs, ma - a0);
+    for (std::size_t b0 = 0; b0 < mb; b0 += bs) {
+      const std::size_t nb = std::min(bs, mb - b0);
+      buf.score.resize(na * nb);
+      pr.scorer().score_block(pr.block(a, a0, a0 + na), pr.block(b, b0, b0 + nb), buf.ws, buf.score.data());
+      offer_list_to_rows(pr.kernels(), heaps, pr.lists(a, a0), ra + a0, na, rb + b0, nb, buf.score.data(),
+                         buf.offer);
+      offer_list_to_columns(pr.kernels(), heaps, ra + a0, na, pr.lists(b, b0), nb, buf.score.data(), buf.offer);
     }
   }
 }
@@ -618,59 +712,51 @@ inline void score_rows_against(const RowData& data, const RowPartition& parts, c
 // of both; else each side's rows that need the other are scored against it,
 // in one product for both sides when that is cheaper than one per side.
 // Writes only the two partitions' rows (lists and state).
-inline void search_pair(const RowData& data, const RowPartition& parts, const BoundMargins& margin,
-                        const PartitionPair& pr, std::size_t pair_no, std::size_t others, std::size_t bs,
-                        NeighbourHeaps<>& heaps, AcrossState& st, PartitionBuffers& buf,
-                        std::vector<std::size_t> keep_pos[2], std::vector<int> keep_rows[2]) {
+inline void search_pair(const PartitionedRows& rows, const BoundMargins& margin, const PartitionPair& pr,
+                        std::size_t pair_no, std::size_t others, std::size_t bs, NeighbourHeaps<>& heaps,
+                        AcrossState& st, PartitionBuffers& buf) {
+  const RowPartition& parts = rows.parts;
   const std::size_t side[2] = {pr.a, pr.b};
   const double at_least = margin.reported_at_least(pr.gap);
   bool any = false;
   for (int s = 0; s < 2; ++s) {
     const std::size_t p = side[s], q = side[1 - s];
-    keep_pos[s].clear();
-    keep_rows[s].clear();
+    buf.keep_pos[s].clear();
+    buf.keep_rows[s].clear();
     if (at_least > st.widest[p]) {
       st.part_skipped[p] = 1;
       continue;
     }
-    rows_needing(parts, data.kernels(), margin, p, q, pr.dist, st, keep_pos[s], keep_rows[s]);
-    any = any || !keep_pos[s].empty();
+    rows_needing(parts, rows.kernels(), margin, p, q, pr.dist, st, buf.keep_pos[s], buf.keep_rows[s]);
+    any = any || !buf.keep_pos[s].empty();
   }
   if (!any) return;
   const double ma = static_cast<double>(parts.size(pr.a)), mb = static_cast<double>(parts.size(pr.b));
-  const double one_sided = static_cast<double>(keep_pos[0].size()) * mb + static_cast<double>(keep_pos[1].size()) * ma;
+  const double one_sided =
+      static_cast<double>(buf.keep_pos[0].size()) * mb + static_cast<double>(buf.keep_pos[1].size()) * ma;
   if (one_sided > ma * mb) {
-    // Both sides in one product: every row of either takes the other's.
-    const Scorer scorer(data);
-    const int* ra = parts.members(pr.a);
-    const int* rb = parts.members(pr.b);
-    for (std::size_t a0 = 0; a0 < parts.size(pr.a); a0 += bs) {
-      const std::size_t na = std::min(bs, parts.size(pr.a) - a0);
-      for (std::size_t b0 = 0; b0 < parts.size(pr.b); b0 += bs) {
-        const std::size_t nb = std::min(bs, parts.size(pr.b) - b0);
-        buf.score.resize(na * nb);
-        scorer.score_block(RowSet::list(ra + a0, na), RowSet::list(rb + b0, nb), buf.ws, buf.score.data());
-        offer_list_to_rows(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.offer);
-        offer_list_to_columns(data.kernels(), heaps, ra + a0, na, rb + b0, nb, buf.score.data(), buf.transposed,
-                              buf.offer);
-      }
-    }
+    score_both_sides(rows, pr.a, pr.b, bs, heaps, buf);
     st.pair_products[pair_no] = ma * mb;
     st.pair_scored[pair_no] = 2.0 * ma * mb;
     for (int s = 0; s < 2; ++s) {
-      keep_pos[s].clear();
-      for (std::size_t t = parts.start[side[s]]; t < parts.start[side[s] + 1]; ++t) keep_pos[s].push_back(t);
+      buf.keep_pos[s].clear();
+      for (std::size_t t = parts.start[side[s]]; t < parts.start[side[s] + 1]; ++t) {
+        buf.keep_pos[s].push_back(static_cast<int>(t));
+      }
     }
   } else {
     for (int s = 0; s < 2; ++s) {
-      score_rows_against(data, parts, keep_rows[s].data(), keep_rows[s].size(), side[1 - s], bs, heaps, buf);
+      score_rows_against(rows, buf.keep_pos[s].data(), buf.keep_rows[s].data(), buf.keep_pos[s].size(),
+                         side[1 - s], bs, heaps, buf);
     }
     st.pair_products[pair_no] = one_sided;
     st.pair_scored[pair_no] = one_sided;
   }
   for (int s = 0; s < 2; ++s) {
-    for (std::size_t t : keep_pos[s]) {
-      st.reach[t] = reach_of_row(data, heaps, static_cast<std::size_t>(parts.rows[t]), others, buf.scratch);
+    if (buf.keep_pos[s].empty()) continue;
+    for (int t : buf.keep_pos[s]) {
+      st.reach[t] = reach_of_row(rows.data, heaps, static_cast<std::size_t>(t),
+                                 static_cast<std::size_t>(parts.rows[t]), others, buf.scratch);
     }
     double w = 0.0;
     for (std::size_t t = parts.start[side[s]]; t < parts.start[side[s] + 1]; ++t) w = std::max(w, st.reach[t]);
@@ -707,16 +793,18 @@ RowPartition partition_all_rows(const PartitionPoints& pts, const DistanceKernel
 
 // Each partition against itself, the largest first (one task each).
 template <typename Executor>
-void score_within_partitions(const RowData& data, const RowPartition& parts, std::size_t bs,
-                             NeighbourHeaps<>& heaps, Phase<Executor>& phase, Executor& executor) {
+void score_within_partitions(const PartitionedRows& rows, std::size_t bs, NeighbourHeaps<>& heaps,
+                             BufferPool& pool, Phase<Executor>& phase, Executor& executor) {
+  const RowPartition& parts = rows.parts;
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
   std::vector<std::size_t> by_size(parts.count());
   for (std::size_t p = 0; p < by_size.size(); ++p) by_size[p] = p;
   std::stable_sort(by_size.begin(), by_size.end(),
                    [&](std::size_t a, std::size_t b) { return parts.size(a) > parts.size(b); });
   batched_for(executor, by_size.size(), 8 * n_threads, [&](std::size_t b0, std::size_t b1) {
-    PartitionBuffers buf;
-    for (std::size_t t = b0; t < b1; ++t) score_partition_itself(data, parts, by_size[t], bs, heaps, buf);
+    std::unique_ptr<PartitionBuffers> buf = pool.take();
+    for (std::size_t t = b0; t < b1; ++t) score_partition_itself(rows, by_size[t], bs, heaps, *buf);
+    pool.give(std::move(buf));
   }, [&](std::size_t done) { phase.set(done); });
 }
 
@@ -794,7 +882,7 @@ AcrossState start_across(const RowData& data, const PartitionPoints& pts, const 
       pts.gather(parts.members(p), parts.size(p), &across.points[parts.start[p] * d]);
       double w = 0.0;
       for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
-        across.reach[t] = reach_of_row(data, heaps, static_cast<std::size_t>(parts.rows[t]), others, scratch);
+        across.reach[t] = reach_of_row(data, heaps, t, static_cast<std::size_t>(parts.rows[t]), others, scratch);
         w = std::max(w, across.reach[t]);
       }
       across.widest[p] = w;
@@ -807,9 +895,9 @@ AcrossState start_across(const RowData& data, const PartitionPoints& pts, const 
 // The pairs of partitions, batch after batch (search_pair()), several small
 // batches between checkpoints.
 template <typename Executor>
-void search_across(const RowData& data, const RowPartition& parts, const BoundMargins& margin,
-                   const PairSchedule& schedule, std::size_t others, std::size_t bs, NeighbourHeaps<>& heaps,
-                   AcrossState& across, Phase<Executor>& phase, Executor& executor) {
+void search_across(const PartitionedRows& rows, const BoundMargins& margin, const PairSchedule& schedule,
+                   std::size_t others, std::size_t bs, NeighbourHeaps<>& heaps, AcrossState& across,
+                   BufferPool& pool, Phase<Executor>& phase, Executor& executor) {
   const std::size_t n_threads = std::max<std::size_t>(1, executor.n_threads());
   const std::size_t n_batches = schedule.batches();
   std::size_t batches_done = 0;
@@ -819,28 +907,28 @@ void search_across(const RowData& data, const RowPartition& parts, const BoundMa
     while (batches_done < n_batches && (batches_done == first || pairs_in < 64 * n_threads)) {
       const std::size_t p0 = schedule.batch_start[batches_done], p1 = schedule.batch_start[batches_done + 1];
       executor.parallel_for(p0, p1, [&](std::size_t t0, std::size_t t1) {
-        PartitionBuffers buf;
-        std::vector<std::size_t> keep_pos[2];
-        std::vector<int> keep_rows[2];
+        std::unique_ptr<PartitionBuffers> buf = pool.take();
         for (std::size_t t = t0; t < t1; ++t) {
-          search_pair(data, parts, margin, schedule.pairs[t], t, others, bs, heaps, across, buf, keep_pos,
-                      keep_rows);
+          search_pair(rows, margin, schedule.pairs[t], t, others, bs, heaps, across, *buf);
         }
+        pool.give(std::move(buf));
       });
       pairs_in += p1 - p0;
       ++batches_done;
     }
-    phase.set(parts.count() + batches_done);
+    phase.set(rows.parts.count() + batches_done);
   }
 }
 
-// The graph from the candidate lists: exact distances, the proof of
-// exactness, and the wider pass where it fails (the rows left out either
-// scored above the kept ones or lie in a partition the bound excluded).
-// `refined` (length n) marks the rows that took the wider pass.
+// The graph from the candidate lists (by position in partition order):
+// exact distances, the proof of exactness, and the wider pass where it
+// fails (the rows left out either scored above the kept ones or lie in a
+// partition the bound excluded). `refined` (length n) marks the rows that
+// took the wider pass.
 template <typename Executor>
-KnnGraph finish_partitioned(const RowData& data, std::size_t k, const NeighbourHeaps<>& heaps,
-                            std::vector<unsigned char>& refined, Executor& executor) {
+KnnGraph finish_partitioned(const RowData& data, const RowPartition& parts, std::size_t k,
+                            const NeighbourHeaps<>& heaps, std::vector<unsigned char>& refined,
+                            Executor& executor) {
   const std::size_t n = data.n(), others = k - 1;
   KnnGraph graph(n, k);
   for (std::size_t i = 0; i < n; ++i) {
@@ -848,11 +936,14 @@ KnnGraph finish_partitioned(const RowData& data, std::size_t k, const NeighbourH
     graph.distance(i, 0) = 0.0;
   }
   refined.assign(n, 0);
+  // (rows in their own order, as the graph is column-major)
+  std::vector<int> list_of(n);
+  for (std::size_t t = 0; t < n; ++t) list_of[static_cast<std::size_t>(parts.rows[t])] = static_cast<int>(t);
   batched_for(executor, n, 4096, [&](std::size_t begin, std::size_t end) {
     std::vector<std::pair<double, int>> cand;
     TileBuffers tb;
     for (std::size_t i = begin; i < end; ++i) {
-      refined[i] = finish_row(data, i, heaps, i, {0, n, -1}, others, tb, cand);
+      refined[i] = finish_row(data, i, heaps, static_cast<std::size_t>(list_of[i]), {0, n, -1}, others, tb, cand);
       data.report_distances(cand, others);
       for (std::size_t c = 0; c < others; ++c) {
         graph.index(i, c + 1) = cand[c].second;
@@ -864,11 +955,10 @@ KnnGraph finish_partitioned(const RowData& data, std::size_t k, const NeighbourH
 }
 
 // The counts of PartitionKnnStats past the partition's (partitions,
-// largest): the rows pruned and refined, and the pairs scored and the
+// largest): the rows pruned, and the pairs scored and the
 // products' work relative to the exact search's.
-inline void count_search(const RowPartition& parts, const AcrossState& across,
-                         const std::vector<unsigned char>& refined, PartitionKnnStats& st) {
-  const std::size_t n = refined.size();
+inline void count_search(const RowPartition& parts, const AcrossState& across, PartitionKnnStats& st) {
+  const std::size_t n = across.reach.size();
   double own_pairs = 0.0;
   for (std::size_t p = 0; p < parts.count(); ++p) {
     own_pairs += static_cast<double>(parts.size(p)) * static_cast<double>(parts.size(p) - (parts.size(p) > 0));
@@ -878,7 +968,6 @@ inline void count_search(const RowPartition& parts, const AcrossState& across,
     scored += across.pair_scored[t];
     products += across.pair_products[t];
   }
-  for (std::size_t i = 0; i < n; ++i) st.rows_refined += refined[i];
   for (std::size_t p = 0; p < parts.count(); ++p) {
     for (std::size_t t = parts.start[p]; t < parts.start[p + 1]; ++t) {
       st.rows_pruned += across.part_skipped[p] || across.row_skipped[t];
@@ -940,13 +1029,19 @@ KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size
       detail::into_batches(detail::pairs_nearest_first(parts, data.kernels(), margin, x.d), parts.count());
 
   Phase<Executor> phase(executor, "partition kNN", parts.count() + schedule.batches());
-  detail::score_within_partitions(data, parts, bs, heaps, phase, executor);
-  detail::AcrossState across = detail::start_across(data, pts, parts, heaps, others, schedule.pairs.size(), executor);
-  detail::search_across(data, parts, margin, schedule, others, bs, heaps, across, phase, executor);
+  detail::BufferPool pool;
+  {
+    const detail::PartitionedRows rows(data, parts, executor);
+    detail::score_within_partitions(rows, bs, heaps, pool, phase, executor);
+    detail::AcrossState across =
+        detail::start_across(data, pts, parts, heaps, others, schedule.pairs.size(), executor);
+    detail::search_across(rows, margin, schedule, others, bs, heaps, across, pool, phase, executor);
+    detail::count_search(parts, across, st);
+  }
 
   std::vector<unsigned char> refined;
-  KnnGraph graph = detail::finish_partitioned(data, k, heaps, refined, executor);
-  detail::count_search(parts, across, refined, st);
+  KnnGraph graph = detail::finish_partitioned(data, parts, k, heaps, refined, executor);
+  for (unsigned char r : refined) st.rows_refined += r;
   phase.finish(detail::partition_summary(st, n, data.d(), k));
   return graph;
 }

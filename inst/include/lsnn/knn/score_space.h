@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
 #include <vector>
 
 #include "distance.h"
@@ -37,6 +38,25 @@ class ScoreSpace {
       for (std::size_t b = b0; b < b1; ++b) {
         const std::size_t begin = b * block, end = std::min(n_, begin + block);
         data.load_rows(RowSet::range(begin, end), &rows_[begin * d_], &sqnorm_[begin]);
+      }
+    });
+    scorer_ = Scorer(data, rows_.data(), sqnorm_.data(), SparseScores::exact_pairs);
+  }
+
+  // The dense rows of `data` in the order `order` (row s here is row
+  // order[s] there), loaded straight from the data: the same floats as
+  // the data's own scorer reads.
+  template <typename Executor>
+  ScoreSpace(const RowData& data, const std::vector<int>& order, Executor& executor)
+      : data_(&data), n_(order.size()), d_(data.d()), scorer_(data, SparseScores::exact_pairs) {
+    if (!data_has_float_rows(data)) throw std::invalid_argument("rows in a given order are for dense data");
+    rows_.resize(n_ * d_);
+    sqnorm_.resize(n_);
+    const std::size_t block = 1024;
+    executor.parallel_for(0, (n_ + block - 1) / block, [&](std::size_t b0, std::size_t b1) {
+      for (std::size_t b = b0; b < b1; ++b) {
+        const std::size_t begin = b * block, end = std::min(n_, begin + block);
+        data.load_rows(RowSet::list(order.data() + begin, end - begin), &rows_[begin * d_], &sqnorm_[begin]);
       }
     });
     scorer_ = Scorer(data, rows_.data(), sqnorm_.data(), SparseScores::exact_pairs);
