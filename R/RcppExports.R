@@ -193,6 +193,10 @@
     .Call(`_lsnn_partition_knn_cpp`, data, k, metric, rows_per_partition, n_iters, seed, n_threads, verbose, simd)
 }
 
+.partition_work_share <- function(data, k, metric, rows_per_partition, n_iters, seed, n_threads, simd) {
+    .Call(`_lsnn_partition_work_share_cpp`, data, k, metric, rows_per_partition, n_iters, seed, n_threads, simd)
+}
+
 .pca_scores <- function(X, k, center, n_threads, verbose, simd) {
     .Call(`_lsnn_pca_scores_cpp`, X, k, center, n_threads, verbose, simd)
 }

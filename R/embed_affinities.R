@@ -113,7 +113,8 @@ ne_data_graph <- function(inputs, n_cols, neighbors, n_threads, verbose, ret_ind
                                         "neighbor_embedding", seed), index = NULL))
   }
   metric <- if (is.null(inputs$metric)) "euclidean" else inputs$metric
-  kind <- search_kind(inputs$n)
+  kind <- search_kind(inputs$n, inputs$data, n_cols + if (neighbors == "lsnn") 50L else 0L, metric,
+                      n_threads)
   ne_msg(verbose, "neighbor_embedding: ", kind, " ", n_cols - 1L, "-nearest ",
          if (neighbors == "lsnn") "locally scaled ", "neighbours")
   X <- dense_or_rows(inputs$data)

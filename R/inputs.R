@@ -257,19 +257,51 @@ graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller, seed) {
     return(.knn_of_distances(inputs$distances$d, inputs$n, as.integer(min(n_cols, inputs$n)),
                              n_threads, verbose))
   }
-  kind <- search_kind(inputs$n)
-  if (verbose) message(caller, ": ", kind, " ", n_cols - 1L, "-nearest neighbours")
   metric <- if (is.null(inputs$metric)) "euclidean" else inputs$metric
+  kind <- search_kind(inputs$n, inputs$data, n_cols, metric, n_threads)
+  if (verbose) message(caller, ": ", kind, " ", n_cols - 1L, "-nearest neighbours")
   search_knn(inputs$data, n_cols, metric, kind, n_threads, verbose, seed = seed)
 }
 
 # The one rule for the functions that search neighbours themselves
 # (neighbor_embedding(), umap_affinities()): the exact search up to 20,000
-# rows, the approximate one above (documented in ?extended_knn, "Which search
-# runs").
-search_kind <- function(n) {
-  if (n > 20000) "approx" else "exact"
+# rows; above, the partitioned search where its forecast work is below the
+# approximate search's, else the approximate one (documented in
+# ?extended_knn, "Which search runs"). `data`: prepare_data()'s, for the
+# forecast (without it, the approximate search); `k`: the graph's columns.
+search_kind <- function(n, data = NULL, k = NULL, metric = "euclidean", n_threads = NULL) {
+  if (n <= 20000) return("exact")
+  if (is.null(data) || is.null(k) || partition_forecast(data, k, metric, n_threads) > 1) {
+    return("approx")
+  }
+  "partition"
 }
+
+# The partitioned search's forecast time over the approximate search's, by
+# the rule fitted to bench/bench-partition.R's runs (bench/README.md): its
+# products (the share of n^2 / 2 that partition_work_share() forecasts, each
+# of d multiply-adds) against about 150 microseconds a row for the
+# approximate search, both on 2 threads. 1 is the break-even; data that the
+# partitioned search does not serve (sparse, other metrics) forecast Inf.
+partition_forecast <- function(data, k, metric, n_threads = NULL) {
+  if (data$kind != "dense" || !metric %in% c("euclidean", "cosine")) return(Inf)
+  n <- data$n
+  d <- data$d
+  # (beyond 100 columns the bound skips little, 10 % of Fashion-MNIST's
+  # products, and the forecast's k-means costs a fifth of the approximate
+  # search; a share of 0.1, the least seen on clustered data, can be too
+  # much already)
+  if (d > 100 || 0.1 * n * d > partition_break_even) return(Inf)
+  control <- partition_control()
+  share <- .partition_work_share(data, as.integer(min(k, n)), metric, control$rows_per_partition,
+                                 control$n_iters, c(0L, 0L),
+                                 if (is.null(n_threads)) default_n_threads() else n_threads,
+                                 simd_option())
+  share * n * d / partition_break_even
+}
+
+# share * n * d at which the two searches take about the same time.
+partition_break_even <- 1e7
 
 # ---- embedding inputs ----
 

@@ -51,11 +51,21 @@
 #' none of its rows can be among the row's neighbours: the row's distance to
 #' the partition's centre, less the partition's radius, exceeds the row's
 #' current `k`-th distance (with margins for rounding). The candidates are
-#' then proved, or searched again, as the exact search does. It wins on
-#' clustered data of tens of columns, where most partitions are skipped; on
-#' data without clusters
-#' (uniform, say) nothing can be skipped, and it takes longer than the exact
-#' search. It serves dense data under the metrics
+#' then proved, or searched again, as the exact search does.
+#'
+#' **When each kind wins** (2 threads, `bench/README.md`). On data of tens
+#' of columns, `"partition"` is the fastest of the three and exact: on
+#' clustered rows it compares a tenth of the pairs (100,000 or 1e6 rows of
+#' 50 columns in 30 clusters: under half the approximate search's time, a
+#' third at 1e6), and on rows without clusters (uniform, say), where nothing
+#' can be skipped, it takes about the exact search's time, which at 100,000
+#' rows of 50 columns is still below the approximate search's. There the
+#' exact search's `n^2` time is what limits it: for unclustered data of a
+#' million rows, use `"approx"`. On wide data (hundreds of columns, such as
+#' images) the bound skips little, and `"approx"` is several times faster at
+#' a recall near 0.995.
+#'
+#' `"partition"` serves dense data under the metrics
 #' `"euclidean"` and `"cosine"`; for the other metrics, for sparse data,
 #' for cosine data with a zero row, for data beyond 2^250 or below 2^-250 in
 #' magnitude and for fewer than about 1,500 rows (1.5 partitions) it runs the
@@ -66,7 +76,16 @@
 #'
 #' **Which search runs.** The functions that find neighbours themselves,
 #' [neighbor_embedding()] and [umap_affinities()] given `X`, run the exact
-#' search up to 20,000 rows and the approximate one above.
+#' search up to 20,000 rows. Above, for dense data of at most 100 columns
+#' under `"euclidean"` or `"cosine"`, they first forecast the partitioned search's work: the data
+#' is partitioned as `"partition"` does it, and a few rows of each partition
+#' stand for its rows' reach (a fixed seed: the forecast draws nothing from
+#' R's generator). They run `"partition"` when its forecast products, the
+#' share of all pairs times `n` times the columns, stay below 1e7 (about
+#' where the two searches take the same time, `bench/bench-partition.R`),
+#' and `"approx"` otherwise: clustered or low-dimensional data get the exact
+#' graph, faster; wider data, such as images, and unclustered data of a
+#' million rows the approximate one.
 #'
 #' **PCA first.** With `pca = k` the search runs on the rows' first `k`
 #' principal components instead of the rows (as `uwot::umap(pca = )` does):
@@ -245,7 +264,7 @@ search_knn <- function(data, n_cols, metric, nn_kind, n_threads, verbose,
   if (nn_kind == "exact") {
     exact_knn(data, n_cols, metric, n_threads, verbose)
   } else if (nn_kind == "partition") {
-    partition_knn(data, n_cols, metric, n_threads, verbose, nn_args, seed)
+    partition_knn(data, n_cols, metric, n_threads, verbose, check_partition_control(nn_args), seed)
   } else {
     approx_knn(data, n_cols, metric, n_threads, verbose, nn_args, seed)
   }

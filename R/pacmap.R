@@ -214,7 +214,7 @@ pacmap_counts_of_inputs <- function(inputs, a) {
 # of the data (with ret_model, and its index).
 pacmap_near_graph <- function(inputs, a, n_near) {
   if (!is.null(inputs$graph)) return(list(graph = inputs$graph, index = NULL))
-  kind <- search_kind(inputs$n)
+  kind <- search_kind(inputs$n, inputs$data, n_near + 51L, a$metric, a$n_threads)
   ne_msg(a$verbose, "neighbor_embedding: ", kind, " locally scaled neighbours")
   found <- pacmap_lsnn(inputs$data, inputs$n, n_near, a, kind, a$ret_model, "graph", a$verbose)
   if (a$ret_model) list(graph = found$lsnn, index = found$index) else list(graph = found)
@@ -235,7 +235,8 @@ pacmap_lsnn <- function(data, n, n_near, a, kind, ret_index, step, verbose = FAL
 # was given).
 pacmap_model <- function(a, Y, index, data, counts, eta, pca) {
   if (is.null(index)) {
-    index <- pacmap_lsnn(data, nrow(Y), counts[["near"]], a, search_kind(nrow(Y)),
+    index <- pacmap_lsnn(data, nrow(Y), counts[["near"]], a,
+                         search_kind(nrow(Y), data, counts[["near"]] + 51L, a$metric, a$n_threads),
                          ret_index = TRUE, step = "index")$index
   }
   ne_model(a$method, cost = list(method = a$method, low_dist_thres = a$low_dist_thres),

@@ -183,7 +183,7 @@ target_graph <- function(values, unlabelled, k, metric, n_threads, verbose, seed
   if (m < 2) return(ne_dgc(n, integer(n + 1), integer(0), numeric(0)))
   k <- min(k, m)
   data <- prepare_data(values[rows, , drop = FALSE], metric)
-  kind <- search_kind(m)
+  kind <- search_kind(m, data, k, metric, n_threads)
   ne_msg(verbose, "neighbor_embedding: ", kind, " ", k - 1L, "-nearest neighbours of the targets")
   graph <- search_knn(data, k, metric, kind, n_threads, verbose, seed = seed)
   V <- umap_of_graph(graph, n_threads = n_threads)$V

@@ -41,3 +41,24 @@ Rcpp::List partition_knn_cpp(Rcpp::List data, int k, std::string metric, int row
       Rcpp::Named("pairs_scored") = stats.pairs_scored, Rcpp::Named("products") = stats.products);
   return out;
 }
+
+// partition_work_share() of the core: the forecast share of the exact
+// search's products the partitioned search would compute (R/knn.R's choice
+// of search).
+// [[Rcpp::export(.partition_work_share)]]
+double partition_work_share_cpp(Rcpp::List data, int k, std::string metric, int rows_per_partition,
+                                int n_iters, Rcpp::IntegerVector seed, int n_threads, std::string simd) {
+  if (rows_per_partition < 1 || n_iters < 0) Rcpp::stop("internal: bad partition settings");
+  if (Rcpp::as<std::string>(data["kind"]) != "dense") return 1.0;
+  const auto rows = lsnn_r::row_data(data, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
+  const Rcpp::NumericMatrix m = data["x"];
+  const lsnn::DenseColumnMajor x{m.begin(), static_cast<std::size_t>(m.nrow()), static_cast<std::size_t>(m.ncol())};
+  lsnn::PartitionKnnParams params;
+  params.rows_per_partition = static_cast<std::size_t>(rows_per_partition);
+  params.n_iters = static_cast<std::size_t>(n_iters);
+  params.seed = lsnn_r::seed_from_r(seed);
+  lsnn_r::RExecutor executor(n_threads, false);
+  return lsnn_r::run_core([&] {
+    return lsnn::partition_work_share(*rows, x, static_cast<std::size_t>(k), params, executor);
+  });
+}

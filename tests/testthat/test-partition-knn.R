@@ -201,3 +201,37 @@ test_that("LsnnParam(nn_kind = \"partition\") searches and queries as the exact 
                    BiocNeighbors::queryKNN(X[1:300, ], X[301:400, ], k = 6, BNPARAM = exact))
   expect_error(LsnnParam(nn_kind = "nope"), "\"partition\"")
 })
+
+test_that("the forecast of the partitioned search's work follows the data, and draws no random numbers", {
+  set.seed(23)
+  X <- clustered(6000, 20, n_clusters = 30, spread = 0.3)
+  U <- matrix(runif(6000 * 20), 6000)
+  share <- function(X, k = 30) {
+    data <- lsnn:::prepare_data(X, "euclidean")
+    .partition_work_share <- get(".partition_work_share", asNamespace("lsnn"))
+    .partition_work_share(data, k, "euclidean", 200L, 5L, c(0L, 0L), 2L, lsnn:::simd_option())
+  }
+  # clusters: little beyond the clusters themselves; uniform rows: every pair
+  expect_lt(share(X), 0.25)
+  expect_gt(share(U), 0.9)
+  # the same forecast for any number of threads
+  data <- lsnn:::prepare_data(X, "euclidean")
+  f <- get(".partition_work_share", asNamespace("lsnn"))
+  expect_identical(f(data, 30L, "euclidean", 200L, 5L, c(0L, 0L), 1L, lsnn:::simd_option()),
+                   f(data, 30L, "euclidean", 200L, 5L, c(0L, 0L), 2L, lsnn:::simd_option()))
+  # data the partitioned search does not serve forecast the whole work
+  expect_identical(f(lsnn:::prepare_data(Matrix::rsparsematrix(300, 20, 0.2), "euclidean"), 10L,
+                     "euclidean", 50L, 5L, c(0L, 0L), 2L, lsnn:::simd_option()), 1)
+  # the choice of search: exact up to 20,000 rows; then the partitioned one
+  # where the forecast is cheap, the approximate one where it is not
+  search_kind <- lsnn:::search_kind
+  expect_identical(search_kind(20000), "exact")
+  expect_identical(search_kind(25000), "approx")
+  big <- lsnn:::prepare_data(clustered(25000, 10, n_clusters = 30), "euclidean")
+  seed_before <- .Random.seed
+  expect_identical(search_kind(25000, big, 30, "euclidean", 2L), "partition")
+  expect_identical(.Random.seed, seed_before)
+  expect_identical(search_kind(25000, big, 30, "manhattan", 2L), "approx")
+  wide <- list(kind = "dense", n = 25000, d = 101L)
+  expect_identical(search_kind(25000, wide, 30, "euclidean", 2L), "approx")
+})

@@ -991,6 +991,64 @@ inline std::string partition_summary(const PartitionKnnStats& st, std::size_t n,
 
 }  // namespace detail
 
+// A forecast of the share of the exact search's products that
+// partition_knn(data, x, k, params) would compute (1 where it runs the exact
+// search), for choosing between the searches before running one. The data
+// is partitioned as partition_knn() does; a few rows of each partition
+// (its first `sampled`) stand for its rows' reach, their k-th distance within
+// their own partition, and a pair of partitions counts whole when the bound
+// between them does not exceed the larger of the two reaches. The reach
+// within one partition is longer than the final one, so the forecast errs
+// high.
+template <typename Executor>
+double partition_work_share(const RowData& data, const DenseColumnMajor& x, std::size_t k,
+                            const PartitionKnnParams& params, Executor& executor, std::size_t sampled = 8) {
+  const std::size_t n = data.n();
+  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
+  if (params.rows_per_partition < 1) throw std::invalid_argument("rows_per_partition must be at least 1");
+  const std::size_t n_parts = std::min(n, std::max<std::size_t>(1, (n + params.rows_per_partition / 2) /
+                                                                       params.rows_per_partition));
+  const std::size_t others = k - 1;
+  if (others == 0 || n_parts < 2 || !detail::partition_applies(data, x)) return 1.0;
+  const detail::PartitionPoints pts(x, data.metric());
+  const detail::BoundMargins margin(x.d, pts.unit());
+  const detail::RowPartition parts = detail::partition_all_rows(pts, data.kernels(), n, n_parts, params, executor);
+  const std::size_t d = x.d;
+  std::vector<double> reach(parts.count(), std::numeric_limits<double>::infinity());
+  executor.parallel_for(0, parts.count(), [&](std::size_t p0, std::size_t p1) {
+    std::vector<double> own, other, dist;
+    for (std::size_t p = p0; p < p1; ++p) {
+      const std::size_t m = parts.size(p);
+      if (m <= others) continue;
+      own.resize(m * d);
+      pts.gather(parts.members(p), m, own.data());
+      double widest = 0.0;
+      for (std::size_t s = 0; s < std::min(sampled, m); ++s) {
+        dist.clear();
+        for (std::size_t t = 0; t < m; ++t) {
+          if (t != s) dist.push_back(data.kernels().sqdist_d(&own[s * d], &own[t * d], d));
+        }
+        std::nth_element(dist.begin(), dist.begin() + static_cast<std::ptrdiff_t>(others - 1), dist.end());
+        widest = std::max(widest, std::sqrt(dist[others - 1]));
+      }
+      reach[p] = widest;
+    }
+  });
+  checkpoint(executor);
+  double work = 0.0;
+  for (std::size_t p = 0; p < parts.count(); ++p) {
+    const double m = static_cast<double>(parts.size(p));
+    work += m * (m - 1.0) / 2.0;
+  }
+  for (const detail::PartitionPair& pr : detail::pairs_nearest_first(parts, data.kernels(), margin, d)) {
+    if (pr.gap <= std::max(reach[pr.a], reach[pr.b])) {
+      work += static_cast<double>(parts.size(pr.a)) * static_cast<double>(parts.size(pr.b));
+    }
+  }
+  const double all = static_cast<double>(n) * static_cast<double>(n - 1) / 2.0;
+  return std::min(1.0, work / all);
+}
+
 // The k nearest neighbours of every row (the row itself included, first),
 // identical to exact_knn(data, k): `x` is the data the RowData was built
 // from (dense, as given), read for the partition and its bound.
