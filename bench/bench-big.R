@@ -1,8 +1,9 @@
 # Neighbour embedding of generated clustered data at scale (bench/common.R
 # generate_clusters(): 30 Gaussian clusters of unequal size and spread in 50
 # columns, optionally with a share of rows spread uniformly over the whole
-# box), from the data to the layout: the approximate graph, the affinities
-# (or PaCMAP's pairs), the PCA start and the optimisation, all defaults.
+# box), from the data to the layout: the graph (of the search the defaults
+# pick), the affinities (or PaCMAP's pairs), the PCA start and the
+# optimisation, all defaults.
 #
 #   Rscript bench/bench-big.R [n] [uniform] [method]
 #
