@@ -265,43 +265,43 @@ graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller, seed) {
 
 # The one rule for the functions that search neighbours themselves
 # (neighbor_embedding(), umap_affinities()): the exact search up to 20,000
-# rows; above, the partitioned search where its forecast work is below the
-# approximate search's, else the approximate one (documented in
-# ?extended_knn, "Which search runs"). `data`: prepare_data()'s, for the
+# rows; above, the partitioned search where a forecast of its work puts it
+# well below the approximate search's, else the approximate one (documented
+# in ?extended_knn, "Which search runs"). `data`: prepare_data()'s, for the
 # forecast (without it, the approximate search); `k`: the graph's columns.
 search_kind <- function(n, data = NULL, k = NULL, metric = "euclidean", n_threads = NULL) {
   if (n <= 20000) return("exact")
-  if (is.null(data) || is.null(k) || partition_forecast(data, k, metric, n_threads) > 1) {
-    return("approx")
-  }
-  "partition"
+  if (is.null(data) || is.null(k)) return("approx")
+  share <- partition_forecast(data, k, metric, n_threads)
+  if (share <= partition_max_share && share * data$n * data$d <= partition_max_work) "partition" else "approx"
 }
 
-# The partitioned search's forecast time over the approximate search's, by
-# the rule fitted to bench/bench-partition.R's runs (bench/README.md): its
-# products (the share of n^2 / 2 that partition_work_share() forecasts, each
-# of d multiply-adds) against about 150 microseconds a row for the
-# approximate search, both on 2 threads. 1 is the break-even; data that the
-# partitioned search does not serve (sparse, other metrics) forecast Inf.
+# The rule's limits, from bench/bench-partition.R's runs and one-off runs
+# (bench/README.md). The approximate search's time per row varies fivefold
+# with the data (Gaussian clusters in 50 columns are hard for it, the
+# principal components of images easy), so the partitioned search is chosen
+# only where it skips most of the products: at most a quarter of the exact
+# search's (it then beat the approximate search on every set measured; at a
+# share of 1 it lost on Fashion-MNIST's 100 principal components), and at
+# most 1.5e7 of share * n * d (at 1e6 rows of 50 columns and a share of 0.11,
+# 5.5e6, it took a third of the approximate search's time).
+partition_max_share <- 0.25
+partition_max_work <- 1.5e7
+
+# The share of the exact search's products that the partitioned search is
+# forecast to compute (partition_work_share() of the core), or 1 for data it
+# does not serve (sparse, other metrics) or that it would not win on.
 partition_forecast <- function(data, k, metric, n_threads = NULL) {
-  if (data$kind != "dense" || !metric %in% c("euclidean", "cosine")) return(Inf)
-  n <- data$n
-  d <- data$d
+  if (data$kind != "dense" || !metric %in% c("euclidean", "cosine")) return(1)
   # (beyond 100 columns the bound skips little, 10 % of Fashion-MNIST's
   # products, and the forecast's k-means costs a fifth of the approximate
-  # search; a share of 0.1, the least seen on clustered data, can be too
-  # much already)
-  if (d > 100 || 0.1 * n * d > partition_break_even) return(Inf)
+  # search; the least share seen on clustered data, 0.1, can be too much)
+  if (data$d > 100 || 0.1 * data$n * data$d > partition_max_work) return(1)
   control <- partition_control()
-  share <- .partition_work_share(data, as.integer(min(k, n)), metric, control$rows_per_partition,
-                                 control$n_iters, c(0L, 0L),
-                                 if (is.null(n_threads)) default_n_threads() else n_threads,
-                                 simd_option())
-  share * n * d / partition_break_even
+  .partition_work_share(data, as.integer(min(k, data$n)), metric, control$rows_per_partition,
+                        control$n_iters, c(0L, 0L),
+                        if (is.null(n_threads)) default_n_threads() else n_threads, simd_option())
 }
-
-# share * n * d at which the two searches take about the same time.
-partition_break_even <- 1e7
 
 # ---- embedding inputs ----
 

@@ -80,12 +80,13 @@
 #' under `"euclidean"` or `"cosine"`, they first forecast the partitioned search's work: the data
 #' is partitioned as `"partition"` does it, and a few rows of each partition
 #' stand for its rows' reach (a fixed seed: the forecast draws nothing from
-#' R's generator). They run `"partition"` when its forecast products, the
-#' share of all pairs times `n` times the columns, stay below 1e7 (about
-#' where the two searches take the same time, `bench/bench-partition.R`),
-#' and `"approx"` otherwise: clustered or low-dimensional data get the exact
-#' graph, faster; wider data, such as images, and unclustered data of a
-#' million rows the approximate one.
+#' R's generator). They run `"partition"` when it is forecast to compute at
+#' most a quarter of the exact search's products, and at most 1.5e7 of that
+#' share times `n` times the columns (limits from `bench/bench-partition.R`),
+#' and `"approx"` otherwise: clustered data get the exact graph, faster
+#' (PaCMAP's graph of 1e6 rows in 50 columns, 30 clusters: a third of the
+#' approximate search's time); data without clusters, wider data such as
+#' images, and clustered data far beyond a million rows the approximate one.
 #'
 #' **PCA first.** With `pca = k` the search runs on the rows' first `k`
 #' principal components instead of the rows (as `uwot::umap(pca = )` does):
