@@ -8,23 +8,37 @@
 #include "r_executor.h"
 #include "r_inputs.h"
 
+namespace {
+
+// The search's settings from R's (checked there).
+lsnn::PartitionKnnParams partition_params(int rows_per_partition, int n_iters, Rcpp::IntegerVector seed) {
+  if (rows_per_partition < 1 || n_iters < 0) Rcpp::stop("internal: bad partition settings");
+  lsnn::PartitionKnnParams params;
+  params.rows_per_partition = static_cast<std::size_t>(rows_per_partition);
+  params.n_iters = static_cast<std::size_t>(n_iters);
+  params.seed = lsnn_r::seed_from_r(seed);
+  return params;
+}
+
+// The dense matrix of prepare_data()'s list, as the bound reads it (empty
+// for other kinds of data).
+lsnn::DenseColumnMajor dense_rows(const Rcpp::List& data) {
+  if (Rcpp::as<std::string>(data["kind"]) != "dense") return {nullptr, 0, 0};
+  const Rcpp::NumericMatrix m = data["x"];
+  return {m.begin(), static_cast<std::size_t>(m.nrow()), static_cast<std::size_t>(m.ncol())};
+}
+
+}  // namespace
+
 // `data`: prepare_data()'s list (dense or not: other kinds run the exact
 // search); `seed`: draw_seed()'s (src/r_inputs.h). The graph carries the
 // search's counts as attributes (R/partition_knn.R reads and drops them).
 // [[Rcpp::export(.partition_knn)]]
 Rcpp::List partition_knn_cpp(Rcpp::List data, int k, std::string metric, int rows_per_partition, int n_iters,
                              Rcpp::IntegerVector seed, int n_threads, bool verbose, std::string simd) {
-  if (rows_per_partition < 1 || n_iters < 0) Rcpp::stop("internal: bad partition settings");
+  const lsnn::PartitionKnnParams params = partition_params(rows_per_partition, n_iters, seed);
   const auto rows = lsnn_r::row_data(data, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
-  lsnn::DenseColumnMajor x{nullptr, 0, 0};
-  if (Rcpp::as<std::string>(data["kind"]) == "dense") {
-    const Rcpp::NumericMatrix m = data["x"];
-    x = {m.begin(), static_cast<std::size_t>(m.nrow()), static_cast<std::size_t>(m.ncol())};
-  }
-  lsnn::PartitionKnnParams params;
-  params.rows_per_partition = static_cast<std::size_t>(rows_per_partition);
-  params.n_iters = static_cast<std::size_t>(n_iters);
-  params.seed = lsnn_r::seed_from_r(seed);
+  const lsnn::DenseColumnMajor x = dense_rows(data);
   lsnn_r::RExecutor executor(n_threads, verbose);
   lsnn::PartitionKnnStats stats;
   lsnn::KnnGraph graph = lsnn_r::run_core([&] {
@@ -43,20 +57,14 @@ Rcpp::List partition_knn_cpp(Rcpp::List data, int k, std::string metric, int row
 }
 
 // partition_work_share() of the core: the forecast share of the exact
-// search's products the partitioned search would compute (R/knn.R's choice
-// of search).
+// search's products the partitioned search would compute (search_kind() in
+// R/inputs.R).
 // [[Rcpp::export(.partition_work_share)]]
 double partition_work_share_cpp(Rcpp::List data, int k, std::string metric, int rows_per_partition,
                                 int n_iters, Rcpp::IntegerVector seed, int n_threads, std::string simd) {
-  if (rows_per_partition < 1 || n_iters < 0) Rcpp::stop("internal: bad partition settings");
-  if (Rcpp::as<std::string>(data["kind"]) != "dense") return 1.0;
+  const lsnn::PartitionKnnParams params = partition_params(rows_per_partition, n_iters, seed);
   const auto rows = lsnn_r::row_data(data, lsnn::parse_metric(metric), lsnn_r::distance_kernels(simd));
-  const Rcpp::NumericMatrix m = data["x"];
-  const lsnn::DenseColumnMajor x{m.begin(), static_cast<std::size_t>(m.nrow()), static_cast<std::size_t>(m.ncol())};
-  lsnn::PartitionKnnParams params;
-  params.rows_per_partition = static_cast<std::size_t>(rows_per_partition);
-  params.n_iters = static_cast<std::size_t>(n_iters);
-  params.seed = lsnn_r::seed_from_r(seed);
+  const lsnn::DenseColumnMajor x = dense_rows(data);
   lsnn_r::RExecutor executor(n_threads, false);
   return lsnn_r::run_core([&] {
     return lsnn::partition_work_share(*rows, x, static_cast<std::size_t>(k), params, executor);

@@ -111,27 +111,38 @@ inline void offer_to_rows(const RowData& data, NeighbourHeaps<>& heaps, std::siz
   }
 }
 
+// The columns of a tile of scores (score[a * mb + b], ma x mb) take its
+// rows as candidates, none of them listed yet: column b's list is heap row
+// list_of(b), row a is row index_of(a). The tile is read once, in order,
+// each column against its own list's threshold. `pos` and `threshold` are
+// scratch.
+template <typename ListOf, typename IndexOf>
+void offer_tile_to_columns(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const float* score,
+                           std::size_t ma, std::size_t mb, ListOf list_of, IndexOf index_of,
+                           std::vector<std::uint32_t>& pos, std::vector<float>& threshold) {
+  pos.resize(mb);
+  threshold.resize(mb);
+  for (std::size_t b = 0; b < mb; ++b) threshold[b] = heaps.threshold(list_of(b));
+  for (std::size_t a = 0; a < ma; ++a) {
+    const float* s = score + a * mb;
+    const std::size_t count = kern.positions_at_most(s, threshold.data(), false, mb, pos.data());
+    for (std::size_t c = 0; c < count; ++c) {
+      const std::size_t b = pos[c];
+      if (heaps.push_new(list_of(b), s[b], index_of(a))) threshold[b] = heaps.threshold(list_of(b));
+    }
+  }
+}
+
 // The other half of a tile of the all-pairs search: rows [b0, b1) take
 // candidates from the disjoint rows [a0, a1), reading the same scores.
 // Row b0 + b keeps its list in heap row b0 + b - heap_base.
 inline void offer_to_columns(const RowData& data, NeighbourHeaps<>& heaps, std::size_t a0,
                              std::size_t a1, std::size_t b0, std::size_t b1, TileBuffers& buf,
                              std::size_t heap_base = 0) {
-  const std::size_t ma = a1 - a0, mb = b1 - b0, h0 = b0 - heap_base;
-  const DistanceKernels& kern = data.kernels();
-  buf.pos.resize(mb);
-  buf.threshold.resize(mb);
-  for (std::size_t b = 0; b < mb; ++b) buf.threshold[b] = heaps.threshold(h0 + b);
-  for (std::size_t a = 0; a < ma; ++a) {
-    const float* s = &buf.score[a * mb];
-    const std::size_t count = kern.positions_at_most(s, buf.threshold.data(), false, mb, buf.pos.data());
-    for (std::size_t c = 0; c < count; ++c) {
-      const std::size_t b = buf.pos[c];
-      if (heaps.push_new(h0 + b, s[b], static_cast<int>(a0 + a))) {
-        buf.threshold[b] = heaps.threshold(h0 + b);
-      }
-    }
-  }
+  const std::size_t h0 = b0 - heap_base;
+  offer_tile_to_columns(data.kernels(), heaps, buf.score.data(), a1 - a0, b1 - b0,
+                        [h0](std::size_t b) { return h0 + b; },
+                        [a0](std::size_t a) { return static_cast<int>(a0 + a); }, buf.pos, buf.threshold);
 }
 
 // How many candidates a row keeps by float score to find its k nearest of

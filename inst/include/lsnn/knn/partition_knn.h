@@ -492,24 +492,14 @@ inline void offer_list_to_rows(const DistanceKernels& kern, NeighbourHeaps<>& he
 }
 
 // Rows b[0, mb) (heap rows b_heap) take candidates from the rows a_rows[0,
-// ma), none of them among b, reading the same scores column by column
-// against each list's threshold, so that the tile is read once and in
-// order (a transposed copy cost more than the offers).
+// ma), none of them among b, reading the same scores column by column (a
+// transposed copy cost more than the offers).
 inline void offer_list_to_columns(const DistanceKernels& kern, NeighbourHeaps<>& heaps, const int* a_rows,
                                   std::size_t ma, const int* b_heap, std::size_t mb, const float* score,
                                   OfferBuffers& ob) {
-  ob.pos.resize(mb);
-  ob.threshold.resize(mb);
-  for (std::size_t c = 0; c < mb; ++c) ob.threshold[c] = heaps.threshold(static_cast<std::size_t>(b_heap[c]));
-  for (std::size_t r = 0; r < ma; ++r) {
-    const float* s = score + r * mb;
-    const std::size_t count = kern.positions_at_most(s, ob.threshold.data(), false, mb, ob.pos.data());
-    for (std::size_t c = 0; c < count; ++c) {
-      const std::size_t col = ob.pos[c];
-      const std::size_t h = static_cast<std::size_t>(b_heap[col]);
-      if (heaps.push_new(h, s[col], a_rows[r])) ob.threshold[col] = heaps.threshold(h);
-    }
-  }
+  offer_tile_to_columns(kern, heaps, score, ma, mb,
+                        [b_heap](std::size_t b) { return static_cast<std::size_t>(b_heap[b]); },
+                        [a_rows](std::size_t a) { return a_rows[a]; }, ob.pos, ob.threshold);
 }
 
 // An upper bound on the reported distance of row i's `others`-th nearest
@@ -989,6 +979,13 @@ inline std::string partition_summary(const PartitionKnnStats& st, std::size_t n,
   return msg.str();
 }
 
+// The number of partitions of n rows for the settings (checked, with k).
+inline std::size_t partition_count(std::size_t n, std::size_t k, const PartitionKnnParams& params) {
+  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
+  if (params.rows_per_partition < 1) throw std::invalid_argument("rows_per_partition must be at least 1");
+  return std::min(n, std::max<std::size_t>(1, (n + params.rows_per_partition / 2) / params.rows_per_partition));
+}
+
 }  // namespace detail
 
 // A forecast of the share of the exact search's products that
@@ -1004,10 +1001,7 @@ template <typename Executor>
 double partition_work_share(const RowData& data, const DenseColumnMajor& x, std::size_t k,
                             const PartitionKnnParams& params, Executor& executor, std::size_t sampled = 8) {
   const std::size_t n = data.n();
-  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
-  if (params.rows_per_partition < 1) throw std::invalid_argument("rows_per_partition must be at least 1");
-  const std::size_t n_parts = std::min(n, std::max<std::size_t>(1, (n + params.rows_per_partition / 2) /
-                                                                       params.rows_per_partition));
+  const std::size_t n_parts = detail::partition_count(n, k, params);
   const std::size_t others = k - 1;
   if (others == 0 || n_parts < 2 || !detail::partition_applies(data, x)) return 1.0;
   const detail::PartitionPoints pts(x, data.metric());
@@ -1016,7 +1010,7 @@ double partition_work_share(const RowData& data, const DenseColumnMajor& x, std:
   const std::size_t d = x.d;
   std::vector<double> reach(parts.count(), std::numeric_limits<double>::infinity());
   executor.parallel_for(0, parts.count(), [&](std::size_t p0, std::size_t p1) {
-    std::vector<double> own, other, dist;
+    std::vector<double> own, dist;
     for (std::size_t p = p0; p < p1; ++p) {
       const std::size_t m = parts.size(p);
       if (m <= others) continue;
@@ -1056,13 +1050,10 @@ template <typename Executor>
 KnnGraph partition_knn(const RowData& data, const DenseColumnMajor& x, std::size_t k,
                        const PartitionKnnParams& params, Executor& executor, PartitionKnnStats* stats = nullptr) {
   const std::size_t n = data.n();
-  if (k < 1 || k > n) throw std::invalid_argument("k must be between 1 and the number of rows");
-  if (params.rows_per_partition < 1) throw std::invalid_argument("rows_per_partition must be at least 1");
+  const std::size_t n_parts = detail::partition_count(n, k, params);
   PartitionKnnStats local;
   PartitionKnnStats& st = stats ? *stats : local;
   st = PartitionKnnStats();
-  const std::size_t n_parts = std::min(n, std::max<std::size_t>(1, (n + params.rows_per_partition / 2) /
-                                                                       params.rows_per_partition));
   const std::size_t others = k - 1;
   if (others == 0 || n_parts < 2 || !detail::partition_applies(data, x)) {
     ExactKnnStats es;
