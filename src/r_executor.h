@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -96,6 +97,19 @@ class RExecutor {
       body(begin, end);
       return;
     }
+#if RCPP_PARALLEL_USE_TBB
+    // One arena for the executor's lifetime: RcppParallel::parallelFor makes
+    // and drops an arena per loop, and a layout runs thousands of loops;
+    // creating arenas that often has hung in oneTBB's arena set-up.
+    if (RcppParallel::internal::backend() == RcppParallel::internal::BACKEND_TBB) {
+      if (!arena_) arena_.reset(new tbb::task_arena(n_threads_));
+      arena_->execute([&] {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end, grain),
+                          [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); });
+      });
+      return;
+    }
+#endif
     BodyWorker<Body> worker(body);
     RcppParallel::parallelFor(begin, end, worker, grain, n_threads_);
   }
@@ -175,6 +189,9 @@ class RExecutor {
   }
 
   int n_threads_;
+#if RCPP_PARALLEL_USE_TBB
+  std::unique_ptr<tbb::task_arena> arena_;
+#endif
   bool verbose_;
   Rcpp::RObject bar_;  // the phase's cli bar (kept from the garbage collector), or NULL
   std::chrono::steady_clock::time_point last_poll_;
