@@ -35,16 +35,18 @@
 #' when `dens_var_shift = 0`). The term added to the cost is
 #' `-dens_lambda * W * corr`, weighed against the method's cost as the
 #' reference implementations weigh it, so that `dens_lambda` means what it
-#' means there: for UMAP and t-UMAP `W = sum(P)` (umap-learn's densMAP), for
-#' t-SNE `W = 2` (densvis' den-SNE, whose P sums to 1). It is on
+#' means there: for UMAP and t-UMAP `W = 2 * sum(P)` (umap-learn's densMAP,
+#' whose cross-entropy counts each edge once where lsnn's counts it from both
+#' ends), for t-SNE `W = 2` (densvis' den-SNE, whose P sums to 1). It is on
 #' from iteration `floor((1 - dens_frac) * max_iter) + 1` on, with its exact
 #' gradient, in O(edges) per iteration whatever the gradient (`"exact"`,
 #' `"approx"` or `"sampled"`; under `"sampled"`, each epoch adds the term's
 #' gradient at the scale at which the samples follow the cost, each edge's
 #' part clipped as a sample is). umap-learn's densMAP also runs 200 epochs
-#' more than its UMAP; lsnn keeps UMAP's epochs (raise `max_iter` for a
-#' layout whose own neighbourhoods follow the data's radii more closely,
-#' at the cost of time). The means and
+#' more than its UMAP, which gives the term room to move the points; lsnn
+#' keeps UMAP's epochs and raises the learning rate instead: `eta = 6` by
+#' default under `"sampled"` when `dens_lambda > 0` (the layout is then
+#' wider than UMAP's, as umap-learn's densMAP is). The means and
 #' variances are sums in a fixed order, so the layout stays independent of
 #' the number of threads. A gradient-descent run is not stopped by `tol`
 #' before the term has started. `ret_extra = "radii"` returns

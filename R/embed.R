@@ -142,8 +142,12 @@
 #' `"tumap"`), 1,000 iterations. The start is scaled to a standard deviation
 #' of `init_sdev = 1e-4`. Negative sampling: 500 epochs up to 10,000 points,
 #' then `round(5e6 / n)` down to 200 from 25,000 points (uwot's 200 above
-#' 10,000, without a drop in time at 10,000), `eta = 1`, `gamma = 1` (7 for
-#' LargeVis), `init_sdev = 2`. How each default was
+#' 10,000, without a drop in time at 10,000), `eta = 1` (6 for densMAP),
+#' `gamma = 1` (7 for LargeVis), `init_sdev = 2`. Each edge pulls each of its
+#' ends once per `max(P) / p_ij` epochs, where uwot and umap-learn pull twice
+#' (once from each direction of the edge): `gamma = 1` here weighs the pushes
+#' against the pulls as their `repulsion_strength = 2` does (`gamma = 0.5`
+#' gives their balance; `bench/README.md` compares the two). How each default was
 #' chosen, and what it costs, is in `bench/README.md` of the source package.
 #'
 #' **Callback.** A `callback` function is called every `epoch` iterations

@@ -219,7 +219,10 @@ ne_affinity_settings <- function(a, n, has_data) {
   s$max_iter <- if (!is.null(a$max_iter)) a$max_iter else
     if (sampled) ne_sampled_epochs(n) else entry$max_iter
   s$init_sdev <- if (!is.null(a$init_sdev)) a$init_sdev else if (sampled) 2 else 1e-4
-  eta <- if (!is.null(a$eta)) a$eta else if (sampled) 1 else entry$eta(n)
+  # densMAP's term works in the last epochs, when the falling rate is low:
+  # a higher rate gives it room (umap-learn runs 200 more epochs instead)
+  densmap_on <- !is.null(a$dens) && a$dens$lambda > 0
+  eta <- if (!is.null(a$eta)) a$eta else if (sampled) (if (densmap_on) 6 else 1) else entry$eta(n)
   exaggeration <- a$exaggeration
   if (sampled && !is.null(exaggeration) && !identical(exaggeration, 1)) {
     stop_arg("'exaggeration' is not used by gradient = \"sampled\" (leave it NULL or 1)")

@@ -9,7 +9,10 @@
 # 10-NN label accuracy, random-triplet accuracy and 15-NN preservation.
 # transform: a model of the 60,000 training images places the 10,000 test
 # images; the 10-NN label accuracy of each test image among the training
-# points. Results go to bench/results/pacmap-*.csv.
+# points. seeds: fit's measures for 5 runs of each (lsnn with seeds 1 to 5,
+# the official at its default random_state = None, so a new one each run),
+# their means and sd, and Welch's t-test of the 10-NN label accuracies.
+# Results go to bench/results/pacmap-*.csv.
 source("bench/common.R")
 library(lsnn)
 
@@ -102,4 +105,28 @@ if ("transform" %in% what) {
   res <- do.call(rbind, rows)
   write.csv(res, file.path(results_dir(), "pacmap-transform.csv"), row.names = FALSE)
   print(res)
+}
+
+if ("seeds" %in% what) {
+  rows <- list()
+  for (method in c("pacmap", "localmap")) {
+    for (seed in 1:5) {
+      p <- peer(method, seq_len(nrow(X)))
+      t <- elapsed(Y <- neighbor_embedding(X, method, n_threads = n_threads, seed = seed))
+      rows[[length(rows) + 1]] <- data.frame(method = method, who = c("official", "lsnn"),
+                                             seed = seed, seconds = c(p$fit_seconds, t),
+                                             rbind(quality(p$Y), quality(Y)))
+      print(rows[[length(rows)]])
+    }
+  }
+  res <- do.call(rbind, rows)
+  write.csv(res, file.path(results_dir(), "pacmap-seeds.csv"), row.names = FALSE)
+  for (method in unique(res$method)) {
+    one <- res[res$method == method, ]
+    acc <- split(one$knn10_label, one$who)
+    cat(sprintf("%s: 10-NN label accuracy, official %.4f (sd %.4f), lsnn %.4f (sd %.4f), difference %.4f, Welch p = %.3g\n",
+                method, mean(acc$official), sd(acc$official), mean(acc$lsnn), sd(acc$lsnn),
+                mean(acc$lsnn) - mean(acc$official), stats::t.test(acc$lsnn, acc$official)$p.value))
+    print(aggregate(cbind(seconds, knn10_label, triplets, nn15) ~ who, one, mean))
+  }
 }

@@ -144,6 +144,41 @@ test_that("the radii are the direct computation's, for every way to the affiniti
   expect_gt(cor(dm$radii$data, dm$radii$layout), cor(um$radii$data, um$radii$layout) + 0.2)
 })
 
+test_that("the term's value is -lambda W corr: W = 2 sum(P) for UMAP, 2 for t-SNE", {
+  X <- dens_data(60, 3)
+  fit <- neighbor_embedding(X, "umap", max_iter = 30, seed = 2, ret_extra = c("radii", "P"))
+  set.seed(3)
+  Y <- matrix(stats::rnorm(120), 60)
+  ab <- umap_ab(1, 0.1)
+  # corr: standardised data log radii (over n) against the centred layout's, over
+  # sqrt(variance + shift)
+  corr_of <- function(P, a, b, shift) {
+    ro <- fit$radii$data
+    z <- (ro - mean(ro)) / sqrt(mean((ro - mean(ro))^2))
+    re <- direct_layout_radii(P, Y, a, b)
+    mean(z * (re - mean(re))) / sqrt(mean((re - mean(re))^2) + shift)
+  }
+  P <- fit$P
+  off <- sum(P) - sum(Matrix::diag(P))
+  for (case in list(list(method = "umap", P = P, a = ab[["a"]], b = ab[["b"]], W = 2 * off),
+                    list(method = "tsne", P = P / sum(P), a = 1, b = 1, W = 2))) {
+    dens <- list(data_radii = fit$radii$data, dens_lambda = 1.5, dens_var_shift = 0.1)
+    term <- cost_gradient(Y, case$P, case$method, density = dens)$cost -
+      cost_gradient(Y, case$P, case$method)$cost
+    expect_equal(term, -1.5 * case$W * corr_of(case$P, case$a, case$b, 0.1), tolerance = 1e-8,
+                 label = case$method)
+  }
+})
+
+test_that("densMAP's learning rate is 6 with the term on, UMAP's 1 without", {
+  X <- dens_data(80, 3)
+  expect_identical(neighbor_embedding(X, "umap", densmap = TRUE, max_iter = 40, seed = 1),
+                   neighbor_embedding(X, "umap", densmap = TRUE, eta = 6, max_iter = 40, seed = 1))
+  expect_false(identical(
+    neighbor_embedding(X, "umap", densmap = TRUE, max_iter = 40, seed = 1),
+    neighbor_embedding(X, "umap", densmap = TRUE, eta = 1, max_iter = 40, seed = 1)))
+})
+
 test_that("dens_lambda = 0 gives the plain layout, bit for bit", {
   X <- dens_data(100, 3)
   for (args in list(list(method = "umap"), list(method = "tsne", perplexity = 10, max_iter = 300),
@@ -208,9 +243,11 @@ test_that("the density term starts at the last dens_frac of the run", {
   for (method in c("tsne", "umap")) {
     plain <- seen()
     dens <- seen()
-    # 100 iterations, the term from iteration floor(0.7 * 100) + 1 = 71 on
+    # 100 iterations, the term from iteration floor(0.7 * 100) + 1 = 71 on (densMAP's
+    # learning rate for both)
     neighbor_embedding(X, method, perplexity = 10, max_iter = 100, epoch = 10, tol = 0,
-                       stop_lying_iter = 20, callback = plain$callback, seed = 1)
+                       stop_lying_iter = 20, callback = plain$callback, seed = 1,
+                       eta = if (method == "umap") 6)
     neighbor_embedding(X, method, perplexity = 10, max_iter = 100, epoch = 10, tol = 0,
                        stop_lying_iter = 20, densmap = TRUE, callback = dens$callback, seed = 1)
     expect_identical(dens$at()[["70"]], plain$at()[["70"]], label = method)

@@ -17,12 +17,15 @@
 // the variance). The term added to the method's cost is
 //   -lambda * W * corr,
 // weighed against the method's cost as the reference implementations weigh
-// it, so that lambda means what it means there: for UMAP and t-UMAP
-// W = sum of P's stored entries (umap-learn's densMAP: its sampled steps
-// follow the cross-entropy's gradient over vmax and the correlation's times
-// the total edge weight over vmax), for t-SNE W = 2 (densvis' den-SNE: its
-// steps take the gradient of KL over 4 and of the correlation over 2, P
-// summing to 1).
+// it, so that lambda means what it means there. UMAP and t-UMAP: W = twice
+// the sum of P's stored entries. umap-learn's densMAP samples each stored
+// entry (i, j) and moves both ends, so its steps follow, over vmax, twice
+// the gradient of the cross-entropy summed once per edge and twice lambda
+// times the total weight of the stored entries times the correlation's;
+// lsnn's cross-entropy sums every stored entry, each edge twice, so its
+// term takes twice that total. t-SNE: W = 2 (densvis' den-SNE: its steps
+// take the gradient of KL over 4 and of the correlation over 2, P summing
+// to 1).
 //
 // Gradient: with D_i = sum_j w_ij and w' = dw/dq = -a b q^(b-1) w^2,
 //   d re_i / d q_ij = (w_ij + w'_ij (q_ij - S_i)) / (D_i (eps + S_i)),
@@ -172,7 +175,7 @@ class DensityTerm {
       ptr[i + 1] = static_cast<int>(col_.size());
     }
     ptr_.swap(ptr);
-    if (tsne) weight_ = 2.0;
+    weight_ = tsne ? 2.0 : 2.0 * weight_;
     // z: the data's log radii standardised (over n)
     const std::vector<double>& ro = s.data_log_radii;
     double mean = 0.0;
