@@ -82,7 +82,16 @@ class RExecutor {
   // every entry point at once.
   RExecutor(int n_threads, bool verbose)
       : n_threads_(std::max(1, std::min(n_threads, max_useful_threads()))), verbose_(verbose),
-        last_poll_(std::chrono::steady_clock::now()) {}
+        last_poll_(std::chrono::steady_clock::now()) {
+#if RCPP_PARALLEL_USE_TBB
+    // (made here, not at the first loop, so that no two threads ever make it;
+    // TBB sets it up at its first use)
+    if (n_threads_ > 1 &&
+        RcppParallel::internal::backend() == RcppParallel::internal::BACKEND_TBB) {
+      arena_.reset(new tbb::task_arena(n_threads_));
+    }
+#endif
+  }
   RExecutor(const RExecutor&) = delete;
   RExecutor& operator=(const RExecutor&) = delete;
   ~RExecutor() { close_bar(); }
@@ -101,8 +110,7 @@ class RExecutor {
     // One arena for the executor's lifetime: RcppParallel::parallelFor makes
     // and drops an arena per loop, and a layout runs thousands of loops;
     // creating arenas that often has hung in oneTBB's arena set-up.
-    if (RcppParallel::internal::backend() == RcppParallel::internal::BACKEND_TBB) {
-      if (!arena_) arena_.reset(new tbb::task_arena(n_threads_));
+    if (arena_) {
       arena_->execute([&] {
         tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end, grain),
                           [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); });
