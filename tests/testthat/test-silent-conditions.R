@@ -46,7 +46,8 @@ test_that("a time limit reached inside a layout or a search is caught by tryCatc
   V <- umap_affinities(X, 15)
   G <- locally_scaled_knn(X, 11, nn_kind = "exact")
   Y0 <- matrix(rnorm(3000 * 2, sd = 1e-4), 3000)
-  Z <- matrix(rnorm(6000 * 300), 6000)
+  # (a search of a few tenths of a second: the limit must run out inside it)
+  Z <- matrix(rnorm(12000 * 300), 12000)
   suppressWarnings(neighbor_embedding(P = P, method = "tsne", max_iter = 2, init = Y0, seed = 1))
   expect_identical(under_time_limit(
     neighbor_embedding(X, "pacmap", nn_method = G, phases = c(100, 100, 1e5), seed = 1)),
