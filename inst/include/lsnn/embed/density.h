@@ -19,11 +19,10 @@
 // weighed against the method's cost as the reference implementations weigh
 // it, so that lambda means what it means there. UMAP and t-UMAP: W = twice
 // the sum of P's stored entries. umap-learn's densMAP samples each stored
-// entry (i, j) and moves both ends, so its steps follow, over vmax, twice
-// the gradient of the cross-entropy summed once per edge and twice lambda
-// times the total weight of the stored entries times the correlation's;
-// lsnn's cross-entropy sums every stored entry, each edge twice, so its
-// term takes twice that total. t-SNE: W = 2 (densvis' den-SNE: its steps
+// entry (i, j) and moves both ends, so on average its steps follow
+// A - lambda * sum(P) * corr, A the cross-entropy counting each edge once;
+// lsnn's cross-entropy counts each edge from both ends (2 A), so its term
+// is doubled too. t-SNE: W = 2 (densvis' den-SNE: its steps
 // take the gradient of KL over 4 and of the correlation over 2, P summing
 // to 1).
 //
