@@ -361,8 +361,7 @@ partition_task <- function(input, out, run) {
   x <- do.call(rbind, lapply(parts, `[[`, "x"))
   rm(parts)
   if (length(ids) > 1) {
-    g <- approx_knn(prepare_data(x, run$metric), min(run$k, length(ids)), run$metric,
-                    run$n_threads, FALSE, run$nn_args, seed = input$seed)
+    g <- search_partition(run, prepare_data(x, run$metric), min(run$k, length(ids)), input$seed)
     g$idx[] <- ids[g$idx]
   } else {
     g <- list(idx = matrix(ids, length(ids), 1), dist = matrix(0, length(ids), 1))
@@ -382,6 +381,25 @@ partition_task <- function(input, out, run) {
   read <- sum(file.size(c(input$buckets, input$edges)))
   unlink(c(input$buckets, input$edges))
   c(read = read, written = written)
+}
+
+# The lists of one partition's rows among themselves, by the search that
+# shard_control(partition_search = ) names ("auto": search_kind()'s rule,
+# the one of the in-memory embeddings: the exact search up to 20,000 rows,
+# above it the partitioned exact search where it is forecast to win, else
+# the approximate one; a run recorded before the setting existed has
+# none, and runs the approximate search, as it did then).
+search_partition <- function(run, data, k, seed) {
+  how <- run$control$partition_search
+  if (is.null(how)) how <- "approx"
+  if (how == "auto") how <- search_kind(data$n, data, k, run$metric, run$n_threads)
+  if (how == "exact") {
+    exact_knn(data, k, run$metric, run$n_threads, FALSE)
+  } else if (how == "partition") {
+    partition_knn(data, k, run$metric, run$n_threads, FALSE, partition_control(), seed)
+  } else {
+    approx_knn(data, k, run$metric, run$n_threads, FALSE, run$nn_args, seed = seed)
+  }
 }
 
 # A merge per shard of the candidates of its rows from this round's

@@ -22,8 +22,8 @@
 #' partition would exceed `rows_per_partition` by half is split in two),
 #' puts each row in the
 #' partition of its nearest centre, and rows near a boundary also in that
-#' of their second nearest, runs the approximate search of
-#' [extended_knn()] on each partition as a task, and merges each row's
+#' of their second nearest, searches each partition as a task (by the
+#' search `partition_search` names), and merges each row's
 #' candidates from its partitions; it estimates the recall on `recall_rows`
 #' rows whose exact neighbours it finds by the exact sharded search, and
 #' while that estimate is below `target_recall` runs another round on a new
@@ -65,6 +65,16 @@
 #' @param recall_rows Rows whose exact neighbours estimate the recall.
 #' @param target_recall Stop once the estimated recall reaches this value.
 #' @param max_rounds Largest number of partition rounds.
+#' @param partition_search How the approximate search searches each
+#'   partition's rows: `"auto"` (the default) as [neighbor_embedding()]
+#'   chooses its search: the exact search for partitions of up to 20,000
+#'   rows, above that the partitioned exact search (`nn_kind = "partition"`
+#'   of [extended_knn()]) where a forecast of its work says it wins
+#'   (clustered data of up to 100 columns, euclidean or cosine), and
+#'   otherwise the approximate search with `nn_args`; `"partition"` or
+#'   `"approx"` always that one. The exact searches give each partition's
+#'   exact lists, so a round then misses only the neighbours outside a row's
+#'   partitions.
 #' @return A list of class `lsnn_shard_control`.
 #' @seealso [extended_knn_sharded()]
 #' @examples
@@ -72,7 +82,7 @@
 #' @export
 shard_control <- function(rows_per_partition = NULL, overlap = NULL, sample_rows = NULL,
                           recall_rows = 200, target_recall = 0.99, max_rounds = 4,
-                          rows_per_task = 400000) {
+                          rows_per_task = 400000, partition_search = "auto") {
   structure(list(
     rows_per_partition = if (!is.null(rows_per_partition)) {
       check_whole(rows_per_partition, "rows_per_partition", min = 2)
@@ -82,7 +92,9 @@ shard_control <- function(rows_per_partition = NULL, overlap = NULL, sample_rows
     sample_rows = if (is.null(sample_rows)) NULL else check_whole(sample_rows, "sample_rows", min = 2),
     recall_rows = check_whole(recall_rows, "recall_rows", min = 1),
     target_recall = check_number(target_recall, "target_recall", min = 0, max = 1),
-    max_rounds = check_whole(max_rounds, "max_rounds", min = 1)
+    max_rounds = check_whole(max_rounds, "max_rounds", min = 1),
+    partition_search = check_choice(partition_search, "partition_search",
+                                    c("auto", "partition", "approx"))
   ), class = "lsnn_shard_control")
 }
 
@@ -129,8 +141,9 @@ check_shard_control <- function(control) {
 #' depend on which rows share a task; all workers must use the same vector
 #' kernels, see [simd_kernels()]). It takes time proportional to `n^2`.
 #'
-#' With `nn_kind = "approx"` the rows are partitioned with overlap, the
-#' approximate search of [extended_knn()] runs on each partition as a task,
+#' With `nn_kind = "approx"` the rows are partitioned with overlap, each
+#' partition is searched as a task (by the partitioned exact search where it
+#' wins, else the approximate one: `shard_control(partition_search = )`),
 #' and rounds on new partitions run until the estimated recall reaches the
 #' target (see [shard_control()]). It is random: [set.seed()] before the call
 #' makes it reproducible, for any plan and number of workers.

@@ -202,6 +202,28 @@ test_that("the approximate sharded graph reaches the recall target and is reprod
   }
 })
 
+test_that("each partition is searched by the search partition_search names", {
+  expect_error(shard_control(partition_search = "tree"), "'partition_search' must be one of")
+  set.seed(14)
+  X <- clustered(3000, 8)
+  sh <- shard_dir(X, 500)
+  truth <- extended_knn(X, 20, 5, nn_kind = "exact")
+  # one partition: the partitioned exact search gives the exact graph
+  one <- shard_control(rows_per_partition = 3000, partition_search = "partition")
+  expect_identical(extended_knn_sharded(sh, 20, 5, control = one, seed = 1), truth)
+  # several: each partition's lists are exact, the same on any number of
+  # threads; the approximate search of the partitions reaches the target too
+  several <- shard_control(rows_per_partition = 600, recall_rows = 300,
+                           partition_search = "partition")
+  g1 <- extended_knn_sharded(sh, 20, 5, control = several, n_threads = 1, seed = 2)
+  g2 <- extended_knn_sharded(sh, 20, 5, control = several, n_threads = 2, seed = 2)
+  expect_identical(g1, g2)
+  expect_gte(mean(g1$dist[, -1] <= truth$dist[, 26]), 0.99)
+  approx <- shard_control(rows_per_partition = 600, recall_rows = 300, partition_search = "approx")
+  ga <- extended_knn_sharded(sh, 20, 5, control = approx, seed = 2)
+  expect_gte(mean(ga$dist[, -1] <= truth$dist[, 26]), 0.99)
+})
+
 test_that("the search between two shards gives both exact queries at once", {
   set.seed(23)
   a <- round(matrix(rnorm(700 * 5), 700), 1)
