@@ -197,6 +197,10 @@
     .Call(`_lsnn_partition_work_share_cpp`, data, k, metric, rows_per_partition, n_iters, seed, n_threads, simd)
 }
 
+.intrinsic_dimension <- function(data, metric, sampled, k, seed, n_threads, simd) {
+    .Call(`_lsnn_intrinsic_dimension_cpp`, data, metric, sampled, k, seed, n_threads, simd)
+}
+
 .pca_scores <- function(X, k, center, n_threads, verbose, simd) {
     .Call(`_lsnn_pca_scores_cpp`, X, k, center, n_threads, verbose, simd)
 }

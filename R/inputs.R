@@ -273,20 +273,41 @@ search_kind <- function(n, data = NULL, k = NULL, metric = "euclidean", n_thread
   if (n <= 20000) return("exact")
   if (is.null(data) || is.null(k)) return("approx")
   share <- partition_forecast(data, k, metric, n_threads)
-  if (share <= partition_max_share && share * data$n * data$d <= partition_max_work) "partition" else "approx"
+  work <- share * data$n * data$d
+  if (work > partition_max_work) return("approx")
+  if (share <= partition_max_share) return("partition")
+  if (work <= partition_hard_work &&
+      intrinsic_dimension(data, metric, n_threads) >= partition_hard_dimension) {
+    return("partition")
+  }
+  "approx"
 }
 
 # The rule's limits, from bench/bench-partition.R's runs and one-off runs
 # (bench/README.md). The approximate search's time per row varies fivefold
-# with the data (Gaussian clusters in 50 columns are hard for it, the
-# principal components of images easy), so the partitioned search is chosen
-# only where it skips most of the products: at most a quarter of the exact
-# search's (it then beat the approximate search on every set measured; at a
-# share of 1 it lost on Fashion-MNIST's 100 principal components), and at
-# most 1.5e7 of share * n * d (at 1e6 rows of 50 columns and a share of 0.11,
-# 5.5e6, it took a third of the approximate search's time).
+# with the data: the descent converges slowly on data of high intrinsic
+# dimension (Gaussian clusters in 50 columns, about 35) and fast on the
+# principal components of images (10 to 13). So the partitioned search is
+# chosen where it skips most of the products: at most a quarter of the exact
+# search's (it then beat the approximate search on every set measured), and
+# at most 1.5e7 of share * n * d (at 1e6 rows of 50 columns and a share of
+# 0.11, 5.5e6, it took a third of the approximate search's time); or, on data
+# of intrinsic dimension 20 or more, up to 8e6 of share * n * d whatever it
+# skips (at a share of 1 it took 0.6 of the approximate search's time on 1e5
+# uniform rows of 50 columns, 5e6, and on a Gaussian of 125,000 rows, 6.2e6;
+# on Fashion-MNIST's 50 principal components, dimension 11, it lost).
 partition_max_share <- 0.25
 partition_max_work <- 1.5e7
+partition_hard_work <- 8e6
+partition_hard_dimension <- 20
+
+# The intrinsic dimension of dense data (intrinsic_dimension() of the core:
+# 64 seeded rows, their 20 nearest by brute force).
+intrinsic_dimension <- function(data, metric, n_threads = NULL) {
+  if (data$kind != "dense") return(0)
+  .intrinsic_dimension(data, metric, 64L, 20L, c(0L, 1L),
+                       if (is.null(n_threads)) default_n_threads() else n_threads, simd_option())
+}
 
 # The share of the exact search's products that the partitioned search is
 # forecast to compute (partition_work_share() of the core), or 1 for data it

@@ -330,7 +330,7 @@ search_partitions <- function(run, round, assigned, limit) {
                out = run_path(run, "cand", round, p, shards),
                input = list(shards = shards, buckets = run_path(run, "bucket", round, p, firsts),
                             bucket_shards = firsts, edges = run_path(run, "edge", round, p, edges),
-                            edge_shards = edges, limit = limit,
+                            edge_shards = edges, limit = limit, search = run$control$partition_search,
                             seed = task_seed(run, "partition_search", round, p)),
                done_if = graphs[shards])
   })
@@ -361,7 +361,8 @@ partition_task <- function(input, out, run) {
   x <- do.call(rbind, lapply(parts, `[[`, "x"))
   rm(parts)
   if (length(ids) > 1) {
-    g <- search_partition(run, prepare_data(x, run$metric), min(run$k, length(ids)), input$seed)
+    g <- search_partition(run, prepare_data(x, run$metric), min(run$k, length(ids)), input$search,
+                          input$seed)
     g$idx[] <- ids[g$idx]
   } else {
     g <- list(idx = matrix(ids, length(ids), 1), dist = matrix(0, length(ids), 1))
@@ -389,8 +390,7 @@ partition_task <- function(input, out, run) {
 # above it the partitioned exact search where it is forecast to win, else
 # the approximate one; a run recorded before the setting existed has
 # none, and runs the approximate search, as it did then).
-search_partition <- function(run, data, k, seed) {
-  how <- run$control$partition_search
+search_partition <- function(run, data, k, how, seed) {
   if (is.null(how)) how <- "approx"
   if (how == "auto") how <- search_kind(data$n, data, k, run$metric, run$n_threads)
   if (how == "exact") {

@@ -757,6 +757,23 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// intrinsic_dimension_cpp
+double intrinsic_dimension_cpp(Rcpp::List data, std::string metric, int sampled, int k, Rcpp::IntegerVector seed, int n_threads, std::string simd);
+RcppExport SEXP _lsnn_intrinsic_dimension_cpp(SEXP dataSEXP, SEXP metricSEXP, SEXP sampledSEXP, SEXP kSEXP, SEXP seedSEXP, SEXP n_threadsSEXP, SEXP simdSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< int >::type sampled(sampledSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type n_threads(n_threadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type simd(simdSEXP);
+    rcpp_result_gen = Rcpp::wrap(intrinsic_dimension_cpp(data, metric, sampled, k, seed, n_threads, simd));
+    return rcpp_result_gen;
+END_RCPP
+}
 // pca_scores_cpp
 Rcpp::List pca_scores_cpp(Rcpp::NumericMatrix X, int k, bool center, int n_threads, bool verbose, std::string simd);
 RcppExport SEXP _lsnn_pca_scores_cpp(SEXP XSEXP, SEXP kSEXP, SEXP centerSEXP, SEXP n_threadsSEXP, SEXP verboseSEXP, SEXP simdSEXP) {
@@ -896,6 +913,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_lsnn_pacmap_layout_cpp", (DL_FUNC) &_lsnn_pacmap_layout_cpp, 9},
     {"_lsnn_partition_knn_cpp", (DL_FUNC) &_lsnn_partition_knn_cpp, 9},
     {"_lsnn_partition_work_share_cpp", (DL_FUNC) &_lsnn_partition_work_share_cpp, 8},
+    {"_lsnn_intrinsic_dimension_cpp", (DL_FUNC) &_lsnn_intrinsic_dimension_cpp, 7},
     {"_lsnn_pca_scores_cpp", (DL_FUNC) &_lsnn_pca_scores_cpp, 6},
     {"_lsnn_quality_measures", (DL_FUNC) &_lsnn_quality_measures, 13},
     {"_lsnn_derive_seed", (DL_FUNC) &_lsnn_derive_seed, 2},

@@ -70,3 +70,19 @@ double partition_work_share_cpp(Rcpp::List data, int k, std::string metric, int 
     return lsnn::partition_work_share(*rows, x, static_cast<std::size_t>(k), params, executor);
   });
 }
+
+// intrinsic_dimension() of the core on prepare_data()'s dense list (0 for
+// other kinds): search_kind() in R/inputs.R reads it.
+// [[Rcpp::export(.intrinsic_dimension)]]
+double intrinsic_dimension_cpp(Rcpp::List data, std::string metric, int sampled, int k, Rcpp::IntegerVector seed,
+                               int n_threads, std::string simd) {
+  if (sampled < 1 || k < 2) Rcpp::stop("internal: bad intrinsic dimension settings");
+  const lsnn::DenseColumnMajor x = dense_rows(data);
+  if (x.data == nullptr) return 0.0;
+  const lsnn::DistanceKernels& kern = lsnn_r::distance_kernels(simd);
+  lsnn_r::RExecutor executor(n_threads, false);
+  return lsnn_r::run_core([&] {
+    return lsnn::intrinsic_dimension(x, lsnn::parse_metric(metric), kern, static_cast<std::size_t>(sampled),
+                                     static_cast<std::size_t>(k), lsnn_r::seed_from_r(seed), executor);
+  });
+}

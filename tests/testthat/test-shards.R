@@ -208,9 +208,14 @@ test_that("each partition is searched by the search partition_search names", {
   X <- clustered(3000, 8)
   sh <- shard_dir(X, 500)
   truth <- extended_knn(X, 20, 5, nn_kind = "exact")
-  # one partition: the partitioned exact search gives the exact graph
+  # one partition: the partitioned exact search gives the exact graph, where
+  # a weak approximate search does not
+  weak <- approx_control(n_trees = 1, leaf_size = 30, n_iters = 0)
   one <- shard_control(rows_per_partition = 3000, partition_search = "partition")
-  expect_identical(extended_knn_sharded(sh, 20, 5, control = one, seed = 1), truth)
+  expect_identical(extended_knn_sharded(sh, 20, 5, control = one, nn_args = weak, seed = 1), truth)
+  one$partition_search <- "approx"
+  expect_lt(mean(extended_knn_sharded(sh, 20, 5, control = one, nn_args = weak, seed = 1)$dist[, -1] <=
+                   truth$dist[, 26]), 0.99)
   # several: each partition's lists are exact, the same on any number of
   # threads; the approximate search of the partitions reaches the target too
   several <- shard_control(rows_per_partition = 600, recall_rows = 300,
