@@ -271,12 +271,11 @@ graph_of_inputs <- function(inputs, n_cols, n_threads, verbose, caller, seed) {
 # forecast (without it, the approximate search); `k`: the graph's columns.
 search_kind <- function(n, data = NULL, k = NULL, metric = "euclidean", n_threads = NULL) {
   if (n <= 20000) return("exact")
-  if (is.null(data) || is.null(k)) return("approx")
+  if (is.null(data) || is.null(k) || !partition_serves(data, metric)) return("approx")
   share <- partition_forecast(data, k, metric, n_threads)
   work <- share * data$n * data$d
   if (work > partition_max_work) return("approx")
-  if (share <= partition_max_share) return("partition")
-  if (work <= partition_hard_work &&
+  if (share <= partition_max_share ||
       intrinsic_dimension(data, metric, n_threads) >= partition_hard_dimension) {
     return("partition")
   }
@@ -288,17 +287,17 @@ search_kind <- function(n, data = NULL, k = NULL, metric = "euclidean", n_thread
 # with the data: the descent converges slowly on data of high intrinsic
 # dimension (Gaussian clusters in 50 columns, about 35) and fast on the
 # principal components of images (10 to 13). So the partitioned search is
-# chosen where it skips most of the products: at most a quarter of the exact
-# search's (it then beat the approximate search on every set measured), and
-# at most 1.5e7 of share * n * d (at 1e6 rows of 50 columns and a share of
-# 0.11, 5.5e6, it took a third of the approximate search's time); or, on data
-# of intrinsic dimension 20 or more, up to 8e6 of share * n * d whatever it
-# skips (at a share of 1 it took 0.6 of the approximate search's time on 1e5
-# uniform rows of 50 columns, 5e6, and on a Gaussian of 125,000 rows, 6.2e6;
-# on Fashion-MNIST's 50 principal components, dimension 11, it lost).
+# chosen for at most 1.5e7 of share * n * d (at 1e6 rows of 50 columns and a
+# share of 0.11, 5.5e6, it took a third of the approximate search's time)
+# where it skips most of the products, at most a quarter of the exact
+# search's (it then beat the approximate search on every set measured), or
+# where the intrinsic dimension is 20 or more, whatever it skips (at a share
+# of 1 it took 0.6 of the approximate search's time on 1e5 uniform rows of 50
+# columns and on a Gaussian of 125,000 rows, and as long on one of 250,000
+# rows, 1.25e7, where the approximate search's recall was 0.88; on
+# Fashion-MNIST's 50 principal components, dimension 11, it lost).
 partition_max_share <- 0.25
 partition_max_work <- 1.5e7
-partition_hard_work <- 8e6
 partition_hard_dimension <- 20
 
 # The intrinsic dimension of dense data (intrinsic_dimension() of the core:
@@ -309,15 +308,19 @@ intrinsic_dimension <- function(data, metric, n_threads = NULL) {
                        if (is.null(n_threads)) default_n_threads() else n_threads, simd_option())
 }
 
+# Data the partitioned search serves and can win on: dense, euclidean or
+# cosine, at most 100 columns (beyond, the bound skips little, 10 % of
+# Fashion-MNIST's products, and the forecast's k-means costs a fifth of the
+# approximate search), and rows few enough that even the least share seen on
+# clustered data, 0.1, stays within the work limit.
+partition_serves <- function(data, metric) {
+  data$kind == "dense" && metric %in% c("euclidean", "cosine") && data$d <= 100 &&
+    0.1 * data$n * data$d <= partition_max_work
+}
+
 # The share of the exact search's products that the partitioned search is
-# forecast to compute (partition_work_share() of the core), or 1 for data it
-# does not serve (sparse, other metrics) or that it would not win on.
+# forecast to compute (partition_work_share() of the core).
 partition_forecast <- function(data, k, metric, n_threads = NULL) {
-  if (data$kind != "dense" || !metric %in% c("euclidean", "cosine")) return(1)
-  # (beyond 100 columns the bound skips little, 10 % of Fashion-MNIST's
-  # products, and the forecast's k-means costs a fifth of the approximate
-  # search; the least share seen on clustered data, 0.1, can be too much)
-  if (data$d > 100 || 0.1 * data$n * data$d > partition_max_work) return(1)
   control <- partition_control()
   .partition_work_share(data, as.integer(min(k, data$n)), metric, control$rows_per_partition,
                         control$n_iters, c(0L, 0L),

@@ -80,13 +80,17 @@
 #' under `"euclidean"` or `"cosine"`, they first forecast the partitioned search's work: the data
 #' is partitioned as `"partition"` does it, and a few rows of each partition
 #' stand for its rows' reach (a fixed seed: the forecast draws nothing from
-#' R's generator). They run `"partition"` when it is forecast to compute at
-#' most a quarter of the exact search's products, and at most 1.5e7 of that
-#' share times `n` times the columns (limits from `bench/bench-partition.R`),
-#' and `"approx"` otherwise: clustered data get the exact graph, faster
-#' (PaCMAP's graph of 1e6 rows in 50 columns, 30 clusters: a third of the
-#' approximate search's time); data without clusters, wider data such as
-#' images, and clustered data far beyond a million rows the approximate one.
+#' R's generator). They run `"partition"` when its forecast share of the
+#' exact search's products times `n` times the columns is at most 1.5e7 and
+#' either that share is at most a quarter or the data's intrinsic dimension
+#' is 20 or more (estimated from 64 rows' 20 nearest neighbours, by Levina
+#' and Bickel's estimate; the descent converges slowly on such data), and
+#' `"approx"` otherwise (limits from `bench/bench-partition.R`): clustered
+#' data get the exact graph, faster (PaCMAP's graph of 1e6 rows in 50
+#' columns, 30 clusters: a third of the approximate search's time), and so do
+#' data of up to a few hundred thousand rows of high intrinsic dimension;
+#' lower-dimensional data without clusters, wider data such as images, and
+#' data far beyond a million rows get the approximate one.
 #'
 #' **PCA first.** With `pca = k` the search runs on the rows' first `k`
 #' principal components instead of the rows (as `uwot::umap(pca = )` does):

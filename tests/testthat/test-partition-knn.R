@@ -234,4 +234,32 @@ test_that("the forecast of the partitioned search's work follows the data, and d
   expect_identical(search_kind(25000, big, 30, "manhattan", 2L), "approx")
   wide <- list(kind = "dense", n = 25000, d = 101L)
   expect_identical(search_kind(25000, wide, 30, "euclidean", 2L), "approx")
+  # rows without clusters but of high intrinsic dimension, where the descent
+  # is slow: the partitioned search
+  set.seed(8)
+  flat <- lsnn:::prepare_data(matrix(runif(25000 * 30), ncol = 30), "euclidean")
+  expect_gt(lsnn:::partition_forecast(flat, 30L, "euclidean", 2L), 0.25)
+  expect_identical(search_kind(25000, flat, 30, "euclidean", 2L), "partition")
+})
+
+test_that("the intrinsic dimension estimate tells flat data from full", {
+  id <- function(X, metric = "euclidean", n_threads = 2L) {
+    lsnn:::intrinsic_dimension(lsnn:::prepare_data(X, metric), metric, n_threads)
+  }
+  set.seed(9)
+  full <- matrix(rnorm(5000 * 12), ncol = 12)
+  flat <- matrix(rnorm(5000 * 3), ncol = 3) %*% matrix(rnorm(3 * 40), 3)
+  expect_gt(id(full), 8)
+  expect_lt(id(full), 14)
+  expect_gt(id(flat), 2)
+  expect_lt(id(flat), 4)
+  expect_identical(id(full, n_threads = 1L), id(full, n_threads = 2L))
+  # duplicated rows and a zero row under cosine leave it finite
+  dup <- rbind(flat, flat[1:2000, ])
+  expect_true(is.finite(id(dup)))
+  zero <- full
+  zero[5, ] <- 0
+  expect_true(is.finite(id(zero, "cosine")))
+  expect_identical(id(matrix(1, 50, 3)), 0)
+  expect_identical(lsnn:::intrinsic_dimension(list(kind = "sparse"), "euclidean", 1L), 0)
 })
