@@ -1,6 +1,6 @@
 # PaCMAP of 10,000,000 generated points (bench/common.R generate_clusters():
 # 30 Gaussian clusters of unequal size and spread in 50 columns) from data in
-# row shards: the approximate LSNN graph in shards on 2 local workers, then
+# row shards: the sharded LSNN graph on 2 local workers, then
 # the layout from the shard set and the sharded graph.
 #
 #   Rscript bench/bench-pacmap-sharded.R graph  [n]   write the shards, sharded LSNN graph
@@ -50,11 +50,12 @@ if (what == "graph") {
       length(sh$files), t_data)
   future::plan(future::multisession, workers = 2)
   set.seed(1)
-  # The search of each partition as in neighbor_embedding()'s own PaCMAP
-  # graph (approx_control() defaults) and one round of partitions: the
-  # sharded defaults (150 candidates, 20 trees, rounds up to a recall of
-  # 0.99) are made for the 67-column graphs of UMAP and cost about 4 times
-  # as much at PaCMAP's 106 columns. The recall estimate is reported.
+  # Each partition searched as neighbor_embedding() searches its own data
+  # (shard_control(partition_search = "auto"): the partitioned exact search
+  # on these clusters, else the approximate one with approx_control()'s
+  # defaults, which at PaCMAP's 106 columns cost a quarter of the sharded
+  # defaults' 150 candidates and 20 trees), and one round of partitions.
+  # The recall estimate is reported.
   t_graph <- elapsed(g <- locally_scaled_knn_sharded(sh, n_neighbors = n_near + 1L, n_extra = 50,
                                                      nn_kind = "approx", out_dir = graph_dir,
                                                      nn_args = approx_control(),

@@ -1,10 +1,13 @@
 # The partitioned exact search (nn_kind = "partition") against the exact and
 # approximate kinds, 2 threads: generated clusters (bench/common.R's
 # generate_clusters(), 50 columns, PaCMAP's 92 columns) and uniform rows at
-# 1e5 (and 1e6 with --big), and Fashion-MNIST (70,000 x 784, k = 67). For each
-# run: wall time, recall against brute force on 200 sampled rows, and for the
-# partitioned search its counts (partitions, share of the exact search's
-# products, rows proved with partitions skipped).
+# 1e5 (and 1e6 with --big), Fashion-MNIST (70,000 x 784, k = 67), its 50
+# principal components and one Gaussian of 250,000 x 50. For each set: the
+# search the embeddings choose (search_kind(): the forecast share and the
+# intrinsic dimension); for each run: wall time, recall against brute force
+# on 200 sampled rows, and for the partitioned search its counts
+# (partitions, share of the exact search's products, rows proved with
+# partitions skipped).
 #   Rscript bench/bench-partition.R          1e5 rows and Fashion-MNIST
 #   Rscript bench/bench-partition.R --big    also 1e6 rows (the exact kind is
 #                                            left out there: hours)
@@ -58,6 +61,16 @@ bench_set <- function(name, X, k, kinds) {
   set.seed(2024)
   rows <- sort(sample.int(nrow(X), n_check))
   truth <- truth_of(X, rows, k)
+  # what the embeddings would run (search_kind()), from its forecast share
+  # and the intrinsic dimension
+  data <- lsnn:::prepare_data(X, "euclidean")
+  if (lsnn:::partition_serves(data, "euclidean")) {
+    choose <- elapsed(kind <- lsnn:::search_kind(nrow(X), data, k, "euclidean", threads))
+    say("| %s | chosen: %s | share %.3f, intrinsic dimension %.1f | %.1f s to choose |", name, kind,
+        lsnn:::partition_forecast(data, k, "euclidean", threads),
+        lsnn:::intrinsic_dimension(data, "euclidean", threads), choose)
+  }
+  rm(data)
   for (kind in kinds) {
     r <- run_kind(X, k, kind)
     s <- r$stats
@@ -80,6 +93,13 @@ uniform <- function(n, d = 50) {
 bench_set("clusters", generate_clusters(1e5), 92L, c("exact", "approx", "partition"))
 bench_set("uniform", uniform(1e5), 92L, c("exact", "approx", "partition"))
 bench_set("Fashion-MNIST", fashion_data(), 67L, c("exact", "approx", "partition"))
+bench_set("Fashion-MNIST, 50 principal components", fashion_pca100()[, 1:50], 92L,
+          c("exact", "approx", "partition"))
+one_gaussian <- function(n, d = 50) {
+  set.seed(8)
+  matrix(rnorm(n * d), n)
+}
+bench_set("one Gaussian", one_gaussian(2.5e5), 92L, c("approx", "partition"))
 if (big) {
   bench_set("clusters", generate_clusters(1e6), 92L, c("approx", "partition"))
   bench_set("uniform", uniform(1e6), 92L, c("approx", "partition"))
