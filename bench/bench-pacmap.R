@@ -3,7 +3,7 @@
 # with Debian's python3-numba, python3-sklearn and python3-faiss, 2 numba
 # threads, its functions compiled before the clock starts.
 #
-#   PACMAP_SRC=/path/to/PaCMAP Rscript bench/bench-pacmap.R [fit] [transform]
+#   PACMAP_SRC=/path/to/PaCMAP Rscript bench/bench-pacmap.R [fit] [transform] [seeds] [graphs]
 #
 # fit: all 70,000 Fashion-MNIST images / 255 in 2-D, both methods: seconds,
 # 10-NN label accuracy, random-triplet accuracy and 15-NN preservation.
@@ -12,7 +12,9 @@
 # points. seeds: fit's measures for 5 runs of each (lsnn with seeds 1 to 5,
 # the official at its default random_state = None, so a new one each run),
 # their means and sd, and Welch's t-test of the 10-NN label accuracies.
-# Results go to bench/results/pacmap-*.csv.
+# graphs: lsnn's 10-NN label accuracy on its own, the exact and the
+# official search's near-pair graphs (see below). Results go to
+# bench/results/pacmap-*.csv.
 source("bench/common.R")
 library(lsnn)
 
@@ -129,4 +131,48 @@ if ("seeds" %in% what) {
                 mean(acc$lsnn) - mean(acc$official), stats::t.test(acc$lsnn, acc$official)$p.value))
     print(aggregate(cbind(seconds, knn10_label, triplets, nn15) ~ who, one, mean))
   }
+}
+
+# graphs: lsnn's layouts (seeds 1 to 4) on three near-pair graphs of the
+# same 100 principal components: its own (the default call), the exact
+# LSNN, and the LSNN of the official implementation's search (FAISS HNSW,
+# 32 links, its default search depth; its first column dropped, as the
+# official does). No official run: this asks whether the graph explains
+# the gap in 10-NN label accuracy measured by `seeds`.
+if ("graphs" %in% what) {
+  n <- nrow(X)
+  pcs <- irlba::prcomp_irlba(X, n = 100, center = TRUE, scale. = FALSE)$x
+  dir <- tempfile("pacmap-hnsw")
+  dir.create(dir)
+  write_f32(pcs, file.path(dir, "pcs.f32"))
+  py <- c("import numpy as np, faiss, sys",
+          "d = sys.argv[1]; X = np.fromfile(d + '/pcs.f32', dtype=np.float32).reshape(-1, 100)",
+          "index = faiss.IndexHNSWFlat(100, 32, faiss.METRIC_L2); index.add(X)",
+          "D, I = index.search(X, 74)",
+          "I.astype(np.int32).tofile(d + '/I.i32'); D.astype(np.float32).tofile(d + '/D.f32')")
+  writeLines(py, file.path(dir, "hnsw.py"))
+  system2("/usr/bin/python3", c(file.path(dir, "hnsw.py"), dir), env = "OMP_NUM_THREADS=2")
+  read_cols <- function(file, what) matrix(readBin(file, what, n * 74, size = 4), n, 74, byrow = TRUE)
+  I <- read_cols(file.path(dir, "I.i32"), "integer") + 1L
+  D <- read_cols(file.path(dir, "D.f32"), "numeric")
+  unlink(dir, recursive = TRUE)
+  hnsw <- list(idx = cbind(seq_len(n), I[, -1]), dist = cbind(0, sqrt(pmax(D[, -1], 0))))
+  exact <- extended_knn(pcs, 23, 50, nn_kind = "exact", n_threads = n_threads)
+  cat(sprintf("HNSW's recall of the 73 neighbours: %.4f\n",
+              mean(hnsw$dist[, -1] <= exact$dist[, 74] * (1 + 1e-6))))
+  near <- list(exact = enn_to_lsnn(exact, n_neighbors = 24), hnsw = enn_to_lsnn(hnsw, n_neighbors = 24))
+  rows <- list()
+  for (method in c("pacmap", "localmap")) {
+    for (seed in 1:4) {
+      for (graph in c("lsnn", "exact", "hnsw")) {
+        g <- if (graph == "lsnn") NULL else near[[graph]]
+        Y <- neighbor_embedding(X, method, nn_method = g, n_threads = n_threads, seed = seed)
+        rows[[length(rows) + 1]] <- data.frame(method = method, graph = graph, seed = seed,
+                                               knn10_label = label_accuracy(Y, Y, label, label, TRUE))
+      }
+    }
+  }
+  res <- do.call(rbind, rows)
+  write.csv(res, file.path(results_dir(), "pacmap-graphs.csv"), row.names = FALSE)
+  print(aggregate(knn10_label ~ method + graph, res, function(a) round(c(mean = mean(a), sd = sd(a)), 4)))
 }
