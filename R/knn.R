@@ -306,8 +306,11 @@ exact_knn <- function(data, k, metric, n_threads, verbose, block_rows = 0L) {
 }
 
 # The approximate search on prepared data, from a seed of draw_seed()'s form
-# (drawn by the function the user called).
-approx_knn <- function(data, k, metric, n_threads, verbose, control, seed) {
+# (drawn by the function the user called). A search whose last recall
+# estimate misses more than twice the neighbours its target allows warns
+# (short_recall_warning()), unless `warn` is FALSE (the sharded search
+# estimates its own recall).
+approx_knn <- function(data, k, metric, n_threads, verbose, control, seed, warn = TRUE) {
   # Every tree lists every row: beyond 2^31 entries (8 GB of row numbers
   # and more for the nodes) the forest cannot be held.
   if (!is.null(control$n_trees) && as.double(control$n_trees) * data$n > big_int) {
@@ -316,7 +319,25 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control, seed) {
              " row entries (at most 2^31 - 1); use fewer trees (default 10 or 20)")
   }
   ctl <- lapply(control, function(v) if (is.null(v)) NA_integer_ else v)
-  .approx_knn(data, k, metric, ctl, seed, n_threads, verbose, simd_option())
+  graph <- .approx_knn(data, k, metric, ctl, seed, n_threads, verbose, simd_option())
+  recall <- attr(graph, "lsnn_estimated_recall")
+  attr(graph, "lsnn_estimated_recall") <- NULL
+  if (warn && !is.null(recall) && 1 - recall > 2 * (1 - control$target_recall)) {
+    short_recall_warning(recall, control$target_recall)
+  }
+  graph
+}
+
+# On data of high intrinsic dimension the descent stops (too few changes, or
+# its last iteration) well short of its target; the graph is then not what
+# target_recall asked for, and the user is told so, with the ways out.
+short_recall_warning <- function(recall, target) {
+  warning(sprintf(paste0(
+    "the approximate search stopped at an estimated recall of %.3f, short of ",
+    "target_recall = %s (data of high intrinsic dimension slow its descent): ",
+    "nn_kind = \"partition\" or \"exact\" gives the exact graph; more n_iters or ",
+    "max_candidates in approx_control() raise the recall"), recall, format(target)),
+    call. = FALSE)
 }
 
 #' Settings of the approximate nearest-neighbour search
@@ -347,7 +368,9 @@ approx_knn <- function(data, k, metric, n_threads, verbose, control, seed) {
 #'
 #' More trees, larger leaves, more candidates and more iterations raise the
 #' recall and the time; on data of high intrinsic dimension (say, many
-#' independent Gaussian columns) the recall stays lower. The defaults reach a
+#' independent Gaussian columns) the recall stays lower, and a search whose
+#' last estimate misses more than twice the neighbours that `target_recall`
+#' allows (below 0.98 for 0.99) warns, naming the estimate. The defaults reach a
 #' recall of about 0.99 on image data; how they were chosen is told in
 #' `bench/README.md` in the package's source.
 #'

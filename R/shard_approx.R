@@ -398,7 +398,7 @@ search_partition <- function(run, data, k, how, seed) {
   } else if (how == "partition") {
     partition_knn(data, k, run$metric, run$n_threads, FALSE, partition_control(), seed)
   } else {
-    approx_knn(data, k, run$metric, run$n_threads, FALSE, run$nn_args, seed = seed)
+    approx_knn(data, k, run$metric, run$n_threads, FALSE, run$nn_args, seed = seed, warn = FALSE)
   }
 }
 

@@ -26,10 +26,17 @@ Rcpp::List run_approx(const lsnn::RowData& data, int k, Rcpp::List control,
   params.target_recall = Rcpp::as<double>(control["target_recall"]);
   params.seed = lsnn_r::seed_from_r(seed);
   lsnn_r::RExecutor executor(n_threads, verbose);
+  lsnn::ApproxKnnStats stats;
   lsnn::KnnGraph graph = lsnn_r::run_core([&] {
-    return lsnn::approx_knn(data, static_cast<std::size_t>(k), params, executor);
+    return lsnn::approx_knn(data, static_cast<std::size_t>(k), params, executor, &stats);
   });
-  return lsnn_r::graph_to_r(graph);
+  Rcpp::List out = lsnn_r::graph_to_r(graph);
+  // the last recall estimate, for R/knn.R's warning (none where the search
+  // ran exactly or estimated nothing)
+  if (params.target_recall < 1.0 && !stats.exact && !stats.recall.empty()) {
+    out.attr("lsnn_estimated_recall") = stats.recall.back();
+  }
+  return out;
 }
 
 }  // namespace

@@ -195,7 +195,15 @@ test_that("approx_control() checks its settings and nn_args takes a list", {
   # The exact search ignores nn_args.
   expect_identical(extended_knn(X, 10, 0, nn_kind = "exact", nn_args = list(trees = 1)),
                    extended_knn(X, 10, 0, nn_kind = "exact"))
-  # Trees only (no descent) still gives a valid graph.
-  g <- extended_knn(X, 10, 0, nn_args = approx_control(n_iters = 0, n_trees = 1, leaf_size = 20))
+  # Trees only (no descent) still gives a valid graph, and says that its
+  # recall estimate is far short of the target
+  expect_warning(g <- extended_knn(X, 10, 0, nn_args = approx_control(n_iters = 0, n_trees = 1,
+                                                                      leaf_size = 20)),
+                 "stopped at an estimated recall of 0\\.[0-9]{3}, short of target_recall = 0\\.99")
   expect_valid_graph(g, 300, 11)
+  # no warning where the target is met, or turned off
+  expect_no_warning(extended_knn(X, 10, 0, nn_kind = "approx"))
+  expect_no_warning(extended_knn(X, 10, 0, nn_args = approx_control(n_iters = 0, n_trees = 1,
+                                                                     leaf_size = 20,
+                                                                     target_recall = 1)))
 })
