@@ -286,7 +286,7 @@ search_kind <- function(n, data = NULL, k = NULL, metric = "euclidean", n_thread
 # (bench/README.md). The approximate search's time per row varies fivefold
 # with the data: the descent converges slowly on data of high intrinsic
 # dimension (Gaussian clusters in 50 columns, about 35) and fast on the
-# principal components of images (10 to 13). So the partitioned search is
+# principal components of images (9 to 11). So the partitioned search is
 # chosen for at most 1.5e7 of share * n * d (at 1e6 rows of 50 columns and a
 # share of 0.11, 5.5e6, it took a third of the approximate search's time)
 # where it skips most of the products, at most a quarter of the exact
@@ -295,15 +295,15 @@ search_kind <- function(n, data = NULL, k = NULL, metric = "euclidean", n_thread
 # of 1 it took 0.6 of the approximate search's time on 1e5 uniform rows of 50
 # columns and on a Gaussian of 125,000 rows, and as long on one of 250,000
 # rows, 1.25e7, where the approximate search's recall was 0.88; on
-# Fashion-MNIST's 50 principal components, dimension 11, it lost).
+# Fashion-MNIST's 50 principal components, dimension 9.4, it lost).
 partition_max_share <- 0.25
 partition_max_work <- 1.5e7
 partition_hard_dimension <- 20
 
-# The intrinsic dimension of dense data (intrinsic_dimension() of the core:
-# 64 seeded rows, their 20 nearest by brute force).
+# The intrinsic dimension of dense data, 0 for other kinds
+# (intrinsic_dimension() of the core: 64 seeded rows, their 20 nearest by
+# brute force).
 intrinsic_dimension <- function(data, metric, n_threads = NULL) {
-  if (data$kind != "dense") return(0)
   .intrinsic_dimension(data, metric, 64L, 20L, c(0L, 1L),
                        if (is.null(n_threads)) default_n_threads() else n_threads, simd_option())
 }

@@ -388,10 +388,8 @@ partition_task <- function(input, out, run) {
 # shard_control(partition_search = ) names ("auto": search_kind()'s rule,
 # the one of the in-memory embeddings: the exact search up to 20,000 rows,
 # above it the partitioned exact search where it is forecast to win, else
-# the approximate one; a run recorded before the setting existed has
-# none, and runs the approximate search, as it did then).
+# the approximate one).
 search_partition <- function(run, data, k, how, seed) {
-  if (is.null(how)) how <- "approx"
   if (how == "auto") how <- search_kind(data$n, data, k, run$metric, run$n_threads)
   if (how == "exact") {
     exact_knn(data, k, run$metric, run$n_threads, FALSE)

@@ -1050,7 +1050,7 @@ double partition_work_share(const RowData& data, const DenseColumnMajor& x, std:
 // averaged over the rows before inverting (MacKay and Ghahramani). Rows with a
 // duplicate (T_1 = 0) are left out; 0 when none is left. It tells data on
 // which the descent converges slowly (Gaussian clusters in 50 columns score
-// about 35, the principal components of images 10 to 13), where the
+// about 35, the principal components of images 9 to 11), where the
 // partitioned search wins even when it skips little. The same for any number
 // of threads: each sampled row is one task's, and the sum runs in row order.
 template <typename Executor>
@@ -1060,11 +1060,8 @@ double intrinsic_dimension(const DenseColumnMajor& x, Metric metric, const Dista
   if (k < 2 || n < k + 1 || d == 0) return 0.0;
   sampled = std::min(sampled, n);
   const detail::PartitionPoints pts(x, metric);
-  std::vector<int> rows(n);
-  for (std::size_t i = 0; i < n; ++i) rows[i] = static_cast<int>(i);
-  SplitMix64 rng(seed);
-  for (std::size_t s = 0; s < sampled; ++s) std::swap(rows[s], rows[s + rng.below(n - s)]);
-  rows.resize(sampled);
+  std::vector<int> rows;
+  for (std::uint64_t r : sample_distinct(n, sampled, seed)) rows.push_back(static_cast<int>(r));
   std::vector<double> own(sampled * d), inverse(sampled, -1.0);
   pts.gather(rows.data(), sampled, own.data());
   const std::size_t group = 8, block = 512;
