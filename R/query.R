@@ -274,7 +274,11 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose, seed
 #' sample is drawn from R's generator, so [set.seed()] reproduces the
 #' result, which is the same for every `n_threads`. With at most 512
 #' reference rows, or `n_neighbors` above a quarter of them, the exact search
-#' runs instead.
+#' runs instead. A walk stays within the part of the graph it starts in:
+#' where the reference rows fall into many groups with no neighbours between
+#' them (the clusters of a 2-D layout), a group no sampled row falls in is
+#' not searched, and `nn_kind = "exact"`, cheap in a few columns, is the
+#' right choice.
 #'
 #' @param index An index, from [extended_knn()] or [locally_scaled_knn()]
 #'   with `ret_index = TRUE` (see there for what it holds).

@@ -3,7 +3,7 @@
 # with Debian's python3-numba, python3-sklearn and python3-faiss, 2 numba
 # threads, its functions compiled before the clock starts.
 #
-#   PACMAP_SRC=/path/to/PaCMAP Rscript bench/bench-pacmap.R [fit] [transform] [seeds] [graphs]
+#   PACMAP_SRC=/path/to/PaCMAP Rscript bench/bench-pacmap.R [fit] [transform] [seeds] [graphs] [clusters]
 #
 # fit: all 70,000 Fashion-MNIST images / 255 in 2-D, both methods: seconds,
 # 10-NN label accuracy, random-triplet accuracy and 15-NN preservation.
@@ -13,8 +13,10 @@
 # the official at its default random_state = None, so a new one each run),
 # their means and sd, and Welch's t-test of the 10-NN label accuracies.
 # graphs: lsnn's 10-NN label accuracy on its own, the exact and the
-# official search's near-pair graphs (see below). Results go to
-# bench/results/pacmap-*.csv.
+# official search's near-pair graphs (see below). clusters: PaCMAP on 2e5
+# generated rows (generate_clusters(): 30 clusters in 50 columns, rows in
+# random order), both timed in the same run, with the 10-NN cluster purity
+# of the layouts. Results go to bench/results/pacmap-*.csv.
 source("bench/common.R")
 library(lsnn)
 
@@ -38,16 +40,16 @@ n_threads <- 2L
 write_f32 <- function(M, file) writeBin(as.vector(t(M)), file, size = 4)
 read_f32 <- function(file, n) matrix(readBin(file, "numeric", 2 * n, size = 4), n, 2, byrow = TRUE)
 
-# The official implementation on the rows of `train` (and `test`, placed by
-# its transform()).
-peer <- function(method, train, test = NULL) {
+# The official implementation on the rows of `train` of `data` (and `test`,
+# placed by its transform()).
+peer <- function(method, train, test = NULL, data = X) {
   dir <- tempfile("pacmap-peer")
   dir.create(dir)
   f <- function(name) file.path(dir, name)
-  write_f32(X[train, ], f("x.f32"))
-  args <- c("bench/pacmap-peer.py", method, f("x.f32"), length(train), ncol(X), f("y.f32"))
+  write_f32(data[train, ], f("x.f32"))
+  args <- c("bench/pacmap-peer.py", method, f("x.f32"), length(train), ncol(data), f("y.f32"))
   if (!is.null(test)) {
-    write_f32(X[test, ], f("new.f32"))
+    write_f32(data[test, ], f("new.f32"))
     args <- c(args, f("new.f32"), length(test), f("ynew.f32"))
   }
   out <- system2("/usr/bin/python3", args, stdout = TRUE,
@@ -175,4 +177,21 @@ if ("graphs" %in% what) {
   res <- do.call(rbind, rows)
   write.csv(res, file.path(results_dir(), "pacmap-graphs.csv"), row.names = FALSE)
   print(aggregate(knn10_label ~ method + graph, res, function(a) round(c(mean = mean(a), sd = sd(a)), 4)))
+}
+
+if ("clusters" %in% what) {
+  C <- generate_clusters(2e5)
+  cluster <- attr(C, "cluster")
+  attr(C, "cluster") <- NULL
+  p <- peer("pacmap", seq_len(nrow(C)), data = C)
+  set.seed(1)
+  t <- elapsed(Y <- neighbor_embedding(C, "pacmap", n_threads = n_threads))
+  purity <- function(Y) {
+    knn_label_accuracy(Y, Y, cluster, cluster, TRUE, n_threads)
+  }
+  res <- data.frame(who = c("official", "lsnn"), seconds = c(p$fit_seconds, t),
+                    knn10_cluster = c(purity(p$Y), purity(Y)))
+  res$ratio <- res$seconds / p$fit_seconds
+  write.csv(res, file.path(results_dir(), "pacmap-clusters.csv"), row.names = FALSE)
+  print(res)
 }

@@ -14,8 +14,9 @@ namespace lsnn_r {
 // (An entry with index -1, a list shorter than k, becomes index 0 at
 // distance Inf.)
 inline Rcpp::List graph_to_r(const lsnn::KnnGraph& g) {
-  Rcpp::IntegerMatrix idx(static_cast<int>(g.n), static_cast<int>(g.k));
-  Rcpp::NumericMatrix dist(static_cast<int>(g.n), static_cast<int>(g.k));
+  // (every entry is written below)
+  Rcpp::IntegerMatrix idx = Rcpp::no_init(static_cast<int>(g.n), static_cast<int>(g.k));
+  Rcpp::NumericMatrix dist = Rcpp::no_init(static_cast<int>(g.n), static_cast<int>(g.k));
   int* pi = idx.begin();
   double* pd = dist.begin();
   bool finite = true;

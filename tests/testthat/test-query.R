@@ -104,6 +104,20 @@ test_that("the approximate query finds the neighbours, for any n_threads and rep
   expect_identical(qs$dist, rs$enn$dist[1:20, ])
 })
 
+test_that("the approximate query ranks close rows far from the data's centre", {
+  # two rings of 3,000 points 60 apart, neighbours 0.002 apart: the rows'
+  # norms are 30,000 times their neighbours' distances, which scores from
+  # norms and products in single precision cannot tell apart
+  set.seed(1)
+  t <- sort(runif(3000)) * 2 * pi
+  Y <- rbind(cbind(-30 + cos(t), sin(t)), cbind(30 + cos(t), sin(t)))
+  index <- extended_knn(Y, 10, 0, nn_kind = "exact", ret_index = TRUE)$index
+  a <- extended_knn_query(index, Y, 5, seed = 1)
+  ex <- extended_knn_query(index, Y, 5, nn_kind = "exact")
+  expect_gt(mean(a$idx[, 1] == seq_len(nrow(Y))), 0.99)
+  expect_gt(recall(a$idx, ex$idx), 0.95)
+})
+
 test_that("locally scaled query follows the definition and fits uwot::umap_transform", {
   set.seed(14)
   X <- clustered(300, 5)

@@ -83,7 +83,11 @@ class Scorer {
 
   // The score of rows i and j alone, for the walks over a graph, which
   // score rows one at a time: dense rows must be at hand (a ScoreSpace's
-  // scorer); sparse rows and bits are scored exactly.
+  // scorer); sparse rows and bits are scored exactly. Dense rows are scored
+  // from their differences, not from their norms as the tiles are: a walk
+  // ranks a row's nearest rows against each other, and rows far from the
+  // origin whose distances are far below their norms (the tight groups of
+  // a 2-D layout) lose those distances to the norms' rounding.
   float score_pair(std::size_t i, std::size_t j) const {
     if (data_->sparse() || data_->bit_rows()) return static_cast<float>(data_->exact_score(i, j));
     const std::size_t d = data_->d();
@@ -95,7 +99,7 @@ class Scorer {
       kern.l1_tile(x, 1, y, 1, d, &s);
       return s;
     }
-    return sqnorms_[i] + sqnorms_[j] - 2.0f * kern.dot_f32(x, y, d);
+    return static_cast<float>(kern.sqdist_f(x, y, d));
   }
 
   // Hints that score_pair(., j) will read row j soon.
