@@ -274,11 +274,10 @@ query_knn <- function(index, data, k, nn_kind, epsilon, n_threads, verbose, seed
 #' sample is drawn from R's generator, so [set.seed()] reproduces the
 #' result, which is the same for every `n_threads`. With at most 512
 #' reference rows, or `n_neighbors` above a quarter of them, the exact search
-#' runs instead. A walk stays within the part of the graph it starts in:
-#' where the reference rows fall into many groups with no neighbours between
-#' them (the clusters of a 2-D layout), a group no sampled row falls in is
-#' not searched, and `nn_kind = "exact"`, cheap in a few columns, is the
-#' right choice.
+#' runs instead. A walk stays within the part of the graph it starts in, so
+#' each part the sample misses (groups of rows with no neighbours between
+#' them, such as the clusters of a 2-D layout) adds its first row to the
+#' starting rows, for the largest 4,096 parts.
 #'
 #' @param index An index, from [extended_knn()] or [locally_scaled_knn()]
 #'   with `ret_index = TRUE` (see there for what it holds).

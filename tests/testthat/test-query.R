@@ -118,6 +118,19 @@ test_that("the approximate query ranks close rows far from the data's centre", {
   expect_gt(recall(a$idx, ex$idx), 0.95)
 })
 
+test_that("the approximate query reaches groups no sampled entry point falls in", {
+  # 100 groups of 20 rows with no neighbour between them, against 64
+  # sampled entry points: each group is entered by its own first row
+  set.seed(2)
+  centres <- matrix(runif(200, -100, 100), 100)
+  Y <- centres[rep(1:100, each = 20), ] + matrix(rnorm(4000, sd = 0.1), 2000)
+  index <- extended_knn(Y, 10, 0, nn_kind = "exact", ret_index = TRUE)$index
+  a <- extended_knn_query(index, Y, 5, seed = 1)
+  ex <- extended_knn_query(index, Y, 5, nn_kind = "exact")
+  expect_gt(mean(a$idx[, 1] == seq_len(nrow(Y))), 0.99)
+  expect_gt(recall(a$idx, ex$idx), 0.98)
+})
+
 test_that("locally scaled query follows the definition and fits uwot::umap_transform", {
   set.seed(14)
   X <- clustered(300, 5)

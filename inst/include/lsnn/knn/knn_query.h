@@ -435,12 +435,39 @@ inline void graph_search(const SearchGraph& graph, const Scorer& score, std::siz
   }
 }
 
-// The entry points of the graph search: a seeded sample of reference rows
-// (offsets in the reference range), in increasing order.
-inline std::vector<int> query_entry_points(std::size_t n_ref, const GraphQueryParams& params) {
+// Each reference row's part of the search graph (rows joined by edges,
+// either way), named by its first row (the lowest number).
+inline std::vector<int> graph_parts(const SearchGraph& graph) {
+  const std::size_t n = graph.n();
+  std::vector<int> part(n);
+  for (std::size_t i = 0; i < n; ++i) part[i] = static_cast<int>(i);
+  auto root = [&](std::size_t i) {
+    while (part[i] != static_cast<int>(i)) {
+      part[i] = part[static_cast<std::size_t>(part[i])];
+      i = static_cast<std::size_t>(part[i]);
+    }
+    return i;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t t = graph.start[i]; t < graph.start[i + 1]; ++t) {
+      const std::size_t a = root(i), b = root(static_cast<std::size_t>(graph.adj[t]));
+      if (a != b) part[std::max(a, b)] = static_cast<int>(std::min(a, b));
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) part[i] = static_cast<int>(root(i));
+  return part;
+}
+
+// The entry points of the graph search (offsets in the reference range), in
+// increasing order: a seeded sample of reference rows, and the first row of
+// each part of the graph the sample misses, of the largest 4,096 parts (a
+// walk never leaves its part: the clusters of a 2-D layout are parts).
+inline std::vector<int> query_entry_points(const SearchGraph& graph, const GraphQueryParams& params) {
+  const std::size_t n_ref = graph.n();
   std::size_t n_entry = params.n_entry;
-  // (The walk finds its way from any entry point, so a few hundred suffice:
-  // more cost their scoring for every query without raising the recall.)
+  // (The walk finds its way from any entry point in its part, so a few
+  // hundred suffice: more cost their scoring for every query without
+  // raising the recall.)
   if (n_entry == 0) {
     n_entry = std::min<std::size_t>(256, std::max<std::size_t>(64, static_cast<std::size_t>(std::sqrt(static_cast<double>(n_ref)))));
   }
@@ -450,6 +477,24 @@ inline std::vector<int> query_entry_points(std::size_t n_ref, const GraphQueryPa
   SplitMix64 rng(hash64(params.seed, 11));
   for (std::size_t s = 0; s < n_entry; ++s) std::swap(entries[s], entries[s + rng.below(n_ref - s)]);
   entries.resize(n_entry);
+  const std::vector<int> part = graph_parts(graph);
+  std::vector<std::size_t> size(n_ref, 0);
+  for (std::size_t i = 0; i < n_ref; ++i) ++size[static_cast<std::size_t>(part[i])];
+  std::vector<int> firsts;
+  for (std::size_t i = 0; i < n_ref; ++i) {
+    if (part[i] == static_cast<int>(i)) firsts.push_back(static_cast<int>(i));
+  }
+  if (firsts.size() > 1) {
+    std::stable_sort(firsts.begin(), firsts.end(), [&](int a, int b) {
+      return size[static_cast<std::size_t>(a)] > size[static_cast<std::size_t>(b)];
+    });
+    std::vector<unsigned char> hit(n_ref, 0);
+    for (int e : entries) hit[static_cast<std::size_t>(part[static_cast<std::size_t>(e)])] = 1;
+    const std::size_t most = 4096;
+    for (std::size_t p = 0; p < std::min(most, firsts.size()); ++p) {
+      if (!hit[static_cast<std::size_t>(firsts[p])]) entries.push_back(firsts[p]);
+    }
+  }
   std::sort(entries.begin(), entries.end());
   return entries;
 }
@@ -588,7 +633,7 @@ KnnGraph approx_knn_query(const RowData& data, const RowRange& reference, const 
   Phase<Executor> phase(executor, "approx kNN query", m);
   const ScoreSpace space(data, executor);
   const Scorer& score = space.scorer();
-  const std::vector<int> entries = detail::query_entry_points(n_ref, params);
+  const std::vector<int> entries = detail::query_entry_points(graph, params);
   const std::size_t n_entry = entries.size();
   const detail::EntryScores entry_scores(score, reference, query, entries);
 
